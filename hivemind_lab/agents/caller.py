@@ -1,0 +1,98 @@
+"""The one path from a task to a validated answer: render, call (bounded), audit, account."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from hivemind_lab.agents.prompts import render
+from hivemind_lab.agents.schemas import (
+    BatchCritiqueTask,
+    CritiqueTask,
+    ProposeTask,
+    ReviseTask,
+    ScoreTask,
+)
+from hivemind_lab.audit.log import AuditLog
+from hivemind_lab.errors import HivemindError
+from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.structured import complete_structured
+from hivemind_lab.results import UsageSummary
+
+T = TypeVar("T", bound=BaseModel)
+Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask
+
+
+class BudgetExhausted(HivemindError):
+    """The run's token or cost budget is spent."""
+
+
+class AgentCaller:
+    """Calls the model for agent tasks, at most ``concurrency`` at once.
+
+    Every request and reply is written to the audit log (when given) and counted in `usage`.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        audit: AuditLog | None = None,
+        seed: int = 0,
+        concurrency: int = 16,
+        max_tokens: int | None = None,
+        max_cost_usd: float | None = None,
+        usage: UsageSummary | None = None,
+    ) -> None:
+        self.model = model
+        self.audit = audit
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.max_cost_usd = max_cost_usd
+        self.usage = usage or UsageSummary()
+        self._semaphore = asyncio.Semaphore(concurrency)
+
+    def _check_budget(self) -> None:
+        if self.max_tokens is not None and self.usage.tokens >= self.max_tokens:
+            raise BudgetExhausted(f"token budget {self.max_tokens} spent ({self.usage.tokens})")
+        if self.max_cost_usd is not None and self.usage.cost_usd >= self.max_cost_usd:
+            raise BudgetExhausted(
+                f"cost budget ${self.max_cost_usd} spent (${self.usage.cost_usd})"
+            )
+
+    async def ask(self, actor: str, task: Task, output_type: type[T]) -> T:
+        """Send one task and return the validated answer."""
+        request = render(task, seed=self.seed)
+        async with self._semaphore:
+            self._check_budget()
+            result = await complete_structured(self.model, request, output_type)
+        u = self.usage
+        for response in result.responses:
+            hit = int(response.cached)
+            u = UsageSummary(
+                calls=u.calls + 1,
+                model_calls=u.model_calls + 1 - hit,
+                cache_hits=u.cache_hits + hit,
+                prompt_tokens=u.prompt_tokens + response.usage.prompt_tokens,
+                completion_tokens=u.completion_tokens + response.usage.completion_tokens,
+                tokens=u.tokens + response.usage.total_tokens,
+                cost_usd=round(u.cost_usd + response.usage.cost_usd, 10),
+            )
+        self.usage = u
+        if self.audit is not None:
+            self.audit.append(
+                actor,
+                f"llm.{task.task}",
+                {
+                    "backend": self.model.backend,
+                    "model": self.model.model,
+                    "prompt": [m.model_dump() for m in request.messages],
+                    "responses": [
+                        {"content": r.content, "usage": r.usage.model_dump(), "cached": r.cached}
+                        for r in result.responses
+                    ],
+                },
+            )
+        return result.value

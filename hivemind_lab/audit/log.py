@@ -1,0 +1,292 @@
+"""Append-only, hash-chained audit log (see docs/design/audit-log.md).
+
+Each line is one JSON record: ``seq``, ``ts`` (UTC), ``actor``, ``kind``, ``payload``, ``prev``
+(the previous record's hash, or 64 zeros) and ``hash`` (SHA-256 of the canonical JSON of all the
+other fields). A record is flushed and fsynced before `AuditLog.append` returns. Editing, deleting,
+inserting or reordering any line breaks the chain at that line. Cutting records off the end would
+leave a valid shorter chain, so a small anchor file beside the log (``<log>.head``) holds the last
+sequence number and hash; it is replaced atomically after each append. The anchor may lag the log
+by records written just before a crash (the chain still covers them), but it may never be ahead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from hivemind_lab.errors import AuditIntegrityError, InputError
+
+GENESIS = "0" * 64
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON used for hashing (sorted keys, no spaces, UTF-8)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(fields).encode("utf-8")).hexdigest()
+
+
+class AuditRecord(BaseModel):
+    """One immutable entry of the audit trail."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    """0-based position in the log."""
+    ts: str
+    """UTC timestamp (ISO 8601) of the append."""
+    actor: str
+    """Who spoke: an agent id, ``monitor``, ``engine``..."""
+    kind: str
+    """What happened, dotted (``llm.request``, ``theory.critique``, ``practicality.veto``...)."""
+    payload: dict[str, Any]
+    """The utterance or decision, verbatim."""
+    prev: str
+    """Hash of the previous record (64 zeros for the first)."""
+    hash: str
+    """SHA-256 of this record's other fields."""
+
+    def expected_hash(self) -> str:
+        """Recompute the hash from the record's content."""
+        return _digest(self.model_dump(exclude={"hash"}))
+
+
+def _anchor_path(path: Path) -> Path:
+    return path.with_name(path.name + ".head")
+
+
+class AuditLog:
+    """Appends records to a hash-chained log; safe to share between threads of one process.
+
+    Opening an existing log continues its chain (used by resumed runs). A torn last line, left by
+    a crash during a write that was never acknowledged, is cut off and the repair is itself logged.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._seq = 0
+        self._prev = GENESIS
+        repaired = self._recover()
+        self._handle = self.path.open("a", encoding="utf-8")
+        if repaired:
+            self.append("audit", "audit.repair", {"dropped_bytes": repaired})
+
+    def _recover(self) -> int:
+        if not self.path.exists():
+            return 0
+        data = self.path.read_bytes()
+        keep = data.rfind(b"\n") + 1 if not data.endswith(b"\n") else len(data)
+        lines = data[:keep].splitlines()
+        if lines:
+            try:
+                last = json.loads(lines[-1])
+                self._seq, self._prev = int(last["seq"]) + 1, str(last["hash"])
+            except (ValueError, KeyError) as exc:
+                raise AuditIntegrityError(len(lines) - 1, f"unreadable record ({exc})") from exc
+        if keep < len(data):
+            with self.path.open("r+b") as handle:
+                handle.truncate(keep)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return len(data) - keep
+
+    @property
+    def head(self) -> str:
+        """Hash of the last record (64 zeros for an empty log)."""
+        return self._prev
+
+    @property
+    def count(self) -> int:
+        """Number of records in the log."""
+        return self._seq
+
+    def append(self, actor: str, kind: str, payload: dict[str, Any]) -> AuditRecord:
+        """Write one record durably and return it."""
+        with self._lock:
+            fields = {
+                "seq": self._seq,
+                "ts": datetime.now(UTC).isoformat(timespec="microseconds"),
+                "actor": actor,
+                "kind": kind,
+                "payload": payload,
+                "prev": self._prev,
+            }
+            # Round-trip through JSON so the hashed form is exactly what a reader will see.
+            fields = json.loads(canonical_json(fields))
+            record = AuditRecord(**fields, hash=_digest(fields))
+            self._handle.write(canonical_json(record.model_dump()) + "\n")
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._seq += 1
+            self._prev = record.hash
+            self._write_anchor()
+            return record
+
+    def _write_anchor(self) -> None:
+        anchor = _anchor_path(self.path)
+        tmp = anchor.with_name(anchor.name + ".tmp")
+        tmp.write_text(canonical_json({"seq": self._seq - 1, "hash": self._prev}), "utf-8")
+        os.replace(tmp, anchor)
+
+    def close(self) -> None:
+        """Close the file handle (records are already durable)."""
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.close()
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class VerifyReport(BaseModel):
+    """Outcome of `verify_log`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    ok: bool
+    records: int
+    """Records read before the first problem (all of them when ok)."""
+    head: str
+    """Hash of the last good record."""
+    anchored: bool
+    """Whether an anchor file confirmed the log's length."""
+    first_bad: int | None = None
+    """0-based index of the first bad record."""
+    reason: str | None = None
+
+
+def read_records(path: str | Path) -> Iterator[AuditRecord]:
+    """Read records in order; raises AuditIntegrityError on an unreadable line."""
+    with Path(path).open(encoding="utf-8") as handle:
+        for index, line in enumerate(handle):
+            try:
+                yield AuditRecord.model_validate_json(line)
+            except ValueError as exc:
+                raise AuditIntegrityError(index, "malformed or truncated record") from exc
+
+
+def verify_log(path: str | Path, *, require_anchor: bool = True) -> VerifyReport:
+    """Check every record's hash, sequence and chain link, and the anchor.
+
+    Returns a report naming the first bad record; never raises for a damaged log.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("path", f"{str(path)!r} does not exist", allowed="an audit.jsonl file")
+    prev, count = GENESIS, 0
+
+    def bad(index: int, reason: str, anchored: bool = False) -> VerifyReport:
+        return VerifyReport(
+            path=str(path),
+            ok=False,
+            records=count,
+            head=prev,
+            anchored=anchored,
+            first_bad=index,
+            reason=reason,
+        )
+
+    try:
+        for index, record in enumerate(read_records(path)):
+            if record.seq != index:
+                return bad(
+                    index,
+                    f"sequence {record.seq} where {index} was expected "
+                    "(a record was deleted, inserted or moved)",
+                )
+            if record.prev != prev:
+                return bad(
+                    index,
+                    "previous-hash link broken (a record before it was changed, "
+                    "deleted, inserted or moved)",
+                )
+            if record.expected_hash() != record.hash:
+                return bad(index, "content does not match its hash (record was modified)")
+            prev, count = record.hash, count + 1
+    except AuditIntegrityError as exc:
+        return bad(exc.index, exc.reason)
+
+    anchor = _anchor_path(path)
+    if not anchor.exists():
+        if require_anchor:
+            return bad(
+                count, f"anchor file {anchor.name!r} is missing: truncation cannot be ruled out"
+            )
+        return VerifyReport(path=str(path), ok=True, records=count, head=prev, anchored=False)
+    try:
+        head = json.loads(anchor.read_text("utf-8"))
+        head_seq, head_hash = int(head["seq"]), str(head["hash"])
+    except (ValueError, KeyError, OSError) as exc:
+        return bad(count, f"anchor file unreadable ({exc.__class__.__name__})")
+    if head_seq >= count:
+        return bad(
+            count,
+            f"log ends at record {count - 1} but its anchor names record {head_seq} "
+            "(records were cut off the end)",
+            anchored=True,
+        )
+    if head_seq >= 0:
+        anchored_record = next(r for i, r in enumerate(read_records(path)) if i == head_seq)
+        if anchored_record.hash != head_hash:
+            return bad(head_seq, "record does not match the anchor's hash", anchored=True)
+    return VerifyReport(path=str(path), ok=True, records=count, head=prev, anchored=True)
+
+
+ExportFormat = Literal["parquet", "jsonl"]
+
+
+def export_log(path: str | Path, out: str | Path, *, format: ExportFormat = "parquet") -> Path:
+    """Export a verified log; refuses to export a log that fails verification."""
+    report = verify_log(path, require_anchor=False)
+    if not report.ok:
+        raise AuditIntegrityError(report.first_bad or 0, report.reason or "verification failed")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = list(read_records(path))
+    tmp = out.with_name(out.name + ".tmp")
+    if format == "jsonl":
+        tmp.write_text("".join(canonical_json(r.model_dump()) + "\n" for r in records), "utf-8")
+    elif format == "parquet":
+        import polars as pl
+
+        frame = pl.DataFrame(
+            {
+                "seq": [r.seq for r in records],
+                "ts": [r.ts for r in records],
+                "actor": [r.actor for r in records],
+                "kind": [r.kind for r in records],
+                "payload": [canonical_json(r.payload) for r in records],
+                "prev": [r.prev for r in records],
+                "hash": [r.hash for r in records],
+            },
+            schema={
+                "seq": pl.Int64,
+                "ts": pl.String,
+                "actor": pl.String,
+                "kind": pl.String,
+                "payload": pl.String,
+                "prev": pl.String,
+                "hash": pl.String,
+            },
+        )
+        frame.write_parquet(tmp)
+    else:
+        raise InputError("format", f"unknown format {format!r}", allowed="parquet or jsonl")
+    os.replace(tmp, out)
+    return out

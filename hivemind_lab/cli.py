@@ -1,0 +1,358 @@
+"""The ``hivemind-lab`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hivemind_lab.errors import HivemindError
+
+app = typer.Typer(
+    help="Multi-agent strategic deliberation on a shared knowledge base.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+kb_app = typer.Typer(help="Inspect and slice knowledge bases.", no_args_is_help=True)
+audit_app = typer.Typer(help="Verify and export audit trails.", no_args_is_help=True)
+app.add_typer(kb_app, name="kb")
+app.add_typer(audit_app, name="audit")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    return typer.Exit(code=2)
+
+
+@kb_app.command("check")
+def kb_check(
+    kb: Annotated[Path, typer.Option(help="Folder of Markdown documents.")] = Path(
+        "data/knowledge"
+    ),
+) -> None:
+    """Validate every document of a knowledge base and print corpus statistics."""
+    from hivemind_lab.knowledge.documents import load_documents
+
+    try:
+        docs = load_documents(kb)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    tokens = [d.tokens for d in docs]
+    schools = sorted({d.school for d in docs})
+    console.print(
+        f"{len(docs)} documents, {sum(tokens)} tokens (min {min(tokens)}, max {max(tokens)}), "
+        f"{len(schools)} schools: {', '.join(schools)}"
+    )
+
+
+@kb_app.command("slice")
+def kb_slice(
+    density: Annotated[int, typer.Option(help="Target tokens per slice (one slice per agent).")],
+    kb: Annotated[Path, typer.Option(help="Folder of Markdown documents.")] = Path(
+        "data/knowledge"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed for the local search.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Slice a knowledge base into agent slices of about DENSITY tokens (documents never cut)."""
+    import warnings
+
+    from hivemind_lab.knowledge.documents import load_documents
+    from hivemind_lab.knowledge.slicing import plan_slices
+    from hivemind_lab.tokens import default_counter
+
+    try:
+        docs = load_documents(kb)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = plan_slices(docs, density, seed=seed)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        payload = result.model_dump(mode="json")
+        payload["token_counter"] = default_counter().name
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(title=f"{result.n_agents} slices at density {density} ({default_counter().name})")
+    for col in ("slice", "tokens", "deviation", "documents", "topics"):
+        table.add_column(
+            col, justify="right" if col in ("slice", "tokens", "deviation") else "left"
+        )
+    for s in result.slices:
+        table.add_row(
+            str(s.index),
+            str(s.tokens),
+            f"{s.deviation:+d}",
+            ", ".join(s.document_ids),
+            ", ".join(s.topics),
+        )
+    console.print(table)
+    console.print(
+        f"objective Σ|tokens−density| = {result.objective} (first-fit: {result.first_fit_objective}); "
+        f"coherence {result.coherence:.2f}; method {result.method}"
+    )
+    for note in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {note}")
+
+
+def _model(backend: str, model: str | None, base_url: str | None, latency: float) -> Any:
+    from hivemind_lab.llm.latency import LatencyChatModel
+    from hivemind_lab.llm.offline import OfflineAgentModel
+    from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+
+    if backend == "offline":
+        chat: Any = OfflineAgentModel()
+    elif backend == "openai":
+        chat = OpenAIChatModel(OpenAIConfig.from_env(model=model, base_url=base_url))
+    else:
+        raise HivemindError(f"backend: unknown backend {backend!r} (allowed: offline, openai)")
+    return LatencyChatModel(chat, latency) if latency > 0 else chat
+
+
+@app.command()
+def deliberate(
+    problem: Annotated[
+        str | None, typer.Option(help="Problem TOML file, or the problem as text.")
+    ] = None,
+    sufficiency: Annotated[
+        int | None, typer.Option(help="Halt when distinct conclusions ≤ this (≥ 1).")
+    ] = None,
+    feasibility: Annotated[
+        int | None, typer.Option(help="Veto when mean constraint score ≤ this (1–100).")
+    ] = None,
+    density: Annotated[
+        int | None, typer.Option(help="Tokens of knowledge per theory agent (> 0).")
+    ] = None,
+    stubbornness: Annotated[
+        float | None, typer.Option(help="0 cooperative … 1 never revises.")
+    ] = None,
+    similarity: Annotated[
+        float | None, typer.Option(help="Monitor's similarity threshold (0–1).")
+    ] = None,
+    severity: Annotated[
+        float | None, typer.Option(help="Constraint agents' strictness (0–1).")
+    ] = None,
+    preset: Annotated[
+        str, typer.Option(help="Calibration preset: balanced, cooperative, adversarial.")
+    ] = "balanced",
+    profile: Annotated[
+        str | None, typer.Option(help="enterprise, individual, or comma-separated constraints.")
+    ] = None,
+    critique_mode: Annotated[
+        str, typer.Option(help="pairwise (N(N−1) calls) or batched (N calls).")
+    ] = "pairwise",
+    backend: Annotated[
+        str, typer.Option(help="offline (no network) or openai (any compatible endpoint).")
+    ] = "offline",
+    model: Annotated[
+        str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for slicing and agents.")] = 0,
+    max_rounds: Annotated[int, typer.Option(help="Rounds before stopping as non_converged.")] = 6,
+    max_regenerations: Annotated[
+        int, typer.Option(help="Regenerations before stopping as vetoed_out.")
+    ] = 3,
+    max_tokens: Annotated[int | None, typer.Option(help="Token budget for the run.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 16,
+    kb: Annotated[Path, typer.Option(help="Knowledge base folder.")] = Path("data/knowledge"),
+    practicality_kb: Annotated[Path, typer.Option(help="Constraint knowledge folder.")] = Path(
+        "data/practicality"
+    ),
+    out: Annotated[
+        Path | None, typer.Option(help="Run directory (default runs/<problem>-<time>).")
+    ] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue the run in this directory.")] = None,
+    latency: Annotated[
+        float, typer.Option(help="Artificial seconds per model call (demos, tests).", hidden=True)
+    ] = 0.0,
+) -> None:
+    """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
+    from hivemind_lab.deliberation import Progress as RunProgress
+    from hivemind_lab.deliberation import deliberate_async, read_manifest
+    from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits, build
+    from hivemind_lab.problems import Problem, load_problem, problem_from_text
+    from hivemind_lab.reports import write_markdown_report
+
+    try:
+        if resume is not None:
+            manifest = read_manifest(resume) if (resume / "manifest.json").exists() else None
+            if manifest is None:
+                raise HivemindError(f"resume: {str(resume)!r} holds no run (no manifest.json)")
+            request = DeliberationRequest.model_validate(manifest["request"])
+            cal = Calibrations.model_validate(manifest["calibrations"])
+            limits = Limits.model_validate(manifest["limits"])
+            seed = int(manifest["seed"])
+            kb, practicality_kb = (
+                Path(manifest["knowledge_base"]),
+                Path(manifest["practicality_kb"]),
+            )
+            backend, model = (
+                manifest["backend"],
+                manifest["model"] if manifest["backend"] != "offline" else None,
+            )
+            run_dir = resume
+        else:
+            if problem is None:
+                raise HivemindError("problem: required (a problem .toml file or the problem text)")
+            prob: Problem = (
+                load_problem(problem)
+                if problem.endswith(".toml") or Path(problem).is_file()
+                else problem_from_text(problem)
+            )
+            if preset not in PRESETS:
+                raise HivemindError(f"preset: unknown {preset!r} (allowed: {', '.join(PRESETS)})")
+            base = PRESETS[preset]
+            cal = build(
+                Calibrations,
+                stubbornness=base.stubbornness if stubbornness is None else stubbornness,
+                similarity_threshold=base.similarity_threshold
+                if similarity is None
+                else similarity,
+                severity=base.severity if severity is None else severity,
+            )
+            chosen_profile: Any = profile or prob.profile
+            if "," in chosen_profile or chosen_profile not in ("enterprise", "individual"):
+                chosen_profile = tuple(p.strip() for p in chosen_profile.split(",") if p.strip())
+            request = build(
+                DeliberationRequest,
+                problem=prob.question,
+                sufficiency=prob.suggested.sufficiency if sufficiency is None else sufficiency,
+                feasibility=prob.suggested.feasibility if feasibility is None else feasibility,
+                density=prob.suggested.density if density is None else density,
+                client_data=prob.client_data,
+                market_data=prob.market_data,
+                profile=chosen_profile,
+                critique_mode=critique_mode,
+                problem_id=prob.id,
+            )
+            limits = build(
+                Limits,
+                max_rounds=max_rounds,
+                max_regenerations=max_regenerations,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+            )
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
+        chat = _model(backend, model, base_url, latency)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=False) as bar:
+        task_id = bar.add_task("deliberating", total=limits.max_rounds, detail="")
+
+        def on_progress(p: RunProgress) -> None:
+            bar.update(
+                task_id,
+                completed=p.round,
+                description=f"generation {p.regeneration} · round {p.round} · {p.phase}",
+                detail=f"calls {p.calls} · tokens {p.tokens}"
+                + (f" · distinct {p.distinct}" if p.distinct is not None else ""),
+            )
+
+        try:
+            result = asyncio.run(
+                deliberate_async(
+                    request,
+                    cal,
+                    limits,
+                    model=chat,
+                    run_dir=run_dir,
+                    seed=seed,
+                    knowledge_base=kb,
+                    practicality_kb=practicality_kb,
+                    on_progress=on_progress,
+                    resume=resume is not None,
+                )
+            )
+        except HivemindError as exc:
+            raise _fail(exc) from None
+    report = write_markdown_report(run_dir)
+    _print_summary(result, run_dir)
+    console.print(f"report: {report}")
+
+
+def _print_summary(result: Any, run_dir: Path) -> None:
+    console.print(
+        f"[bold]{result.status}[/] after {result.rounds} round(s) in the final generation, "
+        f"{result.regenerations} regeneration(s), {result.n_agents} theory agents; "
+        f"{result.usage.calls} calls, {result.usage.tokens} tokens, "
+        f"{result.usage.cache_hits} cache hits, {result.wall_time_s:.1f} s"
+    )
+    table = Table(title="Conclusions")
+    for col in ("rank", "conclusion", "agents", "feasibility"):
+        table.add_column(col)
+    for c in result.conclusions:
+        table.add_row(str(c.rank), c.title, str(len(c.agents)), f"{c.mean_score:.1f}")
+    if result.conclusions:
+        console.print(table)
+    console.print(f"run directory: {run_dir}")
+
+
+@audit_app.command("verify")
+def audit_verify(
+    path: Annotated[Path, typer.Argument(help="audit.jsonl file or run directory.")],
+) -> None:
+    """Check the hash chain; exits non-zero naming the first bad record."""
+    from hivemind_lab.audit.log import verify_log
+
+    target = path / "audit.jsonl" if path.is_dir() else path
+    try:
+        report = verify_log(target)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if report.ok:
+        console.print(f"[green]intact[/]: {report.records} records, head {report.head}")
+        return
+    err_console.print(f"[bold red]TAMPERED[/]: record {report.first_bad}: {report.reason}")
+    raise typer.Exit(code=1)
+
+
+@audit_app.command("export")
+def audit_export(
+    path: Annotated[Path, typer.Argument(help="audit.jsonl file or run directory.")],
+    format: Annotated[str, typer.Option(help="parquet or jsonl.")] = "parquet",
+    out: Annotated[Path | None, typer.Option(help="Output file (default beside the log).")] = None,
+) -> None:
+    """Export a verified audit trail."""
+    from hivemind_lab.audit.log import export_log
+
+    target = path / "audit.jsonl" if path.is_dir() else path
+    if format not in ("parquet", "jsonl"):
+        raise _fail(HivemindError(f"format: unknown {format!r} (allowed: parquet, jsonl)"))
+    destination = out or target.with_name(f"audit.export.{format}")
+    try:
+        written = export_log(target, destination, format=format)  # type: ignore[arg-type]
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    console.print(f"exported {written}")
+
+
+def main() -> None:
+    """Console entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted; continue with --resume RUN_DIR")
+        sys.exit(130)

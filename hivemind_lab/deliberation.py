@@ -1,0 +1,639 @@
+"""The deliberation runner: the one place that wires the stages together.
+
+knowledge → theory network → monitor → practicality network → results and audit.
+
+The run is a small state machine (generate → monitor → critique → revise → monitor … → score);
+after every phase its state is checkpointed atomically in the run directory. Every model reply
+lands in the run's response cache before it is used, so `resume` after a crash (even ``kill -9``
+mid-phase) redoes only the interrupted phase, and every call that phase had completed is served
+from the cache: no completed call is repeated, and the result is the same as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from hivemind_lab import monitor, practicality, theory
+from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
+from hivemind_lab.agents.prompts import PROMPT_VERSION
+from hivemind_lab.agents.schemas import SolutionView
+from hivemind_lab.audit.log import AuditLog
+from hivemind_lab.errors import InputError
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.knowledge.documents import Document, load_documents
+from hivemind_lab.knowledge.slicing import SlicingResult, plan_slices
+from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.monitor import Embedder, TfidfEmbedder
+from hivemind_lab.results import (
+    Critique,
+    DeliberationResult,
+    MonitorReport,
+    PracticalityVerdict,
+    RoundMetrics,
+    Solution,
+    Status,
+    UsageSummary,
+)
+from hivemind_lab.runs import environment, utc_now, write_json_atomic
+from hivemind_lab.text import normalise
+from hivemind_lab.tokens import default_counter
+
+Phase = Literal["generate", "monitor", "critique", "revise", "score", "done"]
+STATE_VERSION = 1
+
+
+class RunState(BaseModel):
+    """Everything needed to continue a run after its last completed phase."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = STATE_VERSION
+    phase: Phase = "generate"
+    regeneration: int = 0
+    round: int = 0
+    total_rounds: int = 0
+    solutions: dict[str, Solution] = {}
+    critiques: tuple[Critique, ...] = ()
+    excluded: tuple[SolutionView, ...] = ()
+    monitor: tuple[MonitorReport, ...] = ()
+    verdicts: tuple[PracticalityVerdict, ...] = ()
+    metrics: tuple[RoundMetrics, ...] = ()
+    usage: UsageSummary = UsageSummary()
+    status: Status | None = None
+    pending_refused: int = 0
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class Progress:
+    """What a progress display shows; `on_progress` receives it after every phase."""
+
+    phase: str
+    regeneration: int
+    round: int
+    calls: int
+    tokens: int
+    distinct: int | None = None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """Resolved knowledge inputs of a run."""
+
+    documents: dict[str, Document]
+    slicing: SlicingResult
+    theory_agents: list[theory.TheoryAgent]
+    constraint_agents: list[practicality.ConstraintAgent]
+
+
+def prepare_knowledge(
+    request: DeliberationRequest,
+    *,
+    knowledge_base: str | Path,
+    practicality_kb: str | Path,
+    seed: int,
+) -> Knowledge:
+    """Load and slice the knowledge base and build both networks' agents."""
+    counter = default_counter()
+    docs = load_documents(knowledge_base, counter=counter)
+    slicing = plan_slices(docs, request.density, seed=seed)
+    by_id = {d.id: d for d in docs}
+    agents = theory.build_agents(
+        slicing.slices, by_id, (*request.client_data, *request.market_data)
+    )
+    constraints = practicality.resolve_constraints(practicality_kb, request.profile)
+    constraint_agents = practicality.build_constraint_agents(
+        practicality_kb, constraints, counter=counter
+    )
+    return Knowledge(by_id, slicing, agents, constraint_agents)
+
+
+def _magnitude(old: Solution, new: Solution) -> float:
+    a = {normalise(r) for r in old.recommendations}
+    b = {normalise(r) for r in new.recommendations}
+    return 1.0 - len(a & b) / len(a | b) if a | b else 0.0
+
+
+class Deliberation:
+    """One deliberation run bound to a run directory."""
+
+    def __init__(
+        self,
+        request: DeliberationRequest,
+        calibrations: Calibrations,
+        limits: Limits,
+        *,
+        model: ChatModel,
+        knowledge: Knowledge,
+        run_dir: Path,
+        seed: int,
+        embedder: Embedder | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.request = request
+        self.calibrations = calibrations
+        self.limits = limits
+        self.knowledge = knowledge
+        self.run_dir = run_dir
+        self.seed = seed
+        self.embedder = embedder or TfidfEmbedder()
+        self.on_progress = on_progress
+        self.audit = AuditLog(run_dir / "audit.jsonl")
+        self.cache = ResponseCache(run_dir / "cache.sqlite")
+        self.model = CachingChatModel(model, self.cache)
+        self.state = self._load_state()
+        self.caller = AgentCaller(
+            self.model,
+            audit=self.audit,
+            seed=seed,
+            concurrency=limits.concurrency,
+            max_tokens=limits.max_tokens,
+            max_cost_usd=limits.max_cost_usd,
+            usage=self.state.usage,
+        )
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def _state_path(self) -> Path:
+        return self.run_dir / "checkpoint.json"
+
+    def _load_state(self) -> RunState:
+        if self._state_path.exists():
+            state = RunState.model_validate_json(self._state_path.read_text("utf-8"))
+            self.audit.append(
+                "engine",
+                "engine.resume",
+                {"phase": state.phase, "regeneration": state.regeneration, "round": state.round},
+            )
+            return state
+        return RunState()
+
+    def _commit(self, state: RunState, started: float) -> None:
+        state = state.model_copy(
+            update={
+                "usage": self.caller.usage,
+                "elapsed_s": round(self.state.elapsed_s + time.perf_counter() - started, 6),
+            }
+        )
+        write_json_atomic(self._state_path, state.model_dump(mode="json"), indent=None)
+        self.audit.append(
+            "engine",
+            "engine.checkpoint",
+            {"phase": state.phase, "regeneration": state.regeneration, "round": state.round},
+        )
+        self.state = state
+        if self.on_progress:
+            last = state.monitor[-1].distinct_conclusions if state.monitor else None
+            self.on_progress(
+                Progress(
+                    state.phase,
+                    state.regeneration,
+                    state.round,
+                    self.caller.usage.calls,
+                    self.caller.usage.tokens,
+                    last,
+                )
+            )
+
+    def _repeat_check(self, excluded: tuple[SolutionView, ...]) -> theory.RepeatCheck:
+        vetoed = [v.text() for v in excluded]
+        threshold = self.calibrations.similarity_threshold
+
+        def check(view: SolutionView) -> bool:
+            return monitor.is_repeat(view.text(), vetoed, threshold, self.embedder)
+
+        return check
+
+    # -- phases ------------------------------------------------------------------------------
+    async def _generate(self, s: RunState) -> RunState:
+        out = await theory.propose(
+            self.caller,
+            self.knowledge.theory_agents,
+            self.request.problem,
+            regeneration=s.regeneration,
+            excluded=s.excluded,
+            is_repeat=self._repeat_check(s.excluded),
+        )
+        for sol in out.solutions.values():
+            self.audit.append(sol.agent_id, "theory.proposal", sol.model_dump(mode="json"))
+        for refused in out.refused:
+            self.audit.append("monitor", "theory.repeat_refused", {"solution": refused})
+        if out.abstained:
+            self.audit.append("monitor", "theory.abstained", {"agents": list(out.abstained)})
+        return s.model_copy(
+            update={
+                "phase": "monitor",
+                "round": 0,
+                "solutions": out.solutions,
+                "pending_refused": len(out.refused),
+            }
+        )
+
+    def _observe(self, s: RunState, before: dict[str, Solution] | None, adopted: int) -> RunState:
+        solutions = [s.solutions[k] for k in sorted(s.solutions)]
+        report = monitor.observe(
+            solutions,
+            threshold=self.calibrations.similarity_threshold,
+            sufficiency=self.request.sufficiency,
+            embedder=self.embedder,
+            regeneration=s.regeneration,
+            round=s.round,
+        )
+        self.audit.append("monitor", "monitor.clusters", report.model_dump(mode="json"))
+        previous_calls = sum(m.calls for m in s.metrics)
+        previous_tokens = sum(m.tokens for m in s.metrics)
+        magnitude = (
+            sum(_magnitude(before[k], s.solutions[k]) for k in s.solutions if k in before)
+            / max(1, len(s.solutions))
+            if before
+            else 0.0
+        )
+        metrics = RoundMetrics(
+            regeneration=s.regeneration,
+            round=s.round,
+            agents=len(solutions),
+            distinct_conclusions=report.distinct_conclusions,
+            revision_magnitude=round(magnitude, 6),
+            diversity=monitor.diversity(solutions, self.embedder),
+            adopted_points=adopted,
+            refused_repeats=s.pending_refused,
+            calls=self.caller.usage.calls - previous_calls,
+            tokens=self.caller.usage.tokens - previous_tokens,
+        )
+        if report.halted:
+            phase: Phase = "score"
+        elif s.round >= self.limits.max_rounds:
+            self.audit.append(
+                "monitor",
+                "monitor.non_converged",
+                {
+                    "rounds": s.round,
+                    "distinct": report.distinct_conclusions,
+                    "sufficiency": self.request.sufficiency,
+                },
+            )
+            phase = "score"
+        else:
+            phase = "critique"
+        status = None if report.halted or phase == "critique" else "non_converged"
+        return s.model_copy(
+            update={
+                "phase": phase,
+                "monitor": (*s.monitor, report),
+                "metrics": (*s.metrics, metrics),
+                "status": status,
+                "pending_refused": 0,
+            }
+        )
+
+    async def _critique(self, s: RunState) -> RunState:
+        crits = await theory.critique(
+            self.caller,
+            self.knowledge.theory_agents,
+            s.solutions,
+            self.request.problem,
+            mode=self.request.critique_mode,
+        )
+        for c in crits:
+            self.audit.append(c.critic_id, "theory.critique", c.model_dump(mode="json"))
+        return s.model_copy(update={"phase": "revise", "critiques": tuple(crits)})
+
+    async def _revise(self, s: RunState) -> RunState:
+        out = await theory.revise(
+            self.caller,
+            self.knowledge.theory_agents,
+            s.solutions,
+            s.critiques,
+            self.request.problem,
+            stubbornness=self.calibrations.stubbornness,
+            round=s.round + 1,
+            is_repeat=self._repeat_check(s.excluded),
+        )
+        for sol in out.solutions.values():
+            self.audit.append(sol.agent_id, "theory.revision", sol.model_dump(mode="json"))
+        for refused in out.refused:
+            self.audit.append("monitor", "theory.repeat_refused", {"solution": refused})
+        before = s.solutions
+        s = s.model_copy(
+            update={
+                "solutions": out.solutions,
+                "critiques": (),
+                "round": s.round + 1,
+                "total_rounds": s.total_rounds + 1,
+                "pending_refused": len(out.refused),
+            }
+        )
+        adopted = sum(len(x.adopted) for x in out.solutions.values())
+        return self._observe(s, before, adopted)
+
+    async def _score(self, s: RunState) -> RunState:
+        solutions = [s.solutions[k] for k in sorted(s.solutions)]
+        distinct: dict[str, tuple[str, SolutionView]] = {}
+        for sol in solutions:  # identical solutions are scored once
+            distinct.setdefault(sol.text(), (sol.id, sol.view()))
+        scores = await practicality.score(
+            self.caller,
+            self.knowledge.constraint_agents,
+            list(distinct.values()),
+            severity=self.calibrations.severity,
+        )
+        # Copy each scored solution's scores onto its identical twins.
+        expanded = []
+        for sol in solutions:
+            source = distinct[sol.text()][0]
+            expanded += [
+                x.model_copy(update={"solution_id": sol.id})
+                for x in scores
+                if x.solution_id == source
+            ]
+        for x in scores:
+            self.audit.append(
+                f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json")
+            )
+        verdict = practicality.judge(
+            expanded,
+            feasibility=self.request.feasibility,
+            severity=self.calibrations.severity,
+            regeneration=s.regeneration,
+        )
+        verdicts = (*s.verdicts, verdict)
+        if s.status == "non_converged":
+            self.audit.append(
+                "practicality",
+                "practicality.verdict",
+                verdict.model_dump(
+                    mode="json", include={"mean_score", "per_constraint", "feasibility", "vetoed"}
+                ),
+            )
+            return s.model_copy(update={"phase": "done", "verdicts": verdicts})
+        if not verdict.vetoed:
+            self.audit.append(
+                "practicality",
+                "practicality.pass",
+                {"mean_score": verdict.mean_score, "feasibility": verdict.feasibility},
+            )
+            return s.model_copy(
+                update={"phase": "done", "verdicts": verdicts, "status": "converged"}
+            )
+        excluded = (*s.excluded, *(sol.view() for sol in solutions))
+        self.audit.append(
+            "practicality",
+            "practicality.veto",
+            {
+                "mean_score": verdict.mean_score,
+                "feasibility": verdict.feasibility,
+                "regeneration": s.regeneration,
+                "vetoed_solutions": [sol.id for sol in solutions],
+            },
+        )
+        if s.regeneration >= self.limits.max_regenerations:
+            return s.model_copy(
+                update={
+                    "phase": "done",
+                    "verdicts": verdicts,
+                    "status": "vetoed_out",
+                    "excluded": excluded,
+                }
+            )
+        return s.model_copy(
+            update={
+                "phase": "generate",
+                "verdicts": verdicts,
+                "excluded": excluded,
+                "regeneration": s.regeneration + 1,
+                "round": 0,
+                "solutions": {},
+            }
+        )
+
+    # -- driver ------------------------------------------------------------------------------
+    async def run(self) -> DeliberationResult:
+        """Run (or continue) phases until done; returns the result and writes result.json."""
+        started = time.perf_counter()
+        try:
+            while self.state.phase != "done":
+                s = self.state
+                try:
+                    if s.phase == "generate":
+                        nxt = await self._generate(s)
+                    elif s.phase == "monitor":
+                        nxt = self._observe(s, None, 0)
+                    elif s.phase == "critique":
+                        nxt = await self._critique(s)
+                    elif s.phase == "revise":
+                        nxt = await self._revise(s)
+                    else:
+                        nxt = await self._score(s)
+                except BudgetExhausted as exc:
+                    self.audit.append("engine", "engine.budget_exhausted", {"reason": str(exc)})
+                    nxt = s.model_copy(update={"phase": "done", "status": "budget_exhausted"})
+                self._commit(nxt, started)
+                started = time.perf_counter()
+            result = self._result()
+            self.audit.append(
+                "engine",
+                "engine.result",
+                {"status": result.status, "conclusions": len(result.conclusions)},
+            )
+            result = result.model_copy(
+                update={"audit_head": self.audit.head, "audit_records": self.audit.count}
+            )
+            write_json_atomic(self.run_dir / "result.json", result.model_dump(mode="json"))
+            return result
+        finally:
+            self.audit.close()
+            self.cache.close()
+
+    def _result(self) -> DeliberationResult:
+        s = self.state
+        solutions = [s.solutions[k] for k in sorted(s.solutions)]
+        last_report = s.monitor[-1] if s.monitor else None
+        verdict = (
+            s.verdicts[-1] if s.verdicts and s.verdicts[-1].regeneration == s.regeneration else None
+        )
+        conclusions = (
+            monitor.aggregate(last_report, solutions, verdict)
+            if last_report is not None and s.status in ("converged", "non_converged")
+            else ()
+        )
+        return DeliberationResult(
+            status=s.status or "non_converged",
+            problem_id=self.request.problem_id,
+            rounds=s.round,
+            total_rounds=s.total_rounds,
+            regenerations=s.regeneration,
+            n_agents=len(self.knowledge.theory_agents),
+            conclusions=conclusions,
+            vetoes=s.verdicts,
+            monitor=s.monitor,
+            metrics=s.metrics,
+            usage=self.caller.usage,
+            wall_time_s=s.elapsed_s,
+        )
+
+
+def write_manifest(
+    run_dir: Path,
+    request: DeliberationRequest,
+    calibrations: Calibrations,
+    limits: Limits,
+    *,
+    model: ChatModel,
+    seed: int,
+    knowledge: Knowledge,
+    knowledge_base: str | Path,
+    practicality_kb: str | Path,
+    embedder: Embedder,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Record everything needed to understand and reproduce the run."""
+    manifest = {
+        "schema_version": 1,
+        "created_at": utc_now(),
+        "request": request.model_dump(mode="json"),
+        "calibrations": calibrations.model_dump(),
+        "limits": limits.model_dump(),
+        "seed": seed,
+        "backend": model.backend,
+        "model": model.model,
+        "token_counter": default_counter().name,
+        "prompt_version": PROMPT_VERSION,
+        "embedder": embedder.name,
+        "knowledge_base": str(knowledge_base),
+        "practicality_kb": str(practicality_kb),
+        "slicing": {
+            "n_agents": knowledge.slicing.n_agents,
+            "objective": knowledge.slicing.objective,
+            "first_fit_objective": knowledge.slicing.first_fit_objective,
+            "method": knowledge.slicing.method,
+            "coherence": round(knowledge.slicing.coherence, 4),
+            "slices": [s.model_dump() for s in knowledge.slicing.slices],
+        },
+        "constraints": [a.constraint for a in knowledge.constraint_agents],
+        **environment(),
+        **(extra or {}),
+    }
+    return write_json_atomic(run_dir / "manifest.json", manifest)
+
+
+async def deliberate_async(
+    request: DeliberationRequest,
+    calibrations: Calibrations | None = None,
+    limits: Limits | None = None,
+    *,
+    model: ChatModel,
+    run_dir: str | Path,
+    seed: int = 0,
+    knowledge_base: str | Path = "data/knowledge",
+    practicality_kb: str | Path = "data/practicality",
+    embedder: Embedder | None = None,
+    on_progress: ProgressCallback | None = None,
+    resume: bool = False,
+) -> DeliberationResult:
+    """Run a deliberation into ``run_dir`` (see `deliberate`)."""
+    calibrations = calibrations or Calibrations()
+    limits = limits or Limits()
+    embedder = embedder or TfidfEmbedder()
+    run_dir = Path(run_dir)
+    if resume:
+        if not (run_dir / "manifest.json").exists():
+            raise InputError(
+                "resume",
+                f"{str(run_dir)!r} holds no run to resume",
+                allowed="a run directory with manifest.json",
+            )
+        if (run_dir / "result.json").exists():
+            return load_result(run_dir)
+    elif run_dir.exists() and any(run_dir.iterdir()):
+        raise InputError(
+            "out",
+            f"{str(run_dir)!r} already holds files",
+            allowed="a new or empty directory (or --resume to continue a run)",
+        )
+    knowledge = prepare_knowledge(
+        request, knowledge_base=knowledge_base, practicality_kb=practicality_kb, seed=seed
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        write_manifest(
+            run_dir,
+            request,
+            calibrations,
+            limits,
+            model=model,
+            seed=seed,
+            knowledge=knowledge,
+            knowledge_base=knowledge_base,
+            practicality_kb=practicality_kb,
+            embedder=embedder,
+        )
+    runner = Deliberation(
+        request,
+        calibrations,
+        limits,
+        model=model,
+        knowledge=knowledge,
+        run_dir=run_dir,
+        seed=seed,
+        embedder=embedder,
+        on_progress=on_progress,
+    )
+    if not resume:
+        runner.audit.append(
+            "client",
+            "deliberation.request",
+            {
+                "request": request.model_dump(mode="json"),
+                "calibrations": calibrations.model_dump(),
+                "limits": limits.model_dump(),
+                "seed": seed,
+                "slices": [s.model_dump() for s in knowledge.slicing.slices],
+            },
+        )
+    return await runner.run()
+
+
+def deliberate(
+    request: DeliberationRequest,
+    calibrations: Calibrations | None = None,
+    limits: Limits | None = None,
+    *,
+    model: ChatModel,
+    run_dir: str | Path,
+    **options: Any,
+) -> DeliberationResult:
+    """Run a whole deliberation and write result.json, audit.jsonl and manifest.json.
+
+    Args:
+        request: the problem and the sliders (sufficiency, feasibility, density).
+        calibrations: stubbornness, similarity threshold and severity.
+        limits: rounds, regenerations, budgets and concurrency.
+        model: the ChatModel agents speak through (e.g. `OfflineAgentModel()`).
+        run_dir: where the run's artifacts go (new or empty, unless ``resume=True``).
+        **options: seed, knowledge_base, practicality_kb, embedder, on_progress, resume.
+    """
+    return asyncio.run(
+        deliberate_async(request, calibrations, limits, model=model, run_dir=run_dir, **options)
+    )
+
+
+def load_result(run_dir: str | Path) -> DeliberationResult:
+    """Read a run's result.json."""
+    return DeliberationResult.model_validate_json(Path(run_dir, "result.json").read_text("utf-8"))
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
+    """Read a run's manifest.json."""
+    return json.loads(Path(run_dir, "manifest.json").read_text("utf-8"))

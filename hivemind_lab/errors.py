@@ -1,0 +1,46 @@
+"""Errors that users see. Each names the field or file at fault and what is allowed."""
+
+from __future__ import annotations
+
+
+class HivemindError(Exception):
+    """Base class for every error hivemind_lab raises on purpose."""
+
+
+class InputError(HivemindError, ValueError):
+    """A user-supplied value is out of range or malformed.
+
+    Attributes:
+        field: the name of the offending field (or file path).
+        allowed: a human description of the allowed values.
+    """
+
+    def __init__(self, field: str, message: str, *, allowed: str | None = None) -> None:
+        self.field = field
+        self.allowed = allowed
+        text = f"{field}: {message}"
+        if allowed:
+            text += f" (allowed: {allowed})"
+        super().__init__(text)
+
+
+class DocumentError(HivemindError):
+    """One or more knowledge documents failed validation; lists every problem by file and field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{len(problems)} invalid document(s):\n{lines}")
+
+
+class CacheMissError(HivemindError):
+    """Replay mode asked for a response that is not in the cache (replay never calls the network)."""
+
+
+class AuditIntegrityError(HivemindError):
+    """An audit log failed verification; `index` is the first bad record (0-based line)."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index = index
+        self.reason = reason
+        super().__init__(f"record {index}: {reason}")

@@ -1,0 +1,94 @@
+"""The one interface every language-model backend implements."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.audit.log import canonical_json
+
+
+class ChatMessage(BaseModel):
+    """One chat turn."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ResponseFormat(BaseModel):
+    """A JSON schema the reply must follow (sent as OpenAI ``json_schema`` response format)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    json_schema: dict[str, Any]
+
+
+class ChatRequest(BaseModel):
+    """Everything that determines a model's reply; its hash is the cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[ChatMessage, ...] = Field(min_length=1)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    seed: int | None = None
+    response_format: ResponseFormat | None = None
+
+    def cache_key(self, *, backend: str, model: str) -> str:
+        """Content address of this request for a given backend and model."""
+        body = {"backend": backend, "model": model, "request": self.model_dump(mode="json")}
+        return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+class Usage(BaseModel):
+    """Token and cost accounting for one call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 10),
+        )
+
+
+class ChatResponse(BaseModel):
+    """A model's reply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str
+    usage: Usage = Usage()
+    model: str
+    """The model that answered."""
+    cached: bool = False
+    """True when served from the response cache (no call was made)."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """An async chat-completion backend.
+
+    ``backend`` names the implementation (``openai``, ``offline``) and ``model`` the model id;
+    both enter the cache key, so a cached reply is never served for another model.
+    """
+
+    backend: str
+    model: str
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...

@@ -1,0 +1,167 @@
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server) via the openai SDK.
+
+``http_client`` is passed to the SDK as is (an ``openai.DefaultAsyncHttpxClient`` with a custom
+transport is how tests inject a local HTTP test transport). The SDK's own retries are switched off so that retry policy (exponential backoff with full
+jitter on 429, 5xx, timeouts and connection errors), concurrency bounds and cost accounting are
+ours and visible in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.errors import HivemindError, InputError
+from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+
+
+class LLMError(HivemindError):
+    """The endpoint refused the request or kept failing after retries."""
+
+
+class OpenAIConfig(BaseModel):
+    """Connection and accounting settings for an OpenAI-compatible endpoint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(min_length=1)
+    """Model id as the endpoint knows it."""
+    base_url: str | None = None
+    """Endpoint root, e.g. http://localhost:11434/v1 for Ollama; None means api.openai.com."""
+    api_key: str = Field(default="not-needed", repr=False)
+    """Secret; local servers usually accept any value."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=30.0, gt=0)
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    input_usd_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million prompt tokens, for cost accounting."""
+    output_usd_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million completion tokens."""
+    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    """How to ask for JSON: servers without schema support accept json_object or none."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> OpenAIConfig:
+        """Read OPENAI_BASE_URL, OPENAI_API_KEY and HIVEMIND_MODEL (overrides win)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            "model": env.get("HIVEMIND_MODEL") or env.get("OPENAI_MODEL"),
+            "base_url": env.get("OPENAI_BASE_URL"),
+            "api_key": env.get("OPENAI_API_KEY", "not-needed"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if not values.get("model"):
+            raise InputError(
+                "model",
+                "no model given for the openai backend",
+                allowed="--model NAME or HIVEMIND_MODEL in the environment",
+            )
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
+
+_RETRYABLE = (
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+)
+
+
+class OpenAIChatModel:
+    """ChatModel over the openai SDK's async client."""
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        *,
+        http_client: Any = None,
+        sleep: Any = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.model = config.model
+        self._client = openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            timeout=config.timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self.calls = 0
+        self.retries = 0
+
+    def _payload(self, request: ChatRequest) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": request.temperature,
+        }
+        if request.max_tokens is not None:
+            payload["max_tokens"] = request.max_tokens
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        fmt = request.response_format
+        if fmt is not None and self.config.response_format == "json_schema":
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": fmt.name, "schema": fmt.json_schema, "strict": False},
+            }
+        elif fmt is not None and self.config.response_format == "json_object":
+            payload["response_format"] = {"type": "json_object"}
+        return payload
+
+    def _backoff(self, attempt: int) -> float:
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
+        return self._rng.uniform(0, cap)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion with bounded concurrency and retries."""
+        payload = self._payload(request)
+        async with self._semaphore:
+            for attempt in range(self.config.max_retries + 1):
+                try:
+                    self.calls += 1
+                    completion = await self._client.chat.completions.create(**payload)
+                    break
+                except _RETRYABLE as exc:
+                    if attempt == self.config.max_retries:
+                        raise LLMError(
+                            f"{self.config.model}: gave up after {attempt + 1} attempts ({exc})"
+                        ) from exc
+                    self.retries += 1
+                    await self._sleep(self._backoff(attempt))
+                except openai.APIStatusError as exc:
+                    raise LLMError(
+                        f"{self.config.model}: endpoint refused the request "
+                        f"(HTTP {exc.status_code}): {exc.message}"
+                    ) from exc
+        if not completion.choices:
+            raise LLMError(f"{self.config.model}: the endpoint returned no choices")
+        content = completion.choices[0].message.content or ""
+        prompt = completion.usage.prompt_tokens if completion.usage else 0
+        output = completion.usage.completion_tokens if completion.usage else 0
+        cost = (
+            prompt * self.config.input_usd_per_mtok + output * self.config.output_usd_per_mtok
+        ) / 1e6
+        return ChatResponse(
+            content=content,
+            model=completion.model or self.config.model,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=output, cost_usd=round(cost, 10)),
+        )
+
+    async def aclose(self) -> None:
+        """Close the underlying HTTP client."""
+        await self._client.close()

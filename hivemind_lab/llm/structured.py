@@ -1,0 +1,83 @@
+"""Structured outputs: ask for JSON matching a pydantic model, repair malformed replies."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from hivemind_lab.errors import HivemindError
+from hivemind_lab.llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, ResponseFormat
+
+T = TypeVar("T", bound=BaseModel)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class StructuredOutputError(HivemindError):
+    """The model never produced valid output within the repair budget."""
+
+
+class Structured(BaseModel, Generic[T]):
+    """A validated reply plus every raw response it took (for audit and accounting)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    value: T
+    responses: tuple[ChatResponse, ...]
+
+
+def response_format_for(output_type: type[BaseModel]) -> ResponseFormat:
+    """The JSON-schema response format for a pydantic model."""
+    return ResponseFormat(name=output_type.__name__, json_schema=output_type.model_json_schema())
+
+
+def extract_json(text: str) -> str:
+    """Best-effort extraction of a JSON object from a reply (code fences, leading prose)."""
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if start != -1 and end > start else text
+
+
+async def complete_structured(
+    model: ChatModel, request: ChatRequest, output_type: type[T], *, max_repairs: int = 2
+) -> Structured[T]:
+    """Call ``model`` and validate the reply as ``output_type``.
+
+    On malformed JSON or a schema violation the model is shown its reply and the validation
+    error and asked again, at most ``max_repairs`` times.
+    """
+    if request.response_format is None:
+        request = request.model_copy(update={"response_format": response_format_for(output_type)})
+    responses: list[ChatResponse] = []
+    current = request
+    for attempt in range(max_repairs + 1):
+        response = await model.complete(current)
+        responses.append(response)
+        try:
+            value = output_type.model_validate_json(extract_json(response.content))
+            return Structured[output_type](value=value, responses=tuple(responses))  # type: ignore[valid-type]
+        except (ValidationError, json.JSONDecodeError) as exc:
+            error = str(exc)[:1500]
+            if attempt == max_repairs:
+                raise StructuredOutputError(
+                    f"{model.backend}/{model.model} gave no valid {output_type.__name__} after "
+                    f"{max_repairs + 1} attempts; last error: {error}"
+                ) from exc
+            current = current.model_copy(
+                update={
+                    "messages": (
+                        *current.messages,
+                        ChatMessage(role="assistant", content=response.content),
+                        ChatMessage(
+                            role="user",
+                            content="Your reply was not valid JSON for the required schema. "
+                            f"Error: {error}\nReply again with only the corrected JSON object.",
+                        ),
+                    )
+                }
+            )
+    raise AssertionError("unreachable")

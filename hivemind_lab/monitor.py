@@ -1,0 +1,207 @@
+"""The monitor: clusters similar solutions, counts distinct conclusions, decides halting.
+
+Clustering is deterministic: solutions are embedded (TF-IDF by default; the `Embedder` protocol
+lets a semantic embedder stand in), compared by cosine similarity, and grouped by average-linkage
+agglomerative clustering cut at distance ``1 - similarity_threshold``: two groups merge only when
+their members are, on average, at least ``similarity_threshold`` similar. Average linkage avoids
+the chaining of single-linkage (connected components), where A≈B and B≈C would lump A with a
+very different C. See docs/design/monitor-clustering.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import squareform
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from hivemind_lab.results import (
+    Cluster,
+    Conclusion,
+    Justification,
+    MonitorReport,
+    PracticalityVerdict,
+    Solution,
+)
+from hivemind_lab.text import STOPWORDS
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors whose dot products are similarities."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class TfidfEmbedder:
+    """TF-IDF over word unigrams and bigrams, fitted on the texts being compared."""
+
+    name = "tfidf-1-2gram-sublinear"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0))
+        vectorizer = TfidfVectorizer(
+            ngram_range=(1, 2),
+            sublinear_tf=True,
+            stop_words=sorted(STOPWORDS),
+            norm="l2",
+            token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]+\b",
+        )
+        try:
+            matrix = vectorizer.fit_transform(list(texts))
+        except ValueError:  # only stopwords: every text is the empty vector
+            return np.zeros((len(texts), 1))
+        return matrix.toarray()
+
+
+def similarity_matrix(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
+    """Pairwise cosine similarities in [0, 1] (identical texts score 1)."""
+    vectors = embedder.embed(texts)
+    sims = np.clip(vectors @ vectors.T, 0.0, 1.0)
+    for i, a in enumerate(texts):  # empty vectors: identical texts still match
+        for j in range(i, len(texts)):
+            if a == texts[j]:
+                sims[i, j] = sims[j, i] = 1.0
+    return sims
+
+
+def cluster_solutions(
+    solutions: Sequence[Solution], threshold: float, embedder: Embedder
+) -> tuple[Cluster, ...]:
+    """Group solutions whose average similarity is at least ``threshold``."""
+    n = len(solutions)
+    if n == 0:
+        return ()
+    sims = similarity_matrix([s.text() for s in solutions], embedder)
+    if n == 1:
+        labels = np.array([1])
+    else:
+        distance = squareform(1.0 - sims, checks=False)
+        tree = linkage(distance, method="average")
+        labels = fcluster(tree, t=1.0 - threshold + 1e-9, criterion="distance")
+    order: dict[int, int] = {}
+    for label in labels:
+        order.setdefault(int(label), len(order))
+    clusters = []
+    for label, index in sorted(order.items(), key=lambda kv: kv[1]):
+        members = [i for i in range(n) if labels[i] == label]
+        block = sims[np.ix_(members, members)]
+        mean_to_others = (block.sum(axis=1) - 1.0) / max(1, len(members) - 1)
+        medoid = members[int(np.argmax(mean_to_others))]
+        cohesion = (
+            1.0
+            if len(members) == 1
+            else float((block.sum() - len(members)) / (len(members) * (len(members) - 1)))
+        )
+        clusters.append(
+            Cluster(
+                index=index,
+                solution_ids=tuple(solutions[i].id for i in members),
+                agent_ids=tuple(solutions[i].agent_id for i in members),
+                representative_id=solutions[medoid].id,
+                cohesion=round(cohesion, 6),
+            )
+        )
+    return tuple(clusters)
+
+
+def observe(
+    solutions: Sequence[Solution],
+    *,
+    threshold: float,
+    sufficiency: int,
+    embedder: Embedder,
+    regeneration: int,
+    round: int,
+) -> MonitorReport:
+    """Cluster the current solutions and decide whether the theory loop halts."""
+    clusters = cluster_solutions(solutions, threshold, embedder)
+    return MonitorReport(
+        regeneration=regeneration,
+        round=round,
+        clusters=clusters,
+        distinct_conclusions=len(clusters),
+        halted=len(clusters) <= sufficiency,
+        similarity_threshold=threshold,
+        embedder=embedder.name,
+    )
+
+
+def diversity(solutions: Sequence[Solution], embedder: Embedder) -> float:
+    """Mean pairwise dissimilarity of solutions (0 when they all say the same)."""
+    n = len(solutions)
+    if n < 2:
+        return 0.0
+    sims = similarity_matrix([s.text() for s in solutions], embedder)
+    return round(float(1.0 - (sims.sum() - n) / (n * (n - 1))), 6)
+
+
+def is_repeat(candidate: str, vetoed: Sequence[str], threshold: float, embedder: Embedder) -> bool:
+    """True when ``candidate`` is a vetoed solution or within the similarity threshold of one."""
+    if not vetoed:
+        return False
+    if candidate in vetoed:
+        return True
+    sims = similarity_matrix([candidate, *vetoed], embedder)
+    return bool(sims[0, 1:].max() >= threshold)
+
+
+def aggregate(
+    report: MonitorReport, solutions: Sequence[Solution], verdict: PracticalityVerdict | None
+) -> tuple[Conclusion, ...]:
+    """The ranked aggregate list: each cluster with its members' justifications side by side.
+
+    Clusters rank by size (how many agents reached the conclusion), then mean feasibility.
+    """
+    by_id = {s.id: s for s in solutions}
+    scores_by_solution: dict[str, dict[str, int]] = {}
+    if verdict is not None:
+        for score in verdict.scores:
+            scores_by_solution.setdefault(score.solution_id, {})[score.constraint] = score.score
+    drafts = []
+    for cluster in report.clusters:
+        members = [by_id[i] for i in cluster.solution_ids]
+        per_constraint: dict[str, list[int]] = {}
+        for member in members:
+            for constraint, value in scores_by_solution.get(member.id, {}).items():
+                per_constraint.setdefault(constraint, []).append(value)
+        scores = {c: round(sum(v) / len(v), 2) for c, v in sorted(per_constraint.items())}
+        mean = round(sum(scores.values()) / len(scores), 2) if scores else 0.0
+        representative = by_id[cluster.representative_id]
+        justifications = tuple(
+            Justification(
+                agent_id=m.agent_id, solution_id=m.id, rationale=m.rationale, citations=m.citations
+            )
+            for m in members
+        )
+        cited = sorted({c for m in members for c in m.citations})
+        combined = (
+            f"{len(members)} agent(s) ({', '.join(cluster.agent_ids)}) reached this conclusion "
+            f"independently from different knowledge slices, citing {len(cited)} passage(s): "
+            + "; ".join(cited[:12])
+            + ("…" if len(cited) > 12 else "")
+            + "."
+        )
+        drafts.append(
+            (len(members), mean, cluster, representative, justifications, combined, scores)
+        )
+    drafts.sort(key=lambda d: (-d[0], -d[1], d[2].index))
+    return tuple(
+        Conclusion(
+            rank=rank + 1,
+            title=rep.title,
+            recommendations=rep.recommendations,
+            agents=cluster.agent_ids,
+            solution_ids=cluster.solution_ids,
+            justifications=justs,
+            combined_rationale=combined,
+            scores=scores,
+            mean_score=mean,
+        )
+        for rank, (_, mean, cluster, rep, justs, combined, scores) in enumerate(drafts)
+    )

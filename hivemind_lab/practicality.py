@@ -1,0 +1,154 @@
+"""The practicality network: one constraint agent per feasibility constraint.
+
+Constraint agents see solutions only as `SolutionView` (title and recommendations): the type
+itself has no room for theoretical justification, as the spec requires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hivemind_lab.agents.caller import AgentCaller
+from hivemind_lab.agents.schemas import Evidence, ScoreOutput, ScoreTask, SolutionView
+from hivemind_lab.errors import InputError
+from hivemind_lab.knowledge.documents import load_documents
+from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
+from hivemind_lab.results import ConstraintScore, PracticalityVerdict
+from hivemind_lab.tokens import TokenCounter
+
+EVIDENCE_K = 4
+
+
+@dataclass(frozen=True)
+class ConstraintAgent:
+    """A constraint agent with its own constraint knowledge."""
+
+    constraint: str
+    index: RetrievalIndex
+    red_flags: tuple[str, ...]
+    mitigations: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return f"constraint-{self.constraint}"
+
+    def evidence(self, query: str) -> tuple[Evidence, ...]:
+        return tuple(
+            Evidence(
+                id=h.passage.id,
+                document_id=h.passage.document_id,
+                text=h.passage.text,
+                score=h.score,
+                topics=h.passage.topics,
+            )
+            for h in self.index.search(query, EVIDENCE_K)
+        )
+
+
+def load_profiles(root: str | Path) -> dict[str, tuple[str, ...]]:
+    """Profiles from ``<root>/profiles.toml``: name → constraint names."""
+    path = Path(root) / "profiles.toml"
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError("practicality_kb", f"cannot read {str(path)!r} ({exc})") from None
+    return {name: tuple(body["constraints"]) for name, body in raw.items()}
+
+
+def resolve_constraints(root: str | Path, profile: str | Sequence[str]) -> tuple[str, ...]:
+    """The constraint names of a named profile or a custom list (each must have knowledge)."""
+    root = Path(root)
+    if isinstance(profile, str):
+        profiles = load_profiles(root)
+        if profile not in profiles:
+            raise InputError(
+                "profile",
+                f"unknown profile {profile!r}",
+                allowed=", ".join(sorted(profiles)) + " or a list of constraints",
+            )
+        constraints = profiles[profile]
+    else:
+        constraints = tuple(profile)
+    available = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    for name in constraints:
+        if name not in available:
+            raise InputError(
+                "profile",
+                f"no constraint knowledge for {name!r} in {str(root)!r}",
+                allowed=", ".join(available),
+            )
+    return tuple(constraints)
+
+
+def build_constraint_agents(
+    root: str | Path, constraints: Sequence[str], *, counter: TokenCounter | None = None
+) -> list[ConstraintAgent]:
+    """One agent per constraint, indexing ``<root>/<constraint>/*.md``."""
+    agents = []
+    for name in constraints:
+        docs = load_documents(Path(root) / name, counter=counter)
+        passages = [p for d in docs for p in split_passages(d.id, d.text, topics=d.topics)]
+        agents.append(
+            ConstraintAgent(
+                constraint=name,
+                index=RetrievalIndex(passages),
+                red_flags=tuple(dict.fromkeys(f.lower() for d in docs for f in d.red_flags)),
+                mitigations=tuple(dict.fromkeys(m.lower() for d in docs for m in d.mitigations)),
+            )
+        )
+    return agents
+
+
+async def score(
+    caller: AgentCaller,
+    agents: Sequence[ConstraintAgent],
+    solutions: Sequence[tuple[str, SolutionView]],
+    *,
+    severity: float,
+) -> list[ConstraintScore]:
+    """Every constraint agent scores every solution 0-100."""
+
+    async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
+        task = ScoreTask(
+            constraint=agent.constraint,
+            severity=severity,
+            solution_id=solution_id,
+            solution=view,
+            evidence=agent.evidence(view.text()),
+            red_flags=agent.red_flags,
+            mitigations=agent.mitigations,
+        )
+        out = await caller.ask(agent.id, task, ScoreOutput)
+        return ConstraintScore(
+            constraint=agent.constraint,
+            solution_id=solution_id,
+            score=out.score,
+            reason=out.reason,
+            flags=tuple(out.flags),
+        )
+
+    jobs = [one(a, sid, view) for a in agents for sid, view in solutions]
+    return list(await asyncio.gather(*jobs))
+
+
+def judge(
+    scores: Sequence[ConstraintScore], *, feasibility: int, severity: float, regeneration: int
+) -> PracticalityVerdict:
+    """Veto the whole set when the mean score across agents and solutions <= feasibility."""
+    per: dict[str, list[int]] = {}
+    for s in scores:
+        per.setdefault(s.constraint, []).append(s.score)
+    mean = round(sum(s.score for s in scores) / len(scores), 4) if scores else 0.0
+    return PracticalityVerdict(
+        regeneration=regeneration,
+        scores=tuple(scores),
+        mean_score=mean,
+        per_constraint={c: round(sum(v) / len(v), 4) for c, v in sorted(per.items())},
+        feasibility=feasibility,
+        severity=severity,
+        vetoed=mean <= feasibility,
+    )

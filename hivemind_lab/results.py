@@ -1,0 +1,180 @@
+"""The data that flows between stages and ends up in ``result.json``: frozen, I/O-free models."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.agents.schemas import CritiquePoint, SolutionView
+
+SCHEMA_VERSION = 1
+
+Status = Literal["converged", "non_converged", "vetoed_out", "budget_exhausted"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Solution(Frozen):
+    """A theory agent's solution at one point of the deliberation."""
+
+    id: str
+    """``g<regeneration>.r<round>.<agent>``."""
+    agent_id: str
+    regeneration: int
+    round: int
+    title: str
+    recommendations: tuple[str, ...]
+    rationale: str
+    """The theoretical justification (never shown to practicality agents)."""
+    citations: tuple[str, ...] = ()
+    adopted: tuple[str, ...] = ()
+    """Critique claims adopted in this revision."""
+
+    def view(self) -> SolutionView:
+        """The solution without its justification."""
+        return SolutionView(title=self.title, recommendations=self.recommendations)
+
+    def text(self) -> str:
+        """What the solution recommends, as one text (what the monitor compares)."""
+        return " ".join(self.recommendations)
+
+
+class Critique(Frozen):
+    """One critic's critique of one peer's solution."""
+
+    critic_id: str
+    target_id: str
+    target_solution_id: str
+    regeneration: int
+    round: int
+    points: tuple[CritiquePoint, ...]
+    summary: str = ""
+
+
+class Cluster(Frozen):
+    """Solutions the monitor lumps into one aggregate conclusion."""
+
+    index: int
+    solution_ids: tuple[str, ...]
+    agent_ids: tuple[str, ...]
+    representative_id: str
+    """The member most similar to the others (medoid)."""
+    cohesion: float
+    """Mean pairwise similarity of members (1.0 for a singleton)."""
+
+
+class MonitorReport(Frozen):
+    """The monitor's view after a phase of the theory loop."""
+
+    regeneration: int
+    round: int
+    clusters: tuple[Cluster, ...]
+    distinct_conclusions: int
+    halted: bool
+    similarity_threshold: float
+    embedder: str
+
+
+class ConstraintScore(Frozen):
+    """One constraint agent's score of one solution."""
+
+    constraint: str
+    solution_id: str
+    score: int = Field(ge=0, le=100)
+    reason: str
+    flags: tuple[str, ...] = ()
+
+
+class PracticalityVerdict(Frozen):
+    """The practicality network's judgement of a whole solution set."""
+
+    regeneration: int
+    scores: tuple[ConstraintScore, ...]
+    mean_score: float
+    per_constraint: dict[str, float]
+    feasibility: int
+    severity: float
+    vetoed: bool
+    """True when mean_score <= feasibility: the whole set is rejected."""
+
+
+class Justification(Frozen):
+    """One member's reasons, shown side by side with the others of its cluster."""
+
+    agent_id: str
+    solution_id: str
+    rationale: str
+    citations: tuple[str, ...]
+
+
+class Conclusion(Frozen):
+    """One aggregate conclusion of a finished deliberation."""
+
+    rank: int
+    title: str
+    recommendations: tuple[str, ...]
+    """The representative solution's recommendations."""
+    agents: tuple[str, ...]
+    solution_ids: tuple[str, ...]
+    justifications: tuple[Justification, ...]
+    combined_rationale: str
+    scores: dict[str, float]
+    """Mean score per constraint over the cluster's solutions."""
+    mean_score: float
+
+
+class RoundMetrics(Frozen):
+    """Figures for one theory-loop round (round 0 = initial proposals)."""
+
+    regeneration: int
+    round: int
+    agents: int
+    distinct_conclusions: int
+    revision_magnitude: float
+    """Mean Jaccard distance between each agent's previous and new recommendations."""
+    diversity: float
+    """Mean pairwise dissimilarity (1 - similarity) of the solutions."""
+    adopted_points: int
+    refused_repeats: int
+    calls: int
+    tokens: int
+
+
+class UsageSummary(Frozen):
+    """What a run consumed."""
+
+    calls: int = 0
+    """Agent calls, including those served from cache."""
+    model_calls: int = 0
+    """Calls that reached the backend (calls - cache_hits)."""
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class DeliberationResult(Frozen):
+    """Everything a deliberation concluded; written as ``result.json``."""
+
+    schema_version: int = SCHEMA_VERSION
+    status: Status
+    problem_id: str
+    rounds: int
+    """Critique-and-revise rounds in the final generation."""
+    total_rounds: int
+    """Rounds over all generations."""
+    regenerations: int
+    n_agents: int
+    conclusions: tuple[Conclusion, ...]
+    vetoes: tuple[PracticalityVerdict, ...]
+    """Every practicality verdict, vetoes and the final pass alike, in order."""
+    monitor: tuple[MonitorReport, ...]
+    metrics: tuple[RoundMetrics, ...]
+    usage: UsageSummary
+    wall_time_s: float
+    audit_head: str = ""
+    audit_records: int = 0
