@@ -182,7 +182,7 @@ def aggregate(
         cited = sorted({c for m in members for c in m.citations})
         combined = (
             f"{len(members)} agent(s) ({', '.join(cluster.agent_ids)}) reached this conclusion "
-            f"independently from different knowledge slices, citing {len(cited)} passage(s): "
+            f"from different knowledge slices, citing {len(cited)} passage(s): "
             + "; ".join(cited[:12])
             + ("…" if len(cited) > 12 else "")
             + "."

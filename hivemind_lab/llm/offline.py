@@ -110,9 +110,9 @@ def _candidates(evidence: Sequence[Evidence], query: str, seed: int | None) -> l
             seen.add(key)
             relevance = len(terms & query_terms) / math.sqrt(len(terms))
             score = (
-                0.5 * (ev.score / top)
-                + 0.3 * min(1.0, relevance)
-                + 0.35 * bool(_PRESCRIPTIVE.search(sentence))
+                0.35 * (ev.score / top)
+                + 0.5 * min(1.0, relevance)
+                + 0.3 * bool(_PRESCRIPTIVE.search(sentence))
                 - 0.01 * rank
                 + 0.08 * _jitter(seed, key)
             )
@@ -299,9 +299,13 @@ def revise(task: ReviseTask) -> RevisionOutput:
         f"{base} | Revision: adopted {len(adopted)} of {len(ranked)} well-supported critique "
         f"point(s) at stubbornness {task.stubbornness:.2f}."
     )
+    final = recommendations or list(current.recommendations)
+    school = current.title.split(" plan:")[0]
+    words = final[0].split()
+    title = f"{school} plan: {' '.join(words[:9])}" + ("…" if len(words) > 9 else "")
     return RevisionOutput(
-        title=current.title,
-        recommendations=recommendations or list(current.recommendations),
+        title=title if " plan:" in current.title else current.title,
+        recommendations=final,
         rationale=rationale[: 4 * 1200],
         citations=citations,
         adopted=adopted,

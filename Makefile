@@ -1,0 +1,40 @@
+# The index of commands. `make demo` and `make test` do all set-up on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
+DEMO_OUT ?= runs/demo
+
+.PHONY: setup demo test lint typecheck unit bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+## The main job: a full deliberation on the sample data with the offline model, then its report.
+demo: setup
+	rm -rf $(DEMO_OUT)
+	$(BIN)/hivemind-lab deliberate --problem $(DEMO_PROBLEM) --out $(DEMO_OUT)
+
+## Every check CI runs: lint, types, all tests.
+test: setup lint typecheck unit
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest -q
+
+bench: setup
+	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache .hypothesis
