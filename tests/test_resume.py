@@ -1,0 +1,162 @@
+"""A killed run resumes to the same result without repeating any completed model call."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+from hivemind_lab.audit.log import verify_log
+from hivemind_lab.deliberation import deliberate
+from hivemind_lab.llm.base import ChatRequest, ChatResponse
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, make_request, run
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingModel:
+    """The offline model, until call number ``crash_at`` fails as a process crash would."""
+
+    backend = "offline"
+
+    def __init__(self, crash_at: int) -> None:
+        self.inner = OfflineAgentModel()
+        self.model = self.inner.model
+        self.crash_at = crash_at
+        self.calls = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        if self.calls >= self.crash_at:
+            raise Crash(f"crash at call {self.calls}")
+        return await self.inner.complete(request)
+
+
+def comparable(result) -> dict:
+    data = result.model_dump(mode="json")
+    usage = data.pop("usage")
+    for key in ("wall_time_s", "audit_head", "audit_records"):
+        data.pop(key)
+    return {**data, "calls": usage["calls"], "tokens": usage["tokens"]}
+
+
+def cached_calls(run_dir: Path) -> int:
+    with sqlite3.connect(run_dir / "cache.sqlite") as conn:
+        return conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+@pytest.mark.parametrize("crash_at", [5, 30, 80])
+def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at):
+    settings = {"feasibility": 60}
+    limits = Limits(max_regenerations=2)
+    reference = run(tmp_path / "ref", grocer, limits=limits, **settings)
+
+    crashed = tmp_path / "crashed"
+    with pytest.raises(Crash):
+        deliberate(
+            make_request(grocer, **settings),
+            Calibrations(),
+            limits,
+            model=CrashingModel(crash_at),
+            run_dir=crashed,
+            knowledge_base=KNOWLEDGE,
+            practicality_kb=PRACTICALITY,
+        )
+    done_before = cached_calls(crashed)
+    assert 0 < done_before < reference.usage.calls
+
+    counting = OfflineAgentModel()
+    resumed = deliberate(
+        make_request(grocer, **settings),
+        Calibrations(),
+        limits,
+        model=counting,
+        run_dir=crashed,
+        knowledge_base=KNOWLEDGE,
+        practicality_kb=PRACTICALITY,
+        resume=True,
+    )
+    assert comparable(resumed) == comparable(reference)
+    # No completed call is repeated: the resumed process makes only the missing ones.
+    assert counting.calls == reference.usage.calls - done_before
+    assert verify_log(crashed / "audit.jsonl").ok
+
+
+def test_resume_refuses_a_directory_without_a_run(tmp_path, grocer):
+    from hivemind_lab.errors import InputError
+
+    with pytest.raises(InputError, match="resume"):
+        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=tmp_path, resume=True)
+
+
+def test_new_run_refuses_a_used_directory(tmp_path, grocer):
+    from hivemind_lab.errors import InputError
+
+    (tmp_path / "x").write_text("keep me")
+    with pytest.raises(InputError, match="already holds files"):
+        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=tmp_path)
+    assert (tmp_path / "x").read_text() == "keep me"
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from hivemind_lab.cli import main; main()", *args]
+
+
+def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
+    problem = str(PROBLEMS / "regional-grocer-discounter-price-war.toml")
+    common = [
+        "--feasibility",
+        "60",
+        "--density",
+        "8000",
+        "--kb",
+        str(KNOWLEDGE),
+        "--practicality-kb",
+        str(PRACTICALITY),
+    ]
+    ref = tmp_path / "ref"
+    subprocess.run(
+        _cli("deliberate", "--problem", problem, "--out", str(ref), *common),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+
+    victim = tmp_path / "victim"
+    proc = subprocess.Popen(
+        _cli(
+            "deliberate", "--problem", problem, "--out", str(victim), "--latency", "0.02", *common
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    # Kill once a critique round is under way: the first checkpoint after proposals exists.
+    while time.monotonic() < deadline:
+        checkpoint = victim / "checkpoint.json"
+        if checkpoint.exists() and json.loads(checkpoint.read_text())["phase"] == "revise":
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert not (victim / "result.json").exists()
+
+    subprocess.run(
+        _cli("deliberate", "--resume", str(victim)), check=True, capture_output=True, timeout=300
+    )
+    a = json.loads((ref / "result.json").read_text())
+    b = json.loads((victim / "result.json").read_text())
+    for key in ("status", "rounds", "regenerations", "conclusions", "vetoes", "metrics"):
+        assert a[key] == b[key], key
+    assert a["usage"]["calls"] == b["usage"]["calls"]
+    assert verify_log(victim / "audit.jsonl").ok
