@@ -165,13 +165,17 @@ def test_calls_run_concurrently(tmp_path, grocer):
 def test_same_seed_same_result_and_other_seed_differs(tmp_path, grocer):
     a = run(tmp_path / "a", grocer, seed=5)
     b = run(tmp_path / "b", grocer, seed=5)
-    c = run(tmp_path / "c", grocer, seed=6)
-    assert a.conclusions == b.conclusions and a.usage.tokens == b.usage.tokens
-    first_proposals = lambda d: [
-        r.payload["recommendations"]
-        for r in read_records(d / "audit.jsonl")  # noqa: E731
-        if r.kind == "theory.proposal"
-    ]
+    run(tmp_path / "c", grocer, seed=6)
+    assert a.conclusions == b.conclusions
+    assert a.usage.tokens == b.usage.tokens
+
+    def first_proposals(d):
+        return [
+            r.payload["recommendations"]
+            for r in read_records(d / "audit.jsonl")
+            if r.kind == "theory.proposal"
+        ]
+
     assert first_proposals(tmp_path / "a") != first_proposals(tmp_path / "c")
 
 

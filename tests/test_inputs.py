@@ -53,7 +53,7 @@ def test_limits_reject_bad_values(field, value):
 
 
 def test_unknown_profile_and_constraint_are_named():
-    with pytest.raises(InputError, match="profile.*'bank'.*enterprise"):
+    with pytest.raises(InputError, match=r"profile.*'bank'.*enterprise"):
         resolve_constraints(PRACTICALITY, "bank")
     with pytest.raises(InputError, match="'astrology'"):
         resolve_constraints(PRACTICALITY, ("legal", "astrology"))
