@@ -150,7 +150,8 @@ class Deliberation:
         self.seed = seed
         self.embedder = embedder or TfidfEmbedder()
         self.on_progress = on_progress
-        self.audit = AuditLog(run_dir / "audit.jsonl")
+        # The anchor (truncation guard) is refreshed at every checkpoint and on close.
+        self.audit = AuditLog(run_dir / "audit.jsonl", anchor_every=0)
         self.cache = ResponseCache(run_dir / "cache.sqlite")
         self.model = CachingChatModel(model, self.cache)
         self.state = self._load_state()
@@ -193,6 +194,7 @@ class Deliberation:
             "engine.checkpoint",
             {"phase": state.phase, "regeneration": state.regeneration, "round": state.round},
         )
+        self.audit.anchor()
         self.state = state
         if self.on_progress:
             last = state.monitor[-1].distinct_conclusions if state.monitor else None

@@ -512,3 +512,11 @@ def test_cli_export_rejects_unknown_format(log_path: Path, runner: CliRunner) ->
     result = runner.invoke(app, ["audit", "export", str(log_path), "--format", "csv"])
     assert result.exit_code == 2
     assert "csv" in _flat(result.output)
+
+
+def test_an_empty_log_that_was_closed_verifies(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    AuditLog(path).close()
+    report = verify_log(path)
+    assert report.ok
+    assert report.records == 0

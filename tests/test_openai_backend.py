@@ -233,7 +233,7 @@ async def test_no_choices_is_an_error(make_model) -> None:
 # --- retries --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("status", [429, 500, 502, 503])
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503])
 async def test_retries_transient_errors_then_succeeds(make_model, status: int) -> None:
     server = FakeServer(error(status), error(status), completion("finally"))
     sleep = FakeSleep()

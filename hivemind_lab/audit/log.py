@@ -5,8 +5,9 @@ Each line is one JSON record: ``seq``, ``ts`` (UTC), ``actor``, ``kind``, ``payl
 other fields). A record is flushed and fsynced before `AuditLog.append` returns. Editing, deleting,
 inserting or reordering any line breaks the chain at that line. Cutting records off the end would
 leave a valid shorter chain, so a small anchor file beside the log (``<log>.head``) holds the last
-sequence number and hash; it is replaced atomically after each append. The anchor may lag the log
-by records written just before a crash (the chain still covers them), but it may never be ahead.
+sequence number and hash; it is replaced atomically after every ``anchor_every`` appends (1 by
+default), on `AuditLog.anchor` and on close. The anchor may lag the log by records written just
+before a crash (the chain still covers them), but it may never be ahead.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ class AuditLog:
     a crash during a write that was never acknowledged, is cut off and the repair is itself logged.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, anchor_every: int = 1) -> None:
         self.path = Path(path)
+        self.anchor_every = anchor_every
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._seq = 0
@@ -131,13 +133,22 @@ class AuditLog:
             os.fsync(self._handle.fileno())
             self._seq += 1
             self._prev = record.hash
-            self._write_anchor()
+            if self.anchor_every and self._seq % self.anchor_every == 0:
+                self._write_anchor()
             return record
+
+    def anchor(self) -> None:
+        """Record the current length and head in the anchor file now."""
+        with self._lock:
+            self._write_anchor()
 
     def _write_anchor(self) -> None:
         anchor = _anchor_path(self.path)
         tmp = anchor.with_name(anchor.name + ".tmp")
-        tmp.write_text(canonical_json({"seq": self._seq - 1, "hash": self._prev}), "utf-8")
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(canonical_json({"seq": self._seq - 1, "hash": self._prev}))
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, anchor)
 
     def close(self) -> None:
@@ -145,6 +156,7 @@ class AuditLog:
         with self._lock:
             if not self._handle.closed:
                 self._handle.close()
+                self._write_anchor()
 
     def __enter__(self) -> AuditLog:
         return self

@@ -74,16 +74,17 @@ class ResponseCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def copy_to(self, other: ResponseCache, keys: set[str] | None = None) -> int:
-        """Copy entries (all, or only ``keys``) into another cache; returns how many."""
+        """Copy entries (all, or only ``keys``) into another cache; returns how many were new."""
         with self._lock:
             rows = self._conn.execute("SELECT * FROM responses").fetchall()
         selected = [r for r in rows if keys is None or r[0] in keys]
         with other._lock:
+            before = other._conn.total_changes
             other._conn.executemany(
                 "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?)", selected
             )
             other._conn.commit()
-        return len(selected)
+            return other._conn.total_changes - before
 
     def close(self) -> None:
         """Close the connection."""

@@ -67,6 +67,8 @@ class OpenAIConfig(BaseModel):
         return cls(**{k: v for k, v in values.items() if v is not None})
 
 
+_RETRY_STATUS = frozenset({408, 409})
+"""Statuses worth retrying besides 429 and 5xx: request timeout and lock conflict."""
 _RETRYABLE = (
     openai.RateLimitError,
     openai.InternalServerError,
@@ -130,24 +132,28 @@ class OpenAIChatModel:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion with bounded concurrency and retries."""
         payload = self._payload(request)
-        async with self._semaphore:
-            for attempt in range(self.config.max_retries + 1):
-                try:
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                # A concurrency slot is held for the request only, not while backing off.
+                async with self._semaphore:
                     self.calls += 1
                     completion = await self._client.chat.completions.create(**payload)
-                    break
-                except _RETRYABLE as exc:
-                    if attempt == self.config.max_retries:
-                        raise LLMError(
-                            f"{self.config.model}: gave up after {attempt + 1} attempts ({exc})"
-                        ) from exc
-                    self.retries += 1
-                    await self._sleep(self._backoff(attempt))
-                except openai.APIStatusError as exc:
+                break
+            except _RETRYABLE as exc:
+                error: Exception = exc
+            except openai.APIStatusError as exc:
+                if exc.status_code not in _RETRY_STATUS:
                     raise LLMError(
                         f"{self.config.model}: endpoint refused the request "
                         f"(HTTP {exc.status_code}): {exc.message}"
                     ) from exc
+                error = exc
+            if attempt == self.config.max_retries:
+                raise LLMError(
+                    f"{self.config.model}: gave up after {attempt + 1} attempts ({error})"
+                ) from error
+            self.retries += 1
+            await self._sleep(self._backoff(attempt))
         if not completion.choices:
             raise LLMError(f"{self.config.model}: the endpoint returned no choices")
         content = completion.choices[0].message.content or ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Generic, TypeVar
@@ -28,8 +29,9 @@ class Structured(BaseModel, Generic[T]):
     responses: tuple[ChatResponse, ...]
 
 
+@functools.cache
 def response_format_for(output_type: type[BaseModel]) -> ResponseFormat:
-    """The JSON-schema response format for a pydantic model."""
+    """The JSON-schema response format for a pydantic model (cached: schemas never change)."""
     return ResponseFormat(name=output_type.__name__, json_schema=output_type.model_json_schema())
 
 
