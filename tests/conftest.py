@@ -11,3 +11,85 @@ from tests.support import PROBLEMS
 @pytest.fixture(scope="session")
 def grocer() -> Problem:
     return load_problem(PROBLEMS / "regional-grocer-discounter-price-war.toml")
+
+
+# -- graph stores: one contract suite, run on both ---------------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store  # noqa: E402
+from tests.support import REPO  # noqa: E402
+
+NEO4J_SCRIPT = REPO / "scripts" / "neo4j"
+NEO4J_STATE = REPO / ".cache" / "neo4j" / "state.env"
+
+
+def _read_state() -> dict[str, str]:
+    values = {}
+    for line in NEO4J_STATE.read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip().strip('"').strip("'")
+    return values
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings() -> Iterator[dict[str, str]]:
+    """A real Neo4j server: the one in NEO4J_URI, else the project's own (started if needed)."""
+    if os.environ.get("NEO4J_URI") and os.environ.get("NEO4J_PASSWORD"):
+        yield {k: os.environ[k] for k in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")}
+        return
+    started = subprocess.run([str(NEO4J_SCRIPT), "status"], capture_output=True).returncode != 0
+    if started:
+        subprocess.run([str(NEO4J_SCRIPT), "start"], check=True, timeout=900)
+    yield _read_state()
+    if started:
+        subprocess.run([str(NEO4J_SCRIPT), "stop"], check=False, timeout=120)
+
+
+def make_config(kind: str, tmp_path: Path, neo4j: dict[str, str] | None, **overrides) -> GraphConfig:
+    if kind == "neo4j":
+        assert neo4j is not None
+        return GraphConfig(store="neo4j", neo4j_uri=neo4j["NEO4J_URI"], neo4j_user=neo4j["NEO4J_USER"],
+                           neo4j_password=neo4j["NEO4J_PASSWORD"], **overrides)
+    return GraphConfig(store="ladybug", db_path=tmp_path / "graph.lbdb", **overrides)
+
+
+@pytest.fixture(params=["ladybug", "neo4j"])
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def graph_factory(store_kind, tmp_path, request) -> Iterator:
+    """Builds HivemindGraph instances on a fresh, empty store of the parametrised kind."""
+    neo4j = request.getfixturevalue("neo4j_settings") if store_kind == "neo4j" else None
+    opened = []
+
+    def make(**overrides) -> HivemindGraph:
+        clock = overrides.pop("clock", None)
+        config = make_config(store_kind, tmp_path, neo4j, **overrides)
+        if opened and store_kind == "ladybug":
+            store = opened[0].store  # one process, one handle on the embedded file
+        else:
+            store = open_store(config)
+            if not opened:
+                store.wipe()
+        graph = HivemindGraph(store, config, clock=clock)
+        opened.append(graph)
+        return graph
+
+    yield make
+    closed = set()
+    for graph in opened:
+        if id(graph.store) not in closed:
+            closed.add(id(graph.store))
+            graph.store.close()
+
+
+@pytest.fixture
+def graph(graph_factory) -> HivemindGraph:
+    return graph_factory()

@@ -1,0 +1,30 @@
+"""The shared, consensus-aware knowledge graph (assertions, conflicts, votes, divergence,
+patterns, context packing) over embedded LadybugDB or Neo4j."""
+
+from hivemind_lab.graph.config import GraphConfig
+from hivemind_lab.graph.hivemind import HivemindGraph, conflict_id
+from hivemind_lab.graph.models import (
+    AssertResult,
+    ConflictView,
+    DivergenceReport,
+    PatternReport,
+    VoteResult,
+)
+from hivemind_lab.graph.predicates import PredicateRegistry
+from hivemind_lab.graph.store import GraphStore, StoreBusyError, StoreError, open_store
+
+__all__ = [
+    "AssertResult",
+    "ConflictView",
+    "DivergenceReport",
+    "GraphConfig",
+    "GraphStore",
+    "HivemindGraph",
+    "PatternReport",
+    "PredicateRegistry",
+    "StoreBusyError",
+    "StoreError",
+    "VoteResult",
+    "conflict_id",
+    "open_store",
+]

@@ -1,0 +1,107 @@
+"""Configuration of the knowledge graph: one typed object, read from the environment only at the
+edge (`GraphConfig.from_env`), never at import time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hivemind_lab.errors import InputError
+
+StoreKind = Literal["ladybug", "neo4j"]
+
+DEFAULT_DOMAINS = ("general", "theory", "entity", "method", "meta", "strategy")
+DEFAULT_MODEL_BUDGETS = {"grok": 100_000, "gemini": 50_000, "claude": 20_000}
+"""Default query budgets per model family: a larger context window gets a larger packed slice."""
+
+
+def default_db_path() -> Path:
+    """The embedded store's default file, under the user's data folder."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hivemind_lab" / "hivemind.lbdb"
+
+
+class GraphConfig(BaseModel):
+    """Everything the knowledge graph needs to know."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    store: StoreKind = "ladybug"
+    """Backend: embedded LadybugDB (default) or a Neo4j server or cluster."""
+    db_path: Path = Field(default_factory=default_db_path)
+    """LadybugDB database file."""
+    neo4j_uri: str | None = None
+    neo4j_user: str | None = None
+    neo4j_password: str | None = Field(default=None, repr=False)
+    neo4j_database: str | None = None
+    conflict_threshold: int = Field(default=3, ge=1, le=1000)
+    """Votes needed before a conflict can be decided."""
+    consensus_phi: float = Field(default=0.618, gt=0.5, le=1.0)
+    """Weighted share the top resolution needs (φ⁻¹ by default)."""
+    domains: tuple[str, ...] = DEFAULT_DOMAINS
+    """Allowed knowledge domains."""
+    auto_fork_days: float = Field(default=30.0, gt=0)
+    """Unresolved conflicts older than this are forked automatically."""
+    max_context_tokens: int = Field(default=50_000, ge=100)
+    """Hard ceiling on any query's budget."""
+    default_query_tokens: int = Field(default=2_000, ge=50)
+    """Budget when neither the caller nor its model family sets one."""
+    model_budgets: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_MODEL_BUDGETS))
+    """Default query budget per model-name prefix (e.g. ``grok`` covers ``grok-2``)."""
+    max_text: int = Field(default=1_000, ge=10)
+    """Longest subject, predicate or object accepted (characters)."""
+    max_evidence: int = Field(default=10_000, ge=10)
+    """Longest evidence text accepted (characters)."""
+    snapshot_max_age_s: float = Field(default=5.0, ge=0)
+    """How stale the analytics snapshot (PageRank) may get when other processes write."""
+
+    def budget_for(self, model: str) -> int:
+        """Default query budget for a model name."""
+        for prefix, budget in sorted(self.model_budgets.items(), key=lambda kv: -len(kv[0])):
+            if model.lower().startswith(prefix):
+                return min(budget, self.max_context_tokens)
+        return min(self.default_query_tokens, self.max_context_tokens)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> GraphConfig:
+        """Build from HIVEMIND_STORE, HIVEMIND_DB_PATH, NEO4J_*, CONFLICT_THRESHOLD,
+        CONSENSUS_PHI, MAX_CONTEXT_TOKENS and HIVEMIND_DOMAINS. Neo4j credentials are required
+        for the neo4j store and never defaulted."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        mapping = {
+            "HIVEMIND_STORE": "store",
+            "HIVEMIND_DB_PATH": "db_path",
+            "NEO4J_URI": "neo4j_uri",
+            "NEO4J_USER": "neo4j_user",
+            "NEO4J_PASSWORD": "neo4j_password",
+            "NEO4J_DATABASE": "neo4j_database",
+            "CONFLICT_THRESHOLD": "conflict_threshold",
+            "CONSENSUS_PHI": "consensus_phi",
+            "MAX_CONTEXT_TOKENS": "max_context_tokens",
+        }
+        for var, field in mapping.items():
+            if env.get(var):
+                values[field] = env[var]
+        if env.get("HIVEMIND_DOMAINS"):
+            values["domains"] = tuple(d.strip() for d in env["HIVEMIND_DOMAINS"].split(",") if d.strip())
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            config = cls(**values)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            field = str(err["loc"][0]) if err["loc"] else "config"
+            var = next((v for v, f in mapping.items() if f == field), field)
+            raise InputError(var, f"{err['msg']}, got {err.get('input')!r}") from None
+        if config.store == "neo4j":
+            missing = [
+                var for var, value in (("NEO4J_URI", config.neo4j_uri), ("NEO4J_USER", config.neo4j_user),
+                                       ("NEO4J_PASSWORD", config.neo4j_password)) if not value
+            ]
+            if missing:
+                raise InputError(", ".join(missing), "required when HIVEMIND_STORE=neo4j (never defaulted)")
+        return config

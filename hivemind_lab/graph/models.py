@@ -1,0 +1,132 @@
+"""Frozen records the knowledge-graph operations return (JSON shapes of the spec's tools)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Resolution = Literal["accept_a", "accept_b", "synthesize", "fork"]
+ConflictStatus = Literal["unresolved", "resolved", "forked"]
+RESOLUTIONS: tuple[Resolution, ...] = ("accept_a", "accept_b", "synthesize", "fork")
+CONSENSUS_MODEL = "hivemind-consensus"
+"""The model identity that owns synthesized assertions."""
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Assertion(Frozen):
+    """A claim with provenance."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    source_model: str
+    domain: str
+    evidence: str = ""
+    created_at: str
+    survived_consensus: bool | None = None
+    status: Literal["active", "disproven"] = "active"
+    support: int = 1
+    """How many models hold the claim (asserter plus corroborators)."""
+    subject_key: str = ""
+    object_key: str = ""
+    predicate_key: str = ""
+    corroborated_by: tuple[str, ...] = ()
+
+
+class ConflictHit(Frozen):
+    conflict_id: str
+    with_assertion: str
+    type: str
+    """``contradicts`` (different object for a single-valued predicate) or ``negates``."""
+    other_model: str
+
+
+class AssertResult(Frozen):
+    """What `HivemindGraph.assert_claim` returns (the spec's hivemind_assert JSON)."""
+
+    assertion_id: str
+    stored: bool = True
+    outcome: Literal["created", "updated", "corroborated"] = "created"
+    """created: a new assertion; updated: the same model restated its claim; corroborated:
+    another model's identical claim gained this model's support."""
+    conflicts_detected: tuple[ConflictHit, ...] = ()
+
+
+class AssertionSide(Frozen):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    source_model: str
+    confidence: float
+    status: str
+
+
+class ConflictView(Frozen):
+    """One conflict with both sides (the spec's hivemind_conflicts items)."""
+
+    conflict_id: str
+    assertion_a: AssertionSide
+    assertion_b: AssertionSide
+    domain: str
+    type: str
+    status: str
+    resolution: str | None = None
+    created_at: str
+    resolved_at: str | None = None
+    vote_count: int = 0
+
+
+class VoteResult(Frozen):
+    """The spec's hivemind_resolve JSON."""
+
+    vote_recorded: bool = True
+    voter: str
+    resolution: Resolution
+    weight: float
+    current_votes: dict[str, float]
+    vote_count: int
+    votes_needed: int
+    consensus_reached: bool
+    consensus_resolution: Resolution | None = None
+    threshold: float
+    status: str
+    synthesized_assertion_id: str | None = None
+
+
+class ClaimRef(Frozen):
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+
+
+class DivergenceReport(Frozen):
+    """The spec's hivemind_divergence JSON."""
+
+    model_a: str
+    model_b: str
+    domain: str
+    unique_to_a: tuple[ClaimRef, ...]
+    unique_to_b: tuple[ClaimRef, ...]
+    direct_conflicts: tuple[dict[str, str], ...]
+    agreements: tuple[dict[str, str], ...]
+    divergence_score: float = Field(ge=0.0, le=1.0)
+    blind_spots_a: tuple[str, ...]
+    blind_spots_b: tuple[str, ...]
+
+
+class PatternReport(Frozen):
+    """The spec's hivemind_patterns JSON."""
+
+    domain: str
+    motifs: tuple[dict, ...]
+    clusters: tuple[dict, ...]
+    islands: tuple[dict, ...]
+    cross_model_patterns: tuple[dict, ...]

@@ -1,0 +1,64 @@
+"""The hivemind graph schema (see docs/design/graph-schema.md).
+
+Assertions hang off ``Entity`` nodes (one per normalised subject or object text): looking up an
+assertion's subject is a primary-key lookup plus an adjacency walk on both stores, which is what
+keeps conflict detection fast at 10⁵ assertions (LadybugDB indexes primary keys only). The
+subject entity also serves as the lock that serialises concurrent writes about one subject.
+"""
+
+from __future__ import annotations
+
+NODE_TABLES = {
+    "Assertion": (
+        "id STRING PRIMARY KEY, subject STRING, predicate STRING, object STRING, "
+        "subject_key STRING, predicate_key STRING, object_key STRING, confidence DOUBLE, "
+        "source_model STRING, domain STRING, evidence STRING, created_at STRING, "
+        "updated_at STRING, survived_consensus BOOLEAN, status STRING, support INT64"
+    ),
+    "Model": "name STRING PRIMARY KEY, assertion_count INT64, conflict_wins INT64, last_active STRING",
+    "Entity": "key STRING PRIMARY KEY, name STRING, version INT64",
+    "Conflict": (
+        "id STRING PRIMARY KEY, domain STRING, subject STRING, kind STRING, status STRING, "
+        "resolution STRING, a_id STRING, b_id STRING, created_at STRING, resolved_at STRING, "
+        "consensus_score DOUBLE"
+    ),
+    "Vote": (
+        "id STRING PRIMARY KEY, conflict_id STRING, model STRING, resolution STRING, "
+        "evidence STRING, synthesized_claim STRING, weight DOUBLE, created_at STRING"
+    ),
+    "Pattern": (
+        "id STRING PRIMARY KEY, domain STRING, description STRING, frequency INT64, "
+        "confidence DOUBLE, discovered_by STRING, created_at STRING"
+    ),
+}
+
+REL_TABLES = {
+    "ASSERTED_BY": "FROM Assertion TO Model",
+    "CORROBORATED_BY": "FROM Assertion TO Model, confidence DOUBLE, evidence STRING, created_at STRING",
+    "SUBJECT_REF": "FROM Assertion TO Entity",
+    "OBJECT_REF": "FROM Assertion TO Entity",
+    "RELATES_TO": (
+        "FROM Entity TO Entity, predicate STRING, confidence DOUBLE, source STRING, assertion_id STRING"
+    ),
+    "CONFLICTS_WITH": "FROM Assertion TO Assertion",
+    "INVOLVES": "FROM Conflict TO Assertion, side STRING",
+    "VOTED_ON": "FROM Vote TO Conflict",
+    "RESOLVED_BY": "FROM Conflict TO Model",
+    "SYNTHESIZED_FROM": "FROM Assertion TO Conflict",
+    "FORKED_FROM": "FROM Assertion TO Conflict",
+    "PART_OF": "FROM Assertion TO Pattern",
+}
+
+NEO4J_SCHEMA = [
+    "CREATE CONSTRAINT assertion_id IF NOT EXISTS FOR (a:Assertion) REQUIRE a.id IS UNIQUE",
+    "CREATE CONSTRAINT conflict_id IF NOT EXISTS FOR (c:Conflict) REQUIRE c.id IS UNIQUE",
+    "CREATE CONSTRAINT model_name IF NOT EXISTS FOR (m:Model) REQUIRE m.name IS UNIQUE",
+    "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE e.key IS UNIQUE",
+    "CREATE CONSTRAINT vote_id IF NOT EXISTS FOR (v:Vote) REQUIRE v.id IS UNIQUE",
+    "CREATE CONSTRAINT pattern_id IF NOT EXISTS FOR (p:Pattern) REQUIRE p.id IS UNIQUE",
+    "CREATE INDEX assertion_subject IF NOT EXISTS FOR (a:Assertion) ON (a.subject)",
+    "CREATE INDEX assertion_domain IF NOT EXISTS FOR (a:Assertion) ON (a.domain)",
+    "CREATE INDEX assertion_model IF NOT EXISTS FOR (a:Assertion) ON (a.source_model)",
+    "CREATE INDEX conflict_status IF NOT EXISTS FOR (c:Conflict) ON (c.status, c.domain)",
+    "CREATE INDEX vote_conflict IF NOT EXISTS FOR (v:Vote) ON (v.conflict_id)",
+]

@@ -1,0 +1,73 @@
+"""The one interface both graph databases implement, and the factory that opens one.
+
+Both stores speak the common subset of Cypher that LadybugDB and Neo4j share (MATCH, CREATE,
+MERGE … ON CREATE/ON MATCH SET, SET, OPTIONAL MATCH, aggregates, parameters), so the operations
+in `hivemind_lab.graph.hivemind` are written once. Only schema creation differs per store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from hivemind_lab.errors import HivemindError
+from hivemind_lab.graph.config import GraphConfig
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+class StoreError(HivemindError):
+    """The graph database failed or is unavailable."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the embedded database."""
+
+
+class Tx(Protocol):
+    """An open write transaction."""
+
+    def run(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]: ...
+
+
+class GraphStore(Protocol):
+    """A graph database holding the hivemind schema."""
+
+    kind: str
+
+    def init_schema(self) -> None:
+        """Create tables, constraints and indexes (idempotent)."""
+
+    def read(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a read-only query."""
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        """Run ``work`` in one write transaction (committed when it returns, rolled back if it
+        raises). ``work`` may be retried on transient conflicts, so it must only touch the
+        database."""
+
+    def wipe(self) -> None:
+        """Delete every node and relationship (tests and benchmarks)."""
+
+    def close(self) -> None: ...
+
+
+def open_store(config: GraphConfig) -> GraphStore:
+    """Open the configured store and make sure its schema exists."""
+    store: GraphStore
+    if config.store == "neo4j":
+        from hivemind_lab.graph.neo4j_store import Neo4jStore
+
+        store = Neo4jStore(
+            uri=config.neo4j_uri or "",
+            user=config.neo4j_user or "",
+            password=config.neo4j_password or "",
+            database=config.neo4j_database,
+        )
+    else:
+        from hivemind_lab.graph.ladybug_store import LadybugStore
+
+        store = LadybugStore(config.db_path)
+    store.init_schema()
+    return store
