@@ -50,11 +50,18 @@ def neo4j_settings() -> Iterator[dict[str, str]]:
         subprocess.run([str(NEO4J_SCRIPT), "stop"], check=False, timeout=120)
 
 
-def make_config(kind: str, tmp_path: Path, neo4j: dict[str, str] | None, **overrides) -> GraphConfig:
+def make_config(
+    kind: str, tmp_path: Path, neo4j: dict[str, str] | None, **overrides
+) -> GraphConfig:
     if kind == "neo4j":
         assert neo4j is not None
-        return GraphConfig(store="neo4j", neo4j_uri=neo4j["NEO4J_URI"], neo4j_user=neo4j["NEO4J_USER"],
-                           neo4j_password=neo4j["NEO4J_PASSWORD"], **overrides)
+        return GraphConfig(
+            store="neo4j",
+            neo4j_uri=neo4j["NEO4J_URI"],
+            neo4j_user=neo4j["NEO4J_USER"],
+            neo4j_password=neo4j["NEO4J_PASSWORD"],
+            **overrides,
+        )
     return GraphConfig(store="ladybug", db_path=tmp_path / "graph.lbdb", **overrides)
 
 

@@ -27,9 +27,19 @@ def test_defaults_and_environment():
     assert config.consensus_phi == pytest.approx(0.618)
     assert config.conflict_threshold == 3
     assert config.db_path.name == "hivemind.lbdb"
-    custom = GraphConfig.from_env({"CONFLICT_THRESHOLD": "5", "CONSENSUS_PHI": "0.7",
-                                   "HIVEMIND_DB_PATH": "/tmp/x.lbdb", "HIVEMIND_DOMAINS": "a, b"})
-    assert (custom.conflict_threshold, custom.consensus_phi, str(custom.db_path)) == (5, 0.7, "/tmp/x.lbdb")
+    custom = GraphConfig.from_env(
+        {
+            "CONFLICT_THRESHOLD": "5",
+            "CONSENSUS_PHI": "0.7",
+            "HIVEMIND_DB_PATH": "/tmp/x.lbdb",
+            "HIVEMIND_DOMAINS": "a, b",
+        }
+    )
+    assert (custom.conflict_threshold, custom.consensus_phi, str(custom.db_path)) == (
+        5,
+        0.7,
+        "/tmp/x.lbdb",
+    )
     assert custom.domains == ("a", "b")
 
 
@@ -51,8 +61,14 @@ def test_bad_configuration_names_the_variable(env, name):
 
 
 def test_neo4j_password_is_never_defaulted_or_shown():
-    config = GraphConfig.from_env({"HIVEMIND_STORE": "neo4j", "NEO4J_URI": "neo4j+s://cluster.example",
-                                   "NEO4J_USER": "u", "NEO4J_PASSWORD": "s3cret"})
+    config = GraphConfig.from_env(
+        {
+            "HIVEMIND_STORE": "neo4j",
+            "NEO4J_URI": "neo4j+s://cluster.example",
+            "NEO4J_USER": "u",
+            "NEO4J_PASSWORD": "s3cret",
+        }
+    )
     assert config.neo4j_uri == "neo4j+s://cluster.example"
     assert "s3cret" not in repr(config)
 
@@ -65,7 +81,9 @@ def test_second_process_gets_a_clear_busy_error(tmp_path):
             "from hivemind_lab.graph import GraphConfig, open_store\n"
             f"open_store(GraphConfig(db_path={str(path)!r}))\n"
         )
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode != 0
         assert "StoreBusyError" in proc.stderr
         assert "another process" in proc.stderr
@@ -78,14 +96,31 @@ def test_second_process_gets_a_clear_busy_error(tmp_path):
 
 
 def _a(i: str, s: str, o: str, conf: float = 0.8, model: str = "claude") -> Assertion:
-    return Assertion(id=i, subject=s, predicate="influences", object=o, confidence=conf,
-                     source_model=model, domain="theory", created_at="2026-01-01T00:00:00+00:00",
-                     subject_key=s, object_key=o, predicate_key="influences")
+    return Assertion(
+        id=i,
+        subject=s,
+        predicate="influences",
+        object=o,
+        confidence=conf,
+        source_model=model,
+        domain="theory",
+        created_at="2026-01-01T00:00:00+00:00",
+        subject_key=s,
+        object_key=o,
+        predicate_key="influences",
+    )
 
 
 def test_analytics_on_a_known_graph():
-    data = [_a("1", "a", "b"), _a("2", "b", "c"), _a("3", "c", "a"), _a("4", "x", "hub"),
-            _a("5", "y", "hub"), _a("6", "z", "hub"), _a("7", "solo", "pair")]
+    data = [
+        _a("1", "a", "b"),
+        _a("2", "b", "c"),
+        _a("3", "c", "a"),
+        _a("4", "x", "hub"),
+        _a("5", "y", "hub"),
+        _a("6", "z", "hub"),
+        _a("7", "solo", "pair"),
+    ]
     graph = entity_graph(data)
     pr = pagerank(graph)
     assert sum(pr.values()) == pytest.approx(1.0)

@@ -9,9 +9,11 @@ hands the same graph to networkx users.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import igraph as ig
@@ -40,21 +42,47 @@ class GraphSnapshot:
     pagerank: dict[str, float]
     word_index: dict[str, set[str]]
     by_entity: dict[str, list[str]] = field(default_factory=dict)
+    created: dict[str, float] = field(default_factory=dict)
+    """Creation time of each assertion (epoch seconds), parsed once."""
+    changes: int = 0
+    """Assertions added or changed since PageRank was last computed."""
+    ranked_at: float = 0.0
 
     @classmethod
-    def build(cls, assertions: Iterable[Assertion], conflicts: Iterable[ConflictEdge]) -> GraphSnapshot:
-        live = {a.id: a for a in assertions}
-        active = [a for a in live.values() if a.status == "active"]
-        graph = entity_graph(active)
-        pr = pagerank(graph)
-        words: dict[str, set[str]] = defaultdict(set)
-        by_entity: dict[str, list[str]] = defaultdict(list)
-        for a in active:
-            for key in (a.subject_key, a.object_key):
-                by_entity[key].append(a.id)
-                for word in terms(key):
-                    words[word].add(key)
-        return cls(live, list(conflicts), graph, pr, dict(words), dict(by_entity))
+    def build(
+        cls, assertions: Iterable[Assertion], conflicts: Iterable[ConflictEdge]
+    ) -> GraphSnapshot:
+        snap = cls(
+            {}, list(conflicts), ig.Graph(directed=True), {}, defaultdict(set), defaultdict(list)
+        )
+        for a in assertions:
+            snap.put(a)
+        snap.rerank()
+        return snap
+
+    def put(self, a: Assertion) -> None:
+        """Add an assertion, or replace it (same id) with a changed version."""
+        new = a.id not in self.assertions
+        self.assertions[a.id] = a
+        self.changes += 1
+        if not new or a.status != "active":
+            return
+        try:
+            self.created[a.id] = datetime.fromisoformat(a.created_at).timestamp()
+        except ValueError:
+            self.created[a.id] = 0.0
+        for key in (a.subject_key, a.object_key):
+            self.by_entity.setdefault(key, []).append(a.id)
+            for word in terms(key):
+                self.word_index.setdefault(word, set()).add(key)
+
+    def rerank(self) -> None:
+        """Rebuild the entity graph and its PageRank from the current assertions."""
+        active = [a for a in self.assertions.values() if a.status == "active"]
+        self.graph = entity_graph(active)
+        self.pagerank = pagerank(self.graph)
+        self.changes = 0
+        self.ranked_at = time.monotonic()
 
     def neighbours(self, keys: set[str]) -> set[str]:
         """Entities one edge away from ``keys``."""

@@ -88,7 +88,9 @@ class GraphConfig(BaseModel):
             if env.get(var):
                 values[field] = env[var]
         if env.get("HIVEMIND_DOMAINS"):
-            values["domains"] = tuple(d.strip() for d in env["HIVEMIND_DOMAINS"].split(",") if d.strip())
+            values["domains"] = tuple(
+                d.strip() for d in env["HIVEMIND_DOMAINS"].split(",") if d.strip()
+            )
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             config = cls(**values)
@@ -99,9 +101,16 @@ class GraphConfig(BaseModel):
             raise InputError(var, f"{err['msg']}, got {err.get('input')!r}") from None
         if config.store == "neo4j":
             missing = [
-                var for var, value in (("NEO4J_URI", config.neo4j_uri), ("NEO4J_USER", config.neo4j_user),
-                                       ("NEO4J_PASSWORD", config.neo4j_password)) if not value
+                var
+                for var, value in (
+                    ("NEO4J_URI", config.neo4j_uri),
+                    ("NEO4J_USER", config.neo4j_user),
+                    ("NEO4J_PASSWORD", config.neo4j_password),
+                )
+                if not value
             ]
             if missing:
-                raise InputError(", ".join(missing), "required when HIVEMIND_STORE=neo4j (never defaulted)")
+                raise InputError(
+                    ", ".join(missing), "required when HIVEMIND_STORE=neo4j (never defaulted)"
+                )
         return config

@@ -7,12 +7,14 @@ processes should share a graph through the MCP server's HTTP transport or throug
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES
+from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES, columns
 from hivemind_lab.graph.store import Row, StoreBusyError, StoreError
 
 T = TypeVar("T")
@@ -59,6 +61,9 @@ class LadybugStore:
             raise StoreError(f"cannot open {str(self.path)!r}: {exc}") from exc
         self._conn = ladybug.Connection(self._db)
         self._lock = threading.RLock()
+        self.version = 0
+        """Counts committed writes: all writers live in this process, so a reader can tell
+        whether anything changed since it last looked."""
 
     def init_schema(self) -> None:
         with self._lock:
@@ -80,12 +85,57 @@ class LadybugStore:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self.version += 1
             return result
+
+    def bulk_insert(
+        self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]
+    ) -> None:
+        """COPY from Parquet files: LadybugDB's bulk path (~10⁵ rows/s against ~10³ for
+        row-by-row statements)."""
+        import polars as pl
+
+        kinds = {
+            "STRING": pl.String,
+            "DOUBLE": pl.Float64,
+            "INT64": pl.Int64,
+            "BOOLEAN": pl.Boolean,
+        }
+        with tempfile.TemporaryDirectory() as tmp, self._lock:
+            files = []
+            for table, rows in [*nodes.items(), *rels.items()]:
+                if not rows:
+                    continue
+                cols = columns(table)
+                schema = {name: kinds[kind] for name, kind in cols}
+                data = {name: [row.get(name) for row in rows] for name, _ in cols}
+                if table in REL_TABLES:
+                    schema = {"from": pl.String, "to": pl.String, **schema}
+                    data = {
+                        "from": [r["from"] for r in rows],
+                        "to": [r["to"] for r in rows],
+                        **data,
+                    }
+                path = Path(tmp) / f"{table}.parquet"
+                pl.DataFrame(data, schema=schema).write_parquet(path)
+                files.append((table, path))
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                for table, path in files:
+                    self._conn.execute(f"COPY {table} FROM '{path}'")
+            except BaseException:
+                # A failed COPY aborts the transaction by itself; roll back if it is still open.
+                with contextlib.suppress(RuntimeError):
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            self.version += 1
 
     def wipe(self) -> None:
         with self._lock:
             for name in NODE_TABLES:
                 self._conn.execute(f"MATCH (n:{name}) DETACH DELETE n")
+            self.version += 1
 
     def close(self) -> None:
         with self._lock:

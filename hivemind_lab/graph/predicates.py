@@ -33,19 +33,45 @@ class PredicateRegistry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     single_valued: frozenset[str] = frozenset(
-        {"is", "equals", "is_a", "requires_exactly", "capital_of", "located_in", "born_in",
-         "founded_in", "has_value", "defined_as", "author_of", "ceo_of", "synthesized_as"}
+        {
+            "is",
+            "equals",
+            "is_a",
+            "requires_exactly",
+            "capital_of",
+            "located_in",
+            "born_in",
+            "founded_in",
+            "has_value",
+            "defined_as",
+            "author_of",
+            "ceo_of",
+            "synthesized_as",
+        }
     )
     multi_valued: frozenset[str] = frozenset(
-        {"causes", "includes", "relates_to", "implies", "requires", "supports", "enables",
-         "influences", "part_of", "has_part", "uses", "mentions", "recommends", "cites",
-         "correlates_with", "precedes"}
+        {
+            "causes",
+            "includes",
+            "relates_to",
+            "implies",
+            "requires",
+            "supports",
+            "enables",
+            "influences",
+            "part_of",
+            "has_part",
+            "uses",
+            "mentions",
+            "recommends",
+            "cites",
+            "correlates_with",
+            "precedes",
+        }
     )
     negations: frozenset[str] = frozenset({"is_not", "contradicts", "negates"})
 
-    def conflict(
-        self, pred_a: str, obj_a: str, pred_b: str, obj_b: str
-    ) -> ConflictType | None:
+    def conflict(self, pred_a: str, obj_a: str, pred_b: str, obj_b: str) -> ConflictType | None:
         """Whether two assertions about the same subject (normalised) contradict each other."""
         neg_a, neg_b = pred_a in self.negations, pred_b in self.negations
         if neg_a != neg_b and obj_a == obj_b:

@@ -62,3 +62,33 @@ NEO4J_SCHEMA = [
     "CREATE INDEX conflict_status IF NOT EXISTS FOR (c:Conflict) ON (c.status, c.domain)",
     "CREATE INDEX vote_conflict IF NOT EXISTS FOR (v:Vote) ON (v.conflict_id)",
 ]
+
+
+PRIMARY_KEYS = {
+    "Assertion": "id",
+    "Model": "name",
+    "Entity": "key",
+    "Conflict": "id",
+    "Vote": "id",
+    "Pattern": "id",
+}
+
+
+def columns(table: str) -> list[tuple[str, str]]:
+    """(name, type) of a node table's or relationship table's properties, in schema order."""
+    if table in NODE_TABLES:
+        spec = NODE_TABLES[table]
+    else:
+        spec = REL_TABLES[table].split(",", 1)[1] if "," in REL_TABLES[table] else ""
+    out = []
+    for part in spec.split(","):
+        words = part.split()
+        if len(words) >= 2 and words[0] != "FROM":
+            out.append((words[0], words[1]))
+    return out
+
+
+def endpoints(rel: str) -> tuple[str, str]:
+    """(from label, to label) of a relationship table."""
+    words = REL_TABLES[rel].split(",", 1)[0].split()
+    return words[1], words[3]

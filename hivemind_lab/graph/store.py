@@ -7,7 +7,7 @@ in `hivemind_lab.graph.hivemind` are written once. Only schema creation differs 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hivemind_lab.errors import HivemindError
@@ -36,6 +36,10 @@ class GraphStore(Protocol):
 
     kind: str
 
+    @property
+    def version(self) -> int | None:
+        """Committed-write counter when every writer is in this process (embedded), else None."""
+
     def init_schema(self) -> None:
         """Create tables, constraints and indexes (idempotent)."""
 
@@ -46,6 +50,12 @@ class GraphStore(Protocol):
         """Run ``work`` in one write transaction (committed when it returns, rolled back if it
         raises). ``work`` may be retried on transient conflicts, so it must only touch the
         database."""
+
+    def bulk_insert(
+        self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]
+    ) -> None:
+        """Insert new nodes, then relationships (rows with ``from``/``to`` primary keys plus
+        properties), in one transaction, as fast as the engine allows. Nodes must not exist."""
 
     def wipe(self) -> None:
         """Delete every node and relationship (tests and benchmarks)."""
