@@ -30,11 +30,13 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+## The contract suite runs on real Neo4j too: start the project's own server around the tests.
 unit: setup
-	$(BIN)/pytest -q
+	scripts/neo4j start
+	$(BIN)/pytest -q; status=$$?; scripts/neo4j stop; exit $$status
 
 bench: setup
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) runs .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -72,6 +72,10 @@ def kb_slice(
     from hivemind_lab.knowledge.slicing import plan_slices
     from hivemind_lab.tokens import default_counter
 
+    if density <= 0:  # before touching the knowledge base, so the real mistake is named
+        raise _fail(
+            HivemindError(f"density: must be a positive integer, got {density} (allowed: > 0)")
+        )
     try:
         docs = load_documents(kb)
         with warnings.catch_warnings():

@@ -55,8 +55,8 @@ class Document(DocumentMeta):
 
     text: str = Field(min_length=1)
     """The body (Markdown without front matter)."""
-    tokens: int = Field(ge=0)
-    """Token count of title and body by the project's token counter."""
+    tokens: int = Field(ge=1)
+    """Token count of title and body by the project's token counter (a title alone counts)."""
     source: str = ""
     """Where the document was loaded from (file path or corpus reference)."""
 
@@ -155,6 +155,8 @@ def documents_from_records(
         doc_id = str(record.get("id") or record["doc_id"]).lower()
         title = str(record.get("title") or record.get("heading") or doc_id)
         author = record.get("authors") or [record.get("author") or "unknown"]
+        if isinstance(author, str):
+            author = [author]
         topic = re.sub(r"[^a-z0-9]+", "-", str(record.get("book") or "general").lower()).strip("-")
         text = str(record["text"]).strip() or title
         documents.append(

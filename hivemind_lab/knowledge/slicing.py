@@ -29,6 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import Document
 
+FULL_PASS_LIMIT = 2_000
+"""Up to this many documents, every local-search pass visits every document (cheap, and it lets
+neutral moves make slices purer)."""
+
+
+SWAP_PARTNERS = 512
+"""Swap partners examined per document and pass (sampled with the seed when there are more)."""
+
 
 class OversizedDocumentWarning(UserWarning):
     """A document alone exceeds the density; it becomes a slice of its own."""
@@ -160,49 +168,77 @@ def _local_search(
     per_school = np.zeros((k, n_schools), dtype=np.float64)
     np.add.at(per_school, (assign, schools), sizes)
     eps = 1.0 / (8.0 * float(max(density, int(sizes.max()))) ** 2 + 1.0)
+    best_objective, stale = int(_dev(loads, density).sum()), 0
+    dev = _dev(loads, density)
     for _ in range(max_passes):
         improved = False
-        for i in rng.permutation(n):
-            a, s, c = int(assign[i]), float(sizes[i]), int(schools[i])
-            la = loads[a]
-            d_dev = (
-                _dev(np.array([la - s]), density)[0]
-                - _dev(np.array([la]), density)[0]
-                + _dev(loads + s, density)
-                - _dev(loads, density)
-            )
-            d_pur = 2 * s * (per_school[:, c] - per_school[a, c] + s)
+        if n <= FULL_PASS_LIMIT:
+            visit = rng.permutation(n)
+            targets = np.flatnonzero(loads > 0)
+        else:
+            # On large inputs only documents of off-target slices can lower the deviation by
+            # moving, and only slices under target can take a document without growing it.
+            visit = rng.permutation(np.flatnonzero(loads[assign] != density))
+            targets = np.flatnonzero((loads > 0) & (loads < density))
+        for i in visit:
+            a, s, c = int(assign[i]), int(sizes[i]), int(schools[i])
+            if targets.size == 0:
+                break
+            la = int(loads[a])
+            gain_a = (abs(la - s - density) if la - s > 0 else 0) - int(dev[a])
+            lt = loads[targets]
+            d_dev = gain_a + np.abs(lt + s - density) - dev[targets]
+            d_pur = 2.0 * s * (per_school[targets, c] - per_school[a, c] + s)
             score = d_dev - eps * d_pur
-            score[a] = 0
-            # Moving into an empty slot would just recreate the slice: never useful.
-            score[loads == 0] = 0
-            b = int(np.argmin(score))
-            if score[b] < -1e-12:
-                loads[a] -= int(s)
-                loads[b] += int(s)
+            # Never into the document's own slice, nor into an emptied one (that recreates it).
+            score[(targets == a) | (lt == 0)] = 0
+            best = int(np.argmin(score))
+            if score[best] < -1e-12:
+                b = int(targets[best])
+                loads[a] -= s
+                loads[b] += s
+                dev[a] = abs(loads[a] - density) if loads[a] else 0
+                dev[b] = abs(loads[b] - density)
                 per_school[a, c] -= s
                 per_school[b, c] += s
                 assign[i] = b
                 improved = True
-        # Pairwise swaps between slices: fix what single moves cannot (both slices near full).
-        for i in rng.permutation(n):
+        # Pairwise swaps fix what single moves cannot (both slices near full). A swap with an
+        # on-target slice can never lower the deviation (triangle inequality), so only documents
+        # of off-target slices take part: after the first passes that is a small set.
+        small = n <= FULL_PASS_LIMIT  # small inputs also get deviation-neutral purity swaps
+        off = np.arange(n) if small else np.flatnonzero(loads[assign] != density)
+        for i in rng.permutation(off):
             a, s, c = int(assign[i]), float(sizes[i]), int(schools[i])
             la = loads[a]
-            lb = loads[assign]
-            diff = sizes - s
+            partner_loads = loads[assign[off]]
+            if small:
+                js = off[assign[off] != a]
+            elif la == density:
+                continue
+            # Two slices on the same side of the target keep their summed deviation under any
+            # swap, so partners come from slices on the other side; at most SWAP_PARTNERS of
+            # them (sampled) keep a pass linear in the number of off-target documents.
+            elif la > density:
+                js = off[(partner_loads < density) & (partner_loads > 0)]
+            else:
+                js = off[partner_loads > density]
+            if js.size == 0:
+                continue
+            if js.size > SWAP_PARTNERS:
+                js = rng.choice(js, SWAP_PARTNERS, replace=False)
+            bj = assign[js]
+            lb = loads[bj]
+            sj = sizes[js].astype(np.float64)
+            cj = schools[js]
+            diff = sizes[js] - int(s)
             new_a, new_b = la + diff, lb - diff
-            d_dev = (
-                _dev(new_a, density)
-                + _dev(new_b, density)
-                - _dev(np.full(n, la), density)
-                - _dev(lb, density)
-            )
-            sj = sizes.astype(np.float64)
+            d_dev = _dev(new_a, density) + _dev(new_b, density) - dev[a] - dev[bj]
             ta_c = per_school[a, c]
-            ta_cj = per_school[a, schools]
-            tb_cj = per_school[assign, schools]
-            tb_c = per_school[assign, c]
-            same = schools == c
+            ta_cj = per_school[a, cj]
+            tb_cj = per_school[bj, cj]
+            tb_c = per_school[bj, c]
+            same = cj == c
             d_pa = np.where(
                 same,
                 (ta_c - s + sj) ** 2 - ta_c**2,
@@ -214,19 +250,25 @@ def _local_search(
                 (-2 * sj * tb_cj + sj * sj) + (2 * s * tb_c + s * s),
             )
             score = d_dev - eps * (d_pa + d_pb)
-            score[assign == a] = 0
-            j = int(np.argmin(score))
-            if score[j] < -1e-12:
-                b, cj = int(assign[j]), int(schools[j])
-                loads[a] = new_a[j]
-                loads[b] = new_b[j]
+            best = int(np.argmin(score))
+            if score[best] < -1e-12:
+                j, b, school_j = int(js[best]), int(bj[best]), int(cj[best])
+                loads[a] = new_a[best]
+                loads[b] = new_b[best]
+                dev[a] = abs(loads[a] - density) if loads[a] else 0
+                dev[b] = abs(loads[b] - density) if loads[b] else 0
                 per_school[a, c] -= s
                 per_school[b, c] += s
-                per_school[b, cj] -= sj[j]
-                per_school[a, cj] += sj[j]
+                per_school[b, school_j] -= sj[best]
+                per_school[a, school_j] += sj[best]
                 assign[i], assign[j] = b, a
                 improved = True
-        if not improved:
+        objective = int(dev.sum())
+        if objective < best_objective:
+            best_objective, stale = objective, 0
+        else:
+            stale += 1  # a pass that only made slices purer
+        if not improved or stale >= 2:
             break
     # Renumber slices densely (moves can empty some).
     _, dense = np.unique(assign, return_inverse=True)
@@ -292,7 +334,8 @@ def plan_slices(
 
     sizes = np.array([d.tokens for d in small], dtype=np.int64)
     schools = [d.school for d in small]
-    school_codes = np.array([sorted(set(schools)).index(x) for x in schools], dtype=np.int64)
+    codes = {school: i for i, school in enumerate(sorted(set(schools)))}
+    school_codes = np.array([codes[x] for x in schools], dtype=np.int64)
     rng = np.random.default_rng(seed)
     big_objective = sum(d.tokens - density for d in big)
 
@@ -305,11 +348,15 @@ def plan_slices(
             sorted(range(len(small)), key=lambda i: (schools[i], -sizes[i], small[i].id))
         )
         k = max(1, round(int(sizes.sum()) / density))
+        # Plain first-fit stays in the portfolio as is, which is what guarantees the result is
+        # never worse than it; local search improves the two stronger starts.
+        candidates["first-fit"] = ff
         starts = {
-            "first-fit": ff,
             "topic-sequential": _sequential(topic_order, sizes, density),
             "balanced": _balanced(sizes, k),
         }
+        if len(small) <= FULL_PASS_LIMIT:
+            starts["first-fit+search"] = ff
         for name, start in starts.items():
             candidates[name] = _local_search(start, sizes, school_codes, density, rng, max_passes)
 

@@ -1,0 +1,148 @@
+"""Knowledge-graph store benchmark: both stores, the same operations.
+
+Prints, for LadybugDB (embedded) and Neo4j (the project's own server, started by
+scripts/neo4j when NEO4J_URI is not set):
+- assert-with-conflict-detection latency p50/p95 at 10^3, 10^4 and 10^5 assertions
+  (target: p95 at 10^5 within 3x of 10^3, i.e. index lookups, not scans);
+- bulk ingest rate (target: >= 5,000 assertions/s on Neo4j with batching);
+- query + context packing latency p50/p95 at 10^5 assertions (target: p95 <= 100 ms embedded).
+
+Run: .venv/bin/python benchmarks/graph_store.py [--max 100000] [--stores ladybug,neo4j]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+
+REPO = Path(__file__).resolve().parents[1]
+DOMAIN = "theory"
+PREDICATES = ["is", "causes", "includes", "relates_to", "requires", "equals"]
+
+
+def neo4j_env() -> dict[str, str]:
+    if os.environ.get("NEO4J_URI"):
+        return {k: os.environ[k] for k in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")}
+    subprocess.run([str(REPO / "scripts" / "neo4j"), "start"], check=True)
+    values = {}
+    for line in (REPO / ".cache" / "neo4j" / "state.env").read_text().splitlines():
+        key, _, value = line.partition("=")
+        values[key.strip()] = value.strip().strip('"')
+    return values
+
+
+def rows(rng: random.Random, n: int, n_entities: int) -> list[dict]:
+    return [
+        {
+            "subject": f"concept {rng.randrange(n_entities)}",
+            "predicate": rng.choice(PREDICATES),
+            "obj": f"concept {rng.randrange(n_entities)}",
+            "confidence": round(rng.uniform(0.3, 1.0), 3),
+            "domain": DOMAIN,
+            "evidence": "synthetic benchmark claim",
+        }
+        for _ in range(n)
+    ]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def run(kind: str, sizes: list[int], samples: int) -> None:
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        if kind == "neo4j":
+            env = neo4j_env()
+            config = GraphConfig(
+                store="neo4j",
+                neo4j_uri=env["NEO4J_URI"],
+                neo4j_user=env["NEO4J_USER"],
+                neo4j_password=env["NEO4J_PASSWORD"],
+            )
+        else:
+            config = GraphConfig(db_path=Path(tmp) / "bench.lbdb")
+        store = open_store(config)
+        store.wipe()
+        graph = HivemindGraph(store, config)
+        loaded, ingest_s = 0, 0.0
+        print(f"\n== {kind}")
+        print("assertions   assert p50 ms   assert p95 ms   conflicts/assert")
+        p95s = {}
+        for size in sizes:
+            n_entities = max(50, size // 4)
+            batch = rows(rng, size - loaded, n_entities)
+            start = time.perf_counter()
+            for i in range(0, len(batch), 20_000):
+                graph.bulk_assert(batch[i : i + 20_000], model="bulk")
+            ingest_s += time.perf_counter() - start
+            loaded = size
+            latencies, conflicts = [], 0
+            for i in range(samples):
+                subject = f"concept {rng.randrange(n_entities)}"
+                t0 = time.perf_counter()
+                result = graph.assert_claim(
+                    subject, "is", f"value {i}", 0.6, DOMAIN, model=f"m{i % 3}"
+                )
+                latencies.append(time.perf_counter() - t0)
+                conflicts += len(result.conflicts_detected)
+            p95s[size] = pct(latencies, 0.95)
+            print(
+                f"{size:>10,}   {pct(latencies, 0.5):>13.2f}   {p95s[size]:>13.2f}   "
+                f"{conflicts / samples:>16.2f}"
+            )
+        print(
+            f"p95 ratio {sizes[-1]:,} / {sizes[0]:,}: {p95s[sizes[-1]] / p95s[sizes[0]]:.2f}x (target <= 3x)"
+        )
+        print(
+            f"bulk ingest: {loaded:,} assertions in {ingest_s:.1f} s = {loaded / ingest_s:,.0f}/s"
+        )
+        start = time.perf_counter()
+        graph.snapshot()
+        print(
+            f"analytics snapshot (PageRank over {loaded:,} assertions) built in "
+            f"{time.perf_counter() - start:.2f} s"
+        )
+        latencies = []
+        n_entities = max(50, sizes[-1] // 4)
+        for _ in range(100):
+            question = f"How does concept {rng.randrange(n_entities)} relate to concept {rng.randrange(n_entities)}?"
+            t0 = time.perf_counter()
+            graph.query(question, 2000, DOMAIN, model="claude")
+            latencies.append(time.perf_counter() - t0)
+        print(
+            f"query + packing at {loaded:,}: p50 {pct(latencies, 0.5):.1f} ms, "
+            f"p95 {pct(latencies, 0.95):.1f} ms (target p95 <= 100 ms embedded)"
+        )
+        store.wipe()
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max", type=int, default=100_000)
+    parser.add_argument("--stores", default="ladybug,neo4j")
+    parser.add_argument("--samples", type=int, default=200)
+    args = parser.parse_args()
+    sizes = [s for s in (1_000, 10_000, 100_000) if s <= args.max]
+    print(
+        f"machine: {platform.node()} · {os.cpu_count()} cores · python {platform.python_version()} "
+        f"· {time.strftime('%Y-%m-%d')}"
+    )
+    for kind in args.stores.split(","):
+        run(kind.strip(), sizes, args.samples)
+    _ = statistics  # keep import for readers extending the script
+
+
+if __name__ == "__main__":
+    main()
