@@ -209,7 +209,7 @@ def _local_search(
         small = n <= FULL_PASS_LIMIT  # small inputs also get deviation-neutral purity swaps
         off = np.arange(n) if small else np.flatnonzero(loads[assign] != density)
         for i in rng.permutation(off):
-            a, s, c = int(assign[i]), float(sizes[i]), int(schools[i])
+            a, s, c = int(assign[i]), int(sizes[i]), int(schools[i])
             la = loads[a]
             partner_loads = loads[assign[off]]
             if small:
