@@ -915,17 +915,21 @@ class HivemindGraph:
 
     def _match_entities(self, snap: GraphSnapshot, question: str) -> set[str]:
         """Entities named in the question, scored by the IDF of the words they share with it;
-        those within half the best score are kept (so a rare word outweighs a common one)."""
+        those within half the best score are kept (so a rare word outweighs a common one).
+
+        Candidates come from the question's rarer words (a word in over 5 % of entities only
+        adds to the score of candidates found otherwise), so a query costs time in proportion
+        to what it matches, not to the size of the graph.
+        """
         n = max(1, len(snap.by_entity))
-        scores: dict[str, float] = defaultdict(float)
-        for word in set(terms(question)):
-            keys = snap.word_index.get(word, ())
-            if keys:
-                idf = math.log(1 + n / len(keys))
-                for key in keys:
-                    scores[key] += idf
-        if not scores:
+        postings = {w: snap.word_index[w] for w in set(terms(question)) if w in snap.word_index}
+        if not postings:
             return set()
+        rare = [w for w, keys in postings.items() if len(keys) <= max(50, n // 20)]
+        seeds = rare or [min(postings, key=lambda w: len(postings[w]))]
+        candidates = set().union(*(postings[w] for w in seeds))
+        idf = {w: math.log(1 + n / len(keys)) for w, keys in postings.items()}
+        scores = {k: sum(idf[w] for w, keys in postings.items() if k in keys) for k in candidates}
         best = max(scores.values())
         kept = [k for k, v in scores.items() if v >= 0.5 * best]
         kept.sort(key=lambda k: (-scores[k], -snap.pagerank.get(k, 0.0), k))
