@@ -23,8 +23,12 @@ app = typer.Typer(
 )
 kb_app = typer.Typer(help="Inspect and slice knowledge bases.", no_args_is_help=True)
 audit_app = typer.Typer(help="Verify and export audit trails.", no_args_is_help=True)
+mcp_app = typer.Typer(help="The Hivemind MCP server for AI clients.", no_args_is_help=True)
+token_app = typer.Typer(help="Bearer tokens of multi-client HTTP mode.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 app.add_typer(audit_app, name="audit")
+app.add_typer(mcp_app, name="mcp")
+mcp_app.add_typer(token_app, name="token")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -351,6 +355,111 @@ def audit_export(
     except HivemindError as exc:
         raise _fail(exc) from None
     console.print(f"exported {written}")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    transport: Annotated[
+        str, typer.Option(help="stdio (one client), http (streamable HTTP at /mcp) or sse.")
+    ] = "stdio",
+    host: Annotated[
+        str, typer.Option(help="Bind address for http/sse (loopback unless a token file is set).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port for http/sse (0 picks a free one).")] = 8765,
+    token_file: Annotated[
+        Path | None, typer.Option(help="Bearer-token hashes → models (HIVEMIND_TOKEN_FILE).")
+    ] = None,
+) -> None:
+    """Serve the six hivemind tools. Configured by SOURCE_MODEL, HIVEMIND_STORE, HIVEMIND_DB_PATH,
+    NEO4J_URI/USER/PASSWORD, CONFLICT_THRESHOLD, CONSENSUS_PHI, MAX_CONTEXT_TOKENS and
+    HIVEMIND_TOKEN_FILE / HIVEMIND_WEBHOOK_URLS / HIVEMIND_WEBHOOK_SECRET."""
+    import socket
+
+    from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+    from hivemind_lab.mcp_server import ServerSettings, build_server
+
+    if transport not in ("stdio", "http", "sse"):
+        raise _fail(HivemindError(f"transport: unknown {transport!r} (allowed: stdio, http, sse)"))
+    try:
+        if port == 0:
+            with socket.socket() as probe:
+                probe.bind((host, 0))
+                port = probe.getsockname()[1]
+        settings = ServerSettings.from_env(
+            transport=transport, host=host, port=port, token_file=token_file
+        )
+        config = GraphConfig.from_env()
+        store = open_store(config)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    server = build_server(HivemindGraph(store, config), settings)
+    try:
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            from mcp.server.transport_security import TransportSecuritySettings
+
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=[
+                    f"{host}:{port}",
+                    f"127.0.0.1:{port}",
+                    f"localhost:{port}",
+                    f"[::1]:{port}",
+                ],
+                allowed_origins=[
+                    f"http://{host}:{port}",
+                    f"http://127.0.0.1:{port}",
+                    f"http://localhost:{port}",
+                    *settings.allowed_origins,
+                ],
+            )
+            err_console.print(
+                f"hivemind MCP server on http://{host}:{port}"
+                + ("/mcp" if transport == "http" else "/sse")
+                + (
+                    f" (tokens: {settings.token_file})"
+                    if settings.token_file
+                    else f" as {settings.source_model} (single-user)"
+                )
+            )
+            if transport == "http":
+                server.run(
+                    "streamable-http",
+                    host=host,
+                    port=port,
+                    streamable_http_path="/mcp",
+                    max_request_body_size=settings.max_request_bytes,
+                    transport_security=security,
+                )
+            else:
+                server.run(
+                    "sse",
+                    host=host,
+                    port=port,
+                    max_request_body_size=settings.max_request_bytes,
+                    transport_security=security,
+                )
+    finally:
+        store.close()
+
+
+@token_app.command("add")
+def mcp_token_add(
+    model: Annotated[str, typer.Argument(help="The model name the token will act as.")],
+    file: Annotated[Path, typer.Option(help="Token file to create or extend.")] = Path(
+        "hivemind-tokens.json"
+    ),
+) -> None:
+    """Create a bearer token for MODEL; only its hash is stored. The token is printed once."""
+    from hivemind_lab.mcp_server.tokens import add_token
+
+    try:
+        token = add_token(file, model)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    typer.echo(token)
+    err_console.print(f"token for {model!r} added to {file} (store it now: it is not kept)")
 
 
 def main() -> None:

@@ -1,0 +1,106 @@
+"""Server settings: one typed object, read from the environment at start-up only."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hivemind_lab.errors import InputError
+
+Transport = Literal["stdio", "http", "sse"]
+MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ServerSettings(BaseModel):
+    """How the MCP server runs and whom it speaks for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source_model: str | None = Field(default=None, pattern=MODEL_PATTERN)
+    """SOURCE_MODEL: the identity of a stdio server or of single-user HTTP mode."""
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token_file: Path | None = None
+    """HIVEMIND_TOKEN_FILE: bearer-token hashes → model names (multi-client HTTP)."""
+    max_request_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    allowed_origins: tuple[str, ...] = ()
+    """Extra Origin values accepted besides this server's own (DNS-rebinding protection)."""
+    webhook_urls: tuple[str, ...] = ()
+    """HIVEMIND_WEBHOOK_URLS: where new conflicts and consensus results are POSTed."""
+    webhook_secret: str | None = Field(default=None, repr=False)
+    """HIVEMIND_WEBHOOK_SECRET: HMAC-SHA256 key signing outbound webhooks."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        mapping = {
+            "SOURCE_MODEL": "source_model",
+            "HIVEMIND_TOKEN_FILE": "token_file",
+            "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
+            "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
+        }
+        for var, field in mapping.items():
+            if env.get(var):
+                values[field] = env[var]
+        if env.get("HIVEMIND_WEBHOOK_URLS"):
+            values["webhook_urls"] = tuple(
+                u for u in re.split(r"[,\s]+", env["HIVEMIND_WEBHOOK_URLS"]) if u
+            )
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            settings = cls(**values)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            field = str(err["loc"][0]) if err["loc"] else "settings"
+            var = next((v for v, f in mapping.items() if f == field), field)
+            raise InputError(var, f"{err['msg']}, got {err.get('input')!r}") from None
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """Refuse configurations that would serve the wrong identity or expose the graph."""
+        if self.transport == "stdio" and not self.source_model:
+            raise InputError(
+                "SOURCE_MODEL",
+                "required for the stdio transport: the model name "
+                "this server speaks for (e.g. claude, grok, gemini)",
+            )
+        if self.transport != "stdio" and self.token_file is None:
+            if not self.source_model:
+                raise InputError(
+                    "SOURCE_MODEL",
+                    "required for HTTP without a token file "
+                    "(single-user mode serves as SOURCE_MODEL)",
+                )
+            if not is_loopback(self.host):
+                raise InputError(
+                    "host",
+                    f"single-user mode (no HIVEMIND_TOKEN_FILE) only binds to "
+                    f"loopback, got {self.host!r}",
+                    allowed="127.0.0.1, ::1 or localhost",
+                )
+        if self.token_file is not None and not self.token_file.exists():
+            raise InputError("HIVEMIND_TOKEN_FILE", f"{str(self.token_file)!r} does not exist")
+        if self.webhook_urls and not self.webhook_secret:
+            raise InputError(
+                "HIVEMIND_WEBHOOK_SECRET",
+                "required when webhook URLs are set (outbound webhooks are always signed)",
+            )

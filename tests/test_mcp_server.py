@@ -1,0 +1,598 @@
+"""The MCP server with real client sessions from the SDK: stdio (spawned `hivemind-lab mcp
+serve`) and streamable HTTP (one server, three clients with their own tokens)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from hivemind_lab.mcp_server.tokens import add_token
+
+TOOLS = {
+    "hivemind_assert",
+    "hivemind_query",
+    "hivemind_conflicts",
+    "hivemind_resolve",
+    "hivemind_divergence",
+    "hivemind_patterns",
+}
+T = "theory"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stdio_params(env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hivemind_lab", "mcp", "serve"],
+        env={**os.environ, **env},
+    )
+
+
+def data(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+# -- stdio ---------------------------------------------------------------------------------------
+
+
+async def test_stdio_lists_tools_with_schemas_and_calls_every_tool(tmp_path):
+    env = {
+        "SOURCE_MODEL": "claude",
+        "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"),
+        "CONFLICT_THRESHOLD": "1",
+    }
+    async with Client(stdio_params(env), mode="legacy") as client:
+        await client.send_ping()
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(listed) == TOOLS
+        for tool in listed.values():
+            assert tool.description
+            assert tool.input_schema["type"] == "object"
+            assert tool.annotations is not None
+        assert listed["hivemind_query"].annotations.read_only_hint is True
+        assert listed["hivemind_assert"].annotations.read_only_hint is False
+        assert listed["hivemind_resolve"].annotations.idempotent_hint is True
+        assert listed["hivemind_assert"].input_schema["required"] == [
+            "subject",
+            "predicate",
+            "obj",
+            "confidence",
+        ]
+
+        first = data(
+            await client.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "consciousness",
+                    "predicate": "is",
+                    "obj": "emergent",
+                    "confidence": 0.9,
+                    "domain": T,
+                    "evidence": "integration of information",
+                },
+            )
+        )
+        assert first["stored"] is True
+        second = data(
+            await client.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "consciousness",
+                    "predicate": "is",
+                    "obj": "computation",
+                    "confidence": 0.6,
+                    "domain": T,
+                },
+            )
+        )
+        (hit,) = second["conflicts_detected"]
+        assert hit["other_model"] == "claude"  # a stdio server speaks for one model
+        conflicts = data(await client.call_tool("hivemind_conflicts", {"domain": T}))["result"]
+        assert conflicts[0]["conflict_id"] == hit["conflict_id"]
+        vote = data(
+            await client.call_tool(
+                "hivemind_resolve",
+                {
+                    "conflict_id": hit["conflict_id"],
+                    "resolution": "accept_a",
+                    "evidence": "fits the data",
+                },
+            )
+        )
+        assert vote["voter"] == "claude"
+        assert vote["consensus_reached"] is True
+        answer = await client.call_tool(
+            "hivemind_query", {"question": "What is consciousness?", "max_tokens": 400, "domain": T}
+        )
+        text = answer.content[0].text
+        assert text.startswith('## Query: "What is consciousness?"')
+        assert "Used:" in text
+        divergence = data(
+            await client.call_tool(
+                "hivemind_divergence", {"model_a": "claude", "model_b": "grok", "domain": T}
+            )
+        )
+        assert divergence["unique_to_a"]
+        patterns = data(
+            await client.call_tool("hivemind_patterns", {"domain": T, "min_frequency": 1})
+        )
+        assert set(patterns) >= {"motifs", "clusters", "islands", "cross_model_patterns"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        (
+            "hivemind_assert",
+            {"subject": "s", "predicate": "is", "obj": "o", "confidence": 1.5},
+            "confidence",
+        ),
+        (
+            "hivemind_assert",
+            {"subject": "s", "predicate": "is", "obj": "o", "confidence": "high"},
+            "confidence",
+        ),
+        (
+            "hivemind_assert",
+            {"subject": "s" * 5000, "predicate": "is", "obj": "o", "confidence": 0.5},
+            "subject",
+        ),
+        (
+            "hivemind_assert",
+            {"subject": "s", "predicate": "is", "obj": "o", "confidence": 0.5, "domain": "x"},
+            "domain",
+        ),
+        ("hivemind_resolve", {"conflict_id": "nope", "resolution": "fork"}, "unknown conflict"),
+        ("hivemind_resolve", {"conflict_id": "nope", "resolution": "maybe"}, "resolution"),
+        (
+            "hivemind_resolve",
+            {"conflict_id": "nope", "resolution": "synthesize"},
+            "synthesized_claim",
+        ),
+        ("hivemind_query", {"question": "q", "max_tokens": 5}, "max_tokens"),
+    ],
+)
+async def test_bad_arguments_are_tool_errors_and_store_nothing(tmp_path, tool, args, message):
+    env = {"SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    async with Client(stdio_params(env)) as client:
+        result = await client.call_tool(tool, args)
+        assert result.is_error
+        assert message in result.content[0].text
+        # The server keeps serving, and nothing was stored.
+        conflicts = data(
+            await client.call_tool("hivemind_conflicts", {"domain": "general", "status": "all"})
+        )
+        assert conflicts["result"] == []
+        report = data(
+            await client.call_tool("hivemind_divergence", {"model_a": "claude", "model_b": "x"})
+        )
+        assert report["unique_to_a"] == []
+
+
+def test_missing_or_bad_configuration_fails_at_start(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_MODEL"}
+    env["HIVEMIND_DB_PATH"] = str(tmp_path / "g.lbdb")
+    base = [sys.executable, "-m", "hivemind_lab", "mcp", "serve"]
+    missing = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2
+    assert "SOURCE_MODEL" in missing.stderr
+    bad_phi = subprocess.run(
+        base,
+        env={**env, "SOURCE_MODEL": "claude", "CONSENSUS_PHI": "2"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad_phi.returncode == 2
+    assert "CONSENSUS_PHI" in bad_phi.stderr
+    exposed = subprocess.run(
+        [*base, "--transport", "http", "--host", "0.0.0.0"],
+        env={**env, "SOURCE_MODEL": "claude"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert exposed.returncode == 2
+    assert "loopback" in exposed.stderr
+    no_neo4j_password = subprocess.run(
+        base,
+        env={
+            **env,
+            "SOURCE_MODEL": "claude",
+            "HIVEMIND_STORE": "neo4j",
+            "NEO4J_URI": "bolt://127.0.0.1:1",
+            "NEO4J_USER": "neo4j",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert no_neo4j_password.returncode == 2
+    assert "NEO4J_PASSWORD" in no_neo4j_password.stderr
+
+
+async def test_three_stdio_servers_share_one_neo4j_graph(neo4j_settings):
+    from hivemind_lab.graph import GraphConfig, open_store
+
+    config = GraphConfig(
+        store="neo4j",
+        neo4j_uri=neo4j_settings["NEO4J_URI"],
+        neo4j_user=neo4j_settings["NEO4J_USER"],
+        neo4j_password=neo4j_settings["NEO4J_PASSWORD"],
+    )
+    store = open_store(config)
+    store.wipe()
+    store.close()
+    base = {"HIVEMIND_STORE": "neo4j", "CONFLICT_THRESHOLD": "3", **neo4j_settings}
+    clients = {
+        m: Client(stdio_params({**base, "SOURCE_MODEL": m})) for m in ("claude", "grok", "gemini")
+    }
+    async with clients["claude"] as claude, clients["grok"] as grok, clients["gemini"] as gemini:
+        await claude.call_tool(
+            "hivemind_assert",
+            {
+                "subject": "pricing power",
+                "predicate": "is",
+                "obj": "durable",
+                "confidence": 0.9,
+                "domain": T,
+            },
+        )
+        hit = data(
+            await grok.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "Pricing Power",
+                    "predicate": "is",
+                    "obj": "fragile",
+                    "confidence": 0.8,
+                    "domain": T,
+                },
+            )
+        )
+        (conflict,) = hit["conflicts_detected"]
+        assert conflict["other_model"] == "claude"
+        await gemini.call_tool(
+            "hivemind_assert",
+            {
+                "subject": "switching costs",
+                "predicate": "causes",
+                "obj": "pricing power",
+                "confidence": 0.7,
+                "domain": "method",
+            },
+        )
+        votes = [
+            data(
+                await c.call_tool(
+                    "hivemind_resolve", {"conflict_id": conflict["conflict_id"], "resolution": r}
+                )
+            )
+            for c, r in ((claude, "accept_a"), (grok, "accept_b"), (gemini, "accept_a"))
+        ]
+        # claude 0.9 and gemini 0.1 (nothing in theory) for a, grok 0.8 for b: 1.0/1.8 < 0.618
+        assert votes[-1]["consensus_reached"] is False
+        final = data(
+            await grok.call_tool(
+                "hivemind_resolve",
+                {"conflict_id": conflict["conflict_id"], "resolution": "accept_a"},
+            )
+        )
+        assert final["consensus_reached"] is True
+        assert final["consensus_resolution"] == "accept_a"
+        divergence = data(
+            await gemini.call_tool(
+                "hivemind_divergence", {"model_a": "gemini", "model_b": "claude", "domain": T}
+            )
+        )
+        assert divergence["blind_spots_a"] == ["theory"]  # gemini only voted there
+        assert divergence["blind_spots_b"] == ["method"]
+
+
+# -- HTTP ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_server(tmp_path) -> Iterator[dict]:
+    """One HTTP server on the embedded store, with tokens for claude, grok and gemini."""
+    tokens_file = tmp_path / "tokens.json"
+    tokens = {m: add_token(tokens_file, m) for m in ("claude", "grok", "gemini", "nomi-1")}
+    port = free_port()
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hivemind_lab",
+            "mcp",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--token-file",
+            str(tokens_file),
+        ],
+        env={**os.environ, "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"), "CONFLICT_THRESHOLD": "3"},
+        stdout=log,
+        stderr=log,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            httpx2.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+            break
+        except httpx2.TransportError:
+            time.sleep(0.2)
+    try:
+        yield {"url": url, "tokens": tokens, "port": port}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        streamable_http_client(url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def _rpc(method: str, **params) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def test_http_refuses_missing_or_wrong_tokens_and_foreign_hosts(http_server):
+    url = http_server["url"]
+    assert httpx2.post(url, json=_rpc("tools/list")).status_code == 401
+    wrong = httpx2.post(
+        url, json=_rpc("tools/list"), headers={"Authorization": "Bearer hm_not-a-token"}
+    )
+    assert wrong.status_code == 401
+    rebinding = httpx2.post(
+        url,
+        json=_rpc("tools/list"),
+        headers={
+            "Authorization": f"Bearer {http_server['tokens']['claude']}",
+            "Host": "evil.example:80",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert rebinding.status_code in (400, 403, 421)
+    huge = httpx2.post(
+        url,
+        content=b"{" + b" " * 2_000_000 + b"}",
+        headers={
+            "Authorization": f"Bearer {http_server['tokens']['claude']}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert huge.status_code == 413
+
+
+async def test_three_http_clients_share_one_embedded_graph(http_server):
+    url, tokens = http_server["url"], http_server["tokens"]
+    async with (
+        http_session(url, tokens["claude"]) as claude,
+        http_session(url, tokens["grok"]) as grok,
+        http_session(url, tokens["gemini"]) as gemini,
+    ):
+        await claude.send_ping()
+        assert {t.name for t in (await claude.list_tools()).tools} == TOOLS
+        data(
+            await claude.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "market share",
+                    "predicate": "equals",
+                    "obj": "22 percent",
+                    "confidence": 0.9,
+                    "domain": T,
+                },
+            )
+        )
+        # Spoofing: an extra identity argument is refused or ignored; the token decides.
+        spoof = await grok.call_tool(
+            "hivemind_assert",
+            {
+                "subject": "market share",
+                "predicate": "equals",
+                "obj": "18 percent",
+                "confidence": 0.7,
+                "domain": T,
+                "source_model": "claude",
+            },
+        )
+        if not spoof.is_error:
+            (hit,) = spoof.structured_content["conflicts_detected"]
+            assert hit["other_model"] == "claude"
+        else:
+            spoof = await grok.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "market share",
+                    "predicate": "equals",
+                    "obj": "18 percent",
+                    "confidence": 0.7,
+                    "domain": T,
+                },
+            )
+            (hit,) = data(spoof)["conflicts_detected"]
+        view = data(await gemini.call_tool("hivemind_conflicts", {"domain": T}))["result"][0]
+        assert {view["assertion_a"]["source_model"], view["assertion_b"]["source_model"]} == {
+            "claude",
+            "grok",
+        }
+        data(
+            await gemini.call_tool(
+                "hivemind_assert",
+                {
+                    "subject": "discounter",
+                    "predicate": "causes",
+                    "obj": "price pressure",
+                    "confidence": 0.8,
+                    "domain": "method",
+                },
+            )
+        )
+        cid = hit["conflict_id"]
+        for session, vote in ((claude, "synthesize"), (grok, "synthesize"), (gemini, "synthesize")):
+            result = data(
+                await session.call_tool(
+                    "hivemind_resolve",
+                    {
+                        "conflict_id": cid,
+                        "resolution": vote,
+                        "synthesized_claim": "market share is about 20 percent",
+                    },
+                )
+            )
+        assert result["consensus_reached"] is True
+        assert result["voter"] == "gemini"
+        assert result["current_votes"]["synthesize"] == pytest.approx(1.0)
+        divergence = data(
+            await claude.call_tool(
+                "hivemind_divergence", {"model_a": "gemini", "model_b": "claude", "domain": T}
+            )
+        )
+        assert divergence["blind_spots_b"] == ["method"]
+        answer = (
+            (
+                await grok.call_tool(
+                    "hivemind_query",
+                    {"question": "What is the market share?", "max_tokens": 250, "domain": T},
+                )
+            )
+            .content[0]
+            .text
+        )
+        assert "20 percent" in answer
+        used = int(answer.rsplit("Used: ", 1)[1].split(" /")[0])
+        assert used <= 250
+
+
+def test_token_file_stores_only_hashes(tmp_path):
+    path = tmp_path / "tokens.json"
+    token = add_token(path, "claude")
+    stored = path.read_text()
+    assert token not in stored
+    assert json.loads(stored)["tokens"][0]["model"] == "claude"
+    assert oct(path.stat().st_mode)[-3:] == "600"
+
+
+def test_chat_bridge_asserts_as_its_own_identity(http_server):
+    base = http_server["url"].rsplit("/mcp", 1)[0]
+    claim = {
+        "subject": "loyalty scheme",
+        "predicate": "is",
+        "obj": "worth keeping",
+        "confidence": 0.6,
+        "domain": T,
+    }
+    assert httpx2.post(f"{base}/bridge/assert", json=claim).status_code == 401
+    ok = httpx2.post(
+        f"{base}/bridge/assert",
+        json={**claim, "model": "claude"},
+        headers={"Authorization": f"Bearer {http_server['tokens']['nomi-1']}"},
+    )
+    assert ok.status_code == 200
+    assert ok.json()["outcome"] == "created"
+    bad = httpx2.post(
+        f"{base}/bridge/assert",
+        json={**claim, "confidence": 7},
+        headers={"Authorization": f"Bearer {http_server['tokens']['nomi-1']}"},
+    )
+    assert bad.status_code == 400
+    assert "confidence" in bad.json()["error"]
+    clash = httpx2.post(
+        f"{base}/bridge/assert",
+        json={**claim, "obj": "a waste"},
+        headers={"Authorization": f"Bearer {http_server['tokens']['claude']}"},
+    )
+    assert clash.json()["conflicts_detected"][0]["other_model"] == "nomi-1"
+
+
+async def test_webhooks_are_signed_retried_and_never_block():
+    import asyncio
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from hivemind_lab.mcp_server.webhooks import (
+        SIGNATURE_HEADER,
+        TIMESTAMP_HEADER,
+        WebhookNotifier,
+        verify,
+    )
+
+    received: list[tuple[dict, str, str, bytes]] = []
+    calls = {"n": 0}
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self):
+            calls["n"] += 1
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            if calls["n"] == 1:  # the first delivery fails: the notifier must retry
+                self.send_response(503)
+                self.end_headers()
+                return
+            received.append(
+                (
+                    json.loads(body),
+                    self.headers[SIGNATURE_HEADER],
+                    self.headers[TIMESTAMP_HEADER],
+                    body,
+                )
+            )
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        notifier = WebhookNotifier(
+            [f"http://127.0.0.1:{server.server_port}/hook"], "s3cret", backoff_s=0.01
+        )
+        start = time.perf_counter()
+        notifier.publish("conflict.created", {"conflict_id": "c1", "other_model": "grok"})
+        assert time.perf_counter() - start < 0.05  # queued, not sent inline
+        await asyncio.wait_for(notifier.flush(), timeout=10)
+    finally:
+        server.shutdown()
+    (payload, signature, stamp, body) = received[0]
+    assert payload["event"] == "conflict.created"
+    assert payload["data"]["conflict_id"] == "c1"
+    assert verify("s3cret", stamp, body, signature)
+    assert not verify("wrong", stamp, body, signature)
+    assert calls["n"] == 2
+    assert notifier.delivered == 1
