@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from hivemind_lab.envconfig import from_env
 from hivemind_lab.errors import InputError
 
 StoreKind = Literal["ladybug", "neo4j"]
@@ -17,6 +18,19 @@ StoreKind = Literal["ladybug", "neo4j"]
 DEFAULT_DOMAINS = ("general", "theory", "entity", "method", "meta", "strategy")
 DEFAULT_MODEL_BUDGETS = {"grok": 100_000, "gemini": 50_000, "claude": 20_000}
 """Default query budgets per model family: a larger context window gets a larger packed slice."""
+
+
+ENV_VARIABLES = {
+    "HIVEMIND_STORE": "store",
+    "HIVEMIND_DB_PATH": "db_path",
+    "NEO4J_URI": "neo4j_uri",
+    "NEO4J_USER": "neo4j_user",
+    "NEO4J_PASSWORD": "neo4j_password",
+    "NEO4J_DATABASE": "neo4j_database",
+    "CONFLICT_THRESHOLD": "conflict_threshold",
+    "CONSENSUS_PHI": "consensus_phi",
+    "MAX_CONTEXT_TOKENS": "max_context_tokens",
+}
 
 
 def default_db_path() -> Path:
@@ -72,33 +86,12 @@ class GraphConfig(BaseModel):
         CONSENSUS_PHI, MAX_CONTEXT_TOKENS and HIVEMIND_DOMAINS. Neo4j credentials are required
         for the neo4j store and never defaulted."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        mapping = {
-            "HIVEMIND_STORE": "store",
-            "HIVEMIND_DB_PATH": "db_path",
-            "NEO4J_URI": "neo4j_uri",
-            "NEO4J_USER": "neo4j_user",
-            "NEO4J_PASSWORD": "neo4j_password",
-            "NEO4J_DATABASE": "neo4j_database",
-            "CONFLICT_THRESHOLD": "conflict_threshold",
-            "CONSENSUS_PHI": "consensus_phi",
-            "MAX_CONTEXT_TOKENS": "max_context_tokens",
-        }
-        for var, field in mapping.items():
-            if env.get(var):
-                values[field] = env[var]
+        extra = {}
         if env.get("HIVEMIND_DOMAINS"):
-            values["domains"] = tuple(
+            extra["domains"] = tuple(
                 d.strip() for d in env["HIVEMIND_DOMAINS"].split(",") if d.strip()
             )
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            config = cls(**values)
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            field = str(err["loc"][0]) if err["loc"] else "config"
-            var = next((v for v, f in mapping.items() if f == field), field)
-            raise InputError(var, f"{err['msg']}, got {err.get('input')!r}") from None
+        config = from_env(cls, env, ENV_VARIABLES, extra=extra, overrides=overrides)
         if config.store == "neo4j":
             missing = [
                 var

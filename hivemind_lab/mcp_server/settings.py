@@ -9,12 +9,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from hivemind_lab.envconfig import from_env
 from hivemind_lab.errors import InputError
 
 Transport = Literal["stdio", "http", "sse"]
 MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
+
+
+ENV_VARIABLES = {
+    "SOURCE_MODEL": "source_model",
+    "HIVEMIND_TOKEN_FILE": "token_file",
+    "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
+    "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
+}
 
 
 def is_loopback(host: str) -> bool:
@@ -50,28 +59,12 @@ class ServerSettings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
         env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        mapping = {
-            "SOURCE_MODEL": "source_model",
-            "HIVEMIND_TOKEN_FILE": "token_file",
-            "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
-            "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
-        }
-        for var, field in mapping.items():
-            if env.get(var):
-                values[field] = env[var]
+        extra = {}
         if env.get("HIVEMIND_WEBHOOK_URLS"):
-            values["webhook_urls"] = tuple(
+            extra["webhook_urls"] = tuple(
                 u for u in re.split(r"[,\s]+", env["HIVEMIND_WEBHOOK_URLS"]) if u
             )
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            settings = cls(**values)
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            field = str(err["loc"][0]) if err["loc"] else "settings"
-            var = next((v for v, f in mapping.items() if f == field), field)
-            raise InputError(var, f"{err['msg']}, got {err.get('input')!r}") from None
+        settings = from_env(cls, env, ENV_VARIABLES, extra=extra, overrides=overrides)
         settings.check()
         return settings
 
