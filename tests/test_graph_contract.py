@@ -492,3 +492,29 @@ def test_provenance_queries(graph_factory):
     assert any(a.survived_consensus for a in graph.survivors())
     rates = graph.win_rates()
     assert rates[0]["win_rate"] > 0
+
+
+def test_bulk_ingest_then_detect_conflicts_against_it(graph):
+    rows = [
+        {
+            "subject": f"firm {i}",
+            "predicate": "is",
+            "obj": f"segment {i % 3}",
+            "confidence": 0.6,
+            "domain": T,
+            "evidence": "bulk",
+        }
+        for i in range(50)
+    ]
+    assert graph.bulk_assert(rows, model="loader") == 50
+    assert count(graph, "Assertion") == 50
+    assert count(graph, "Entity") == 53
+    assert graph.models()["loader"]["assertions"] == 50
+    hit = graph.assert_claim("Firm 7", "is", "segment 2", 0.8, T, model="claude")
+    assert hit.conflicts_detected[0].other_model == "loader"
+    assert "firm 7" in graph.query("What segment is firm 7 in?", 500, T, model="claude")
+    with pytest.raises(InputError, match="confidence"):
+        graph.bulk_assert(
+            [{"subject": "x", "predicate": "is", "obj": "y", "confidence": 3}], model="loader"
+        )
+    assert count(graph, "Assertion") == 51

@@ -460,31 +460,10 @@ class HivemindGraph:
                 {"m": model, "n": len(assertions) - 1},
             )
         )
-        self.store.bulk_insert(
-            nodes={
-                "Entity": [
-                    {"key": k, "name": n, "version": 0}
-                    for k, n in entities.items()
-                    if k not in known
-                ],
-                "Assertion": assertions,
-            },
-            rels={
-                "ASSERTED_BY": [{"from": a["id"], "to": model} for a in assertions],
-                "SUBJECT_REF": [{"from": a["id"], "to": a["subject_key"]} for a in assertions],
-                "OBJECT_REF": [{"from": a["id"], "to": a["object_key"]} for a in assertions],
-                "RELATES_TO": [
-                    {
-                        "from": a["subject_key"],
-                        "to": a["object_key"],
-                        "predicate": a["predicate_key"],
-                        "confidence": a["confidence"],
-                        "source": model,
-                        "assertion_id": a["id"],
-                    }
-                    for a in assertions
-                ],
-            },
+        self.store.load_assertions(
+            model,
+            [{"key": k, "name": n, "version": 0} for k, n in entities.items() if k not in known],
+            assertions,
         )
         self._touched()
         return len(assertions)

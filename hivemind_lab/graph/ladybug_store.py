@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES, columns
+from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES, assertion_relationships, columns
 from hivemind_lab.graph.store import Row, StoreBusyError, StoreError
 
 T = TypeVar("T")
@@ -88,9 +88,7 @@ class LadybugStore:
             self.version += 1
             return result
 
-    def bulk_insert(
-        self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]
-    ) -> None:
+    def _copy(self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]) -> None:
         """COPY from Parquet files: LadybugDB's bulk path (~10⁵ rows/s against ~10³ for
         row-by-row statements)."""
         import polars as pl
@@ -130,6 +128,14 @@ class LadybugStore:
                 raise
             self._conn.execute("COMMIT")
             self.version += 1
+
+    def load_assertions(
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
+    ) -> None:
+        self._copy(
+            {"Entity": entities, "Assertion": assertions},
+            assertion_relationships(model, list(assertions)),
+        )
 
     def wipe(self) -> None:
         with self._lock:

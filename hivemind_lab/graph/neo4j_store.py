@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from hivemind_lab.graph.schema import NEO4J_SCHEMA, NODE_TABLES, PRIMARY_KEYS, endpoints
+from hivemind_lab.graph.schema import NEO4J_SCHEMA, NODE_TABLES
 from hivemind_lab.graph.store import Row, StoreError
 
 T = TypeVar("T")
@@ -63,49 +63,38 @@ class Neo4jStore:
         with self._session("write") as session:
             return session.execute_write(lambda tx: work(_Neo4jTx(tx)))
 
-    def bulk_insert(
-        self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]
+    def load_assertions(
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
     ) -> None:
-        """UNWIND batches of 5,000 rows, one transaction per batch.
-
-        One transaction for 10⁵ rows would exceed the server's transaction memory, so batches
-        commit separately: an interrupted bulk load leaves the batches before it in place (bulk
-        loading is for known-consistent data and can be re-run on a wiped store).
-        """
+        """Entities first, then one statement per batch that creates the assertions and all four
+        relationships together (several times faster than one statement per relationship)."""
         batch = 5_000
+        create = (
+            "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
+            "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
+            "CREATE (a)-[:ASSERTED_BY]->(m), (a)-[:SUBJECT_REF]->(s), (a)-[:OBJECT_REF]->(o), "
+            "(s)-[:RELATES_TO {predicate: r.predicate_key, confidence: r.confidence, source: $m, "
+            "assertion_id: r.id}]->(o)"
+        )
         with self._session("write") as session:
-            for label, rows in nodes.items():
-                query = f"UNWIND $rows AS r CREATE (n:{label}) SET n = r"
-                for i in range(0, len(rows), batch):
-                    chunk = list(rows[i : i + batch])
-                    session.execute_write(
-                        lambda tx, q=query, c=chunk: tx.run(q, {"rows": c}).consume()
-                    )
-            for rel, rows in rels.items():
-                source, target = endpoints(rel)
-                query = (
-                    f"UNWIND $rows AS r MATCH (a:{source} {{{PRIMARY_KEYS[source]}: r.`from`}}), "
-                    f"(b:{target} {{{PRIMARY_KEYS[target]}: r.`to`}}) CREATE (a)-[x:{rel}]->(b) "
-                    "SET x = r.props"
+            for i in range(0, len(entities), batch):
+                chunk = list(entities[i : i + batch])
+                session.execute_write(
+                    lambda tx, c=chunk: tx.run(
+                        "UNWIND $rows AS r CREATE (n:Entity) SET n = r", {"rows": c}
+                    ).consume()
                 )
-                for i in range(0, len(rows), batch):
-                    chunk = [
-                        {
-                            "from": r["from"],
-                            "to": r["to"],
-                            "props": {k: v for k, v in r.items() if k not in ("from", "to")},
-                        }
-                        for r in rows[i : i + batch]
-                    ]
-                    session.execute_write(
-                        lambda tx, q=query, c=chunk: tx.run(q, {"rows": c}).consume()
-                    )
+            for i in range(0, len(assertions), batch):
+                chunk = list(assertions[i : i + batch])
+                session.execute_write(
+                    lambda tx, c=chunk: tx.run(create, {"rows": c, "m": model}).consume()
+                )
 
     def wipe(self) -> None:
         labels = "|".join(NODE_TABLES)
         with self._session("write") as session:
             session.run(
-                f"MATCH (n:{labels}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS"
+                f"MATCH (n:{labels}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 1000 ROWS"
             ).consume()
 
     def close(self) -> None:

@@ -64,16 +64,6 @@ NEO4J_SCHEMA = [
 ]
 
 
-PRIMARY_KEYS = {
-    "Assertion": "id",
-    "Model": "name",
-    "Entity": "key",
-    "Conflict": "id",
-    "Vote": "id",
-    "Pattern": "id",
-}
-
-
 def columns(table: str) -> list[tuple[str, str]]:
     """(name, type) of a node table's or relationship table's properties, in schema order."""
     if table in NODE_TABLES:
@@ -88,7 +78,21 @@ def columns(table: str) -> list[tuple[str, str]]:
     return out
 
 
-def endpoints(rel: str) -> tuple[str, str]:
-    """(from label, to label) of a relationship table."""
-    words = REL_TABLES[rel].split(",", 1)[0].split()
-    return words[1], words[3]
+def assertion_relationships(model: str, assertions: list[dict]) -> dict[str, list[dict]]:
+    """The relationships a batch of new assertions needs, as rows with ``from``/``to`` keys."""
+    return {
+        "ASSERTED_BY": [{"from": a["id"], "to": model} for a in assertions],
+        "SUBJECT_REF": [{"from": a["id"], "to": a["subject_key"]} for a in assertions],
+        "OBJECT_REF": [{"from": a["id"], "to": a["object_key"]} for a in assertions],
+        "RELATES_TO": [
+            {
+                "from": a["subject_key"],
+                "to": a["object_key"],
+                "predicate": a["predicate_key"],
+                "confidence": a["confidence"],
+                "source": model,
+                "assertion_id": a["id"],
+            }
+            for a in assertions
+        ],
+    }

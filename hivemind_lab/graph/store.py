@@ -51,11 +51,11 @@ class GraphStore(Protocol):
         raises). ``work`` may be retried on transient conflicts, so it must only touch the
         database."""
 
-    def bulk_insert(
-        self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]
+    def load_assertions(
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
     ) -> None:
-        """Insert new nodes, then relationships (rows with ``from``/``to`` primary keys plus
-        properties), in one transaction, as fast as the engine allows. Nodes must not exist."""
+        """Bulk-load new entities and new assertions of an existing model, with their
+        ASSERTED_BY, SUBJECT_REF, OBJECT_REF and RELATES_TO relationships."""
 
     def wipe(self) -> None:
         """Delete every node and relationship (tests and benchmarks)."""
