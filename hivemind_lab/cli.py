@@ -462,6 +462,105 @@ def mcp_token_add(
     err_console.print(f"token for {model!r} added to {file} (store it now: it is not kept)")
 
 
+@app.command()
+def sweep(
+    spec: Annotated[
+        Path, typer.Argument(help="Experiment file, e.g. experiments/grocer-calibration.toml.")
+    ],
+    workers: Annotated[int, typer.Option(help="Local worker processes.")] = 1,
+    ray: Annotated[
+        str | None, typer.Option("--ray", help="Run on Ray: a cluster address, or 'local'.")
+    ] = None,
+    graph: Annotated[
+        bool, typer.Option("--graph", help="Also write every run into the hivemind graph.")
+    ] = False,
+) -> None:
+    """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
+    from hivemind_lab.experiments import load_spec
+    from hivemind_lab.experiments import run as run_sweep
+
+    try:
+        experiment = load_spec(spec)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if workers < 1:
+        raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console) as bar:
+        task_id = bar.add_task(f"sweep {experiment.name}", total=None)
+        try:
+            report = run_sweep(
+                experiment,
+                workers=workers,
+                ray_address=ray,
+                total=lambda n: bar.update(task_id, total=n),
+                on_done=lambda s: bar.advance(task_id),
+            )
+        except HivemindError as exc:
+            raise _fail(exc) from None
+    skipped = sum(r.skipped for r in report.runs)
+    console.print(
+        f"{len(report.runs)} runs ({skipped} already done) in {report.wall_time_s:.1f} s; "
+        f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
+        f"results in {report.root}"
+    )
+    from hivemind_lab.experiments import load as load_runs
+    from hivemind_lab.experiments.compare import compare
+
+    table = compare(load_runs(report.root))
+    summary = Table(title="strategies (mean ± 95 % CI across runs)")
+    for col in ("strategy", "runs", "feasibility", "vetoes", "calls"):
+        summary.add_column(col)
+    for row in table.iter_rows(named=True):
+        summary.add_row(
+            row["strategy"],
+            str(row["runs"]),
+            f"{row['mean_feasibility_mean']:.1f} ± {row['mean_feasibility_ci95']:.1f}",
+            f"{row['vetoes_mean']:.2f} ± {row['vetoes_ci95']:.2f}",
+            f"{row['run_calls_mean']:.0f} ± {row['run_calls_ci95']:.0f}",
+        )
+    console.print(summary)
+    if graph:
+        from hivemind_lab.experiments.graph_export import export_runs
+        from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+
+        try:
+            config = GraphConfig.from_env()
+            store = open_store(config)
+            try:
+                written = export_runs(HivemindGraph(store, config), Path(report.root))
+            finally:
+                store.close()
+        except HivemindError as exc:
+            raise _fail(exc) from None
+        console.print(f"graph: {written} assertions written ({config.store})")
+
+
+@app.command()
+def replay(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
+    """Re-run a deliberation from its response cache (no network) and compare result.json."""
+    from hivemind_lab.experiments import replay as replay_run
+
+    try:
+        report = replay_run(run_dir)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if report.identical:
+        console.print(
+            f"[green]identical[/]: {report.compared_bytes} bytes of result.json match "
+            f"(wall time, audit head and cache counts excluded); {report.network_calls} network calls"
+        )
+        return
+    err_console.print(f"[bold red]DIFFERENT[/]: first difference at {report.first_difference}")
+    raise typer.Exit(code=1)
+
+
 def main() -> None:
     """Console entry point."""
     try:

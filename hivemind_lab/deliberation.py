@@ -543,6 +543,7 @@ async def deliberate_async(
     embedder: Embedder | None = None,
     on_progress: ProgressCallback | None = None,
     resume: bool = False,
+    manifest_extra: dict[str, Any] | None = None,
 ) -> DeliberationResult:
     """Run a deliberation into ``run_dir`` (see `deliberate`)."""
     calibrations = calibrations or Calibrations()
@@ -580,6 +581,7 @@ async def deliberate_async(
             knowledge_base=knowledge_base,
             practicality_kb=practicality_kb,
             embedder=embedder,
+            extra=manifest_extra,
         )
     runner = Deliberation(
         request,

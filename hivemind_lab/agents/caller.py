@@ -62,9 +62,11 @@ class AgentCaller:
                 f"cost budget ${self.max_cost_usd} spent (${self.usage.cost_usd})"
             )
 
-    async def ask(self, actor: str, task: Task, output_type: type[T]) -> T:
-        """Send one task and return the validated answer."""
-        request = render(task, seed=self.seed)
+    async def ask(
+        self, actor: str, task: Task, output_type: type[T], *, seed: int | None = None
+    ) -> T:
+        """Send one task and return the validated answer (``seed`` overrides the run's seed)."""
+        request = render(task, seed=self.seed if seed is None else seed)
         async with self._semaphore:
             self._check_budget()
             result = await complete_structured(self.model, request, output_type)

@@ -1136,6 +1136,38 @@ class HivemindGraph:
             cross_model_patterns=tuple(mechanism + model_only),
         )
 
+    def record_pattern(
+        self,
+        domain: str,
+        description: str,
+        *,
+        frequency: int,
+        confidence: float,
+        discovered_by: str,
+    ) -> str:
+        """Store a discovered pattern (e.g. a monitor's clusters) as a Pattern node."""
+        domain = self._domain(domain)
+        description = self._text("description", description, limit=self.config.max_evidence)
+        confidence = self._confidence("confidence", confidence)
+        pattern_id = str(uuid.uuid4())
+        now = _now_iso(self.clock)
+        self.store.write(
+            lambda tx: tx.run(
+                "CREATE (p:Pattern {id: $id, domain: $d, description: $desc, frequency: $f, "
+                "confidence: $c, discovered_by: $by, created_at: $now})",
+                {
+                    "id": pattern_id,
+                    "d": domain,
+                    "desc": description,
+                    "f": int(frequency),
+                    "c": confidence,
+                    "by": self._model(discovered_by),
+                    "now": now,
+                },
+            )
+        )
+        return pattern_id
+
     # -- provenance --------------------------------------------------------------------------
     def exclusive_to(self, model: str) -> list[Assertion]:
         """What ``model`` asserted about subjects no other model has touched."""

@@ -1,0 +1,56 @@
+"""Run points: one run of one strategy on one problem with one calibration and seed."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, ConfigDict
+
+from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.experiments.spec import ExperimentSpec, Strategy
+from hivemind_lab.inputs import Calibrations
+
+
+class RunPoint(BaseModel):
+    """Everything that distinguishes one run of a sweep."""
+
+    model_config = ConfigDict(frozen=True)
+
+    problem: str
+    calibrations: Calibrations
+    seed: int
+    strategy: Strategy = "deliberation"
+
+    def run_id(self, spec: ExperimentSpec) -> str:
+        """Stable id from what determines the run's outcome, so a resumed sweep finds it."""
+        body = {
+            "point": self.model_dump(mode="json"),
+            "inputs": spec.inputs.model_dump(mode="json"),
+            "limits": spec.limits.model_dump(mode="json"),
+            "backend": spec.backend,
+            "model": spec.model,
+            "knowledge_base": spec.knowledge_base,
+        }
+        digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:12]
+        return f"{self.strategy}-{digest}"
+
+
+def expand(spec: ExperimentSpec, calibrations: list[Calibrations] | None = None) -> list[RunPoint]:
+    """Deliberation points for every problem × calibration × seed, then the baselines (one per
+    problem × seed: baselines do not depend on stubbornness; they use the first point's
+    similarity threshold and severity)."""
+    calibrations = calibrations if calibrations is not None else spec.calibration_points()
+    points = [
+        RunPoint(problem=p, calibrations=c, seed=s)
+        for p in spec.problems
+        for c in calibrations
+        for s in spec.seeds
+    ]
+    if calibrations:
+        for strategy in spec.baselines:
+            points += [
+                RunPoint(problem=p, calibrations=calibrations[0], seed=s, strategy=strategy)
+                for p in spec.problems
+                for s in spec.seeds
+            ]
+    return points

@@ -1,0 +1,111 @@
+"""Exact replay of a run from its own response cache: zero network calls, same result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.deliberation import deliberate_async, read_manifest
+from hivemind_lab.errors import InputError
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+
+VOLATILE = ("wall_time_s", "audit_head", "audit_records", "usage.cache_hits", "usage.model_calls")
+"""Fields that record how a run went rather than what it concluded: wall time, the audit head
+(audit records carry timestamps) and cache accounting (a replay is all cache hits)."""
+
+
+class ReplayReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_dir: str
+    identical: bool
+    first_difference: str | None = None
+    network_calls: int = 0
+    compared_bytes: int = 0
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """The result without its volatile fields."""
+    data = json.loads(json.dumps(result))
+    for path in VOLATILE:
+        node = data
+        *parents, leaf = path.split(".")
+        for key in parents:
+            node = node.get(key, {})
+        node.pop(leaf, None)
+    return data
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Dotted path of the first place two JSON values differ."""
+    if type(a) is not type(b):
+        return path or "(root)"
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}".lstrip(".")
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found:
+                return found.lstrip(".")
+        return None
+    if isinstance(a, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return f"{path}[{min(len(a), len(b))}]" if len(a) != len(b) else None
+    return None if a == b else (path.lstrip(".") or "(root)")
+
+
+def replay(run_dir: str | Path) -> ReplayReport:
+    """Re-run a deliberation from its manifest with the cache in replay mode and compare."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "manifest.json").exists() or not (run_dir / "result.json").exists():
+        raise InputError(
+            "run_dir",
+            f"{str(run_dir)!r} is not a finished run",
+            allowed="a directory with manifest.json and result.json",
+        )
+    manifest = read_manifest(run_dir)
+    if "baseline" in manifest:
+        raise InputError("run_dir", "replay covers deliberation runs, not baselines")
+    with tempfile.TemporaryDirectory() as tmp:
+        cache_copy = Path(tmp) / "recorded.sqlite"
+        shutil.copy2(run_dir / "cache.sqlite", cache_copy)
+        recorded = ResponseCache(cache_copy)
+        model = CachingChatModel(
+            None, recorded, mode="replay", backend=manifest["backend"], model=manifest["model"]
+        )
+        try:
+            asyncio.run(
+                deliberate_async(
+                    DeliberationRequest.model_validate(manifest["request"]),
+                    Calibrations.model_validate(manifest["calibrations"]),
+                    Limits.model_validate(manifest["limits"]),
+                    model=model,
+                    run_dir=Path(tmp) / "replay",
+                    seed=int(manifest["seed"]),
+                    knowledge_base=manifest["knowledge_base"],
+                    practicality_kb=manifest["practicality_kb"],
+                )
+            )
+        finally:
+            recorded.close()
+        original = comparable(json.loads((run_dir / "result.json").read_text("utf-8")))
+        again = comparable(json.loads((Path(tmp) / "replay" / "result.json").read_text("utf-8")))
+    a, b = canonical_json(original).encode(), canonical_json(again).encode()
+    return ReplayReport(
+        run_dir=str(run_dir),
+        identical=a == b,
+        first_difference=None if a == b else first_difference(original, again),
+        network_calls=model.misses,
+        compared_bytes=len(a),
+    )

@@ -1,0 +1,118 @@
+"""Experiment specifications: a TOML file in experiments/ describing a calibration sweep."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.errors import InputError
+from hivemind_lab.inputs import Calibrations, Limits
+
+CALIBRATIONS = ("stubbornness", "similarity_threshold", "severity")
+Strategy = Literal["deliberation", "vote", "single_agent"]
+Objective = Literal["rounds_no_veto", "fewest_conclusions", "highest_feasibility"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FixedInputs(Frozen):
+    sufficiency: int = Field(ge=1)
+    feasibility: int = Field(ge=1, le=100)
+    density: int = Field(gt=0)
+    critique_mode: Literal["pairwise", "batched"] = "pairwise"
+
+
+class Space(Frozen):
+    """The calibration space: a grid of values, or [low, high] ranges for random or Optuna search."""
+
+    kind: Literal["grid", "random", "optuna"] = "grid"
+    stubbornness: tuple[float, ...] = (0.3,)
+    similarity_threshold: tuple[float, ...] = (0.35,)
+    severity: tuple[float, ...] = (0.5,)
+    samples: int = Field(default=10, ge=1, le=10_000)
+    """Points drawn (random) or trials run (optuna)."""
+    objective: Objective = "rounds_no_veto"
+    """What Optuna minimises: rounds to halt plus a penalty per veto and for non-convergence."""
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _values(self) -> Space:
+        for name in CALIBRATIONS:
+            values = getattr(self, name)
+            if not values or any(not 0.0 <= v <= 1.0 for v in values):
+                raise ValueError(f"{name} values must lie in 0.0-1.0, got {list(values)}")
+            if self.kind != "grid" and (len(values) != 2 or values[0] > values[1]):
+                raise ValueError(
+                    f"{name} must be [low, high] for a {self.kind} search, got {list(values)}"
+                )
+        return self
+
+
+class ExperimentSpec(Frozen):
+    """A sweep: problems × calibration points × seeds (× baselines)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    problems: tuple[str, ...] = Field(min_length=1)
+    """Problem TOML files (relative to the spec's folder's parent, i.e. the project root)."""
+    knowledge_base: str = "data/knowledge"
+    practicality_kb: str = "data/practicality"
+    backend: Literal["offline", "openai"] = "offline"
+    model: str | None = None
+    inputs: FixedInputs
+    limits: Limits = Limits()
+    space: Space = Space()
+    seeds: tuple[int, ...] = (0,)
+    baselines: tuple[Literal["vote", "single_agent"], ...] = ()
+
+    @property
+    def digest(self) -> str:
+        """Hash of the specification (recorded in every run's manifest)."""
+        return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()
+
+    def calibration_points(self) -> list[Calibrations]:
+        """Grid or random points (Optuna proposes its own as it goes)."""
+        s = self.space
+        combos: Iterable[tuple[float, ...]]
+        if s.kind == "grid":
+            combos = itertools.product(s.stubbornness, s.similarity_threshold, s.severity)
+        elif s.kind == "random":
+            rng = random.Random(s.seed)
+            combos = (
+                tuple(round(rng.uniform(*getattr(s, name)), 4) for name in CALIBRATIONS)
+                for _ in range(s.samples)
+            )
+        else:
+            return []
+        return [
+            Calibrations(stubbornness=a, similarity_threshold=b, severity=c) for a, b, c in combos
+        ]
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and validate an experiment file; errors name the file and the field."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            "spec", f"{str(path)!r} does not exist", allowed="an experiments/*.toml file"
+        ) from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError("spec", f"{str(path)!r} is not valid TOML ({exc})") from None
+    raw.setdefault("name", path.stem)
+    try:
+        return ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "spec"
+        raise InputError(f"{path}: {loc}", err["msg"]) from None
