@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,12 @@ def replay(run_dir: str | Path) -> ReplayReport:
         raise InputError("run_dir", "replay covers deliberation runs, not baselines")
     with tempfile.TemporaryDirectory() as tmp:
         cache_copy = Path(tmp) / "recorded.sqlite"
-        shutil.copy2(run_dir / "cache.sqlite", cache_copy)
+        # SQLite's backup API copies a consistent snapshot, including pages still in the WAL.
+        with (
+            closing(sqlite3.connect(run_dir / "cache.sqlite")) as src,
+            closing(sqlite3.connect(cache_copy)) as dst,
+        ):
+            src.backup(dst)
         recorded = ResponseCache(cache_copy)
         model = CachingChatModel(
             None, recorded, mode="replay", backend=manifest["backend"], model=manifest["model"]

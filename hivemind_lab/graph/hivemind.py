@@ -1153,12 +1153,12 @@ class HivemindGraph:
         now = _now_iso(self.clock)
         self.store.write(
             lambda tx: tx.run(
-                "CREATE (p:Pattern {id: $id, domain: $d, description: $desc, frequency: $f, "
+                "CREATE (p:Pattern {id: $id, domain: $d, description: $text, frequency: $f, "
                 "confidence: $c, discovered_by: $by, created_at: $now})",
                 {
                     "id": pattern_id,
                     "d": domain,
-                    "desc": description,
+                    "text": description,
                     "f": int(frequency),
                     "c": confidence,
                     "by": self._model(discovered_by),

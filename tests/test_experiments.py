@@ -1,0 +1,274 @@
+"""Calibration sweeps: spec validation, artifacts, resume, replay, reuse, baselines, Ray, graph."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from hivemind_lab.errors import InputError
+from hivemind_lab.experiments import ExperimentSpec, load, load_spec, replay, run
+from hivemind_lab.experiments.compare import compare
+from tests.support import REPO
+
+GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
+
+
+def spec(**overrides) -> ExperimentSpec:
+    values = {
+        "name": "t",
+        "problems": [GROCER],
+        "inputs": {"sufficiency": 2, "feasibility": 55, "density": 8000},
+        "limits": {"max_rounds": 3, "max_regenerations": 1},
+        "space": {
+            "kind": "grid",
+            "stubbornness": [0.1, 0.6],
+            "similarity_threshold": [0.35],
+            "severity": [0.5],
+        },
+        "seeds": [0],
+    }
+    values.update(overrides)
+    return ExperimentSpec.model_validate(values)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('problems = ["p.toml"]\n', "inputs"),
+        ("problems = []\n[inputs]\nsufficiency=1\nfeasibility=50\ndensity=100\n", "problems"),
+        (
+            'problems = ["p"]\n[inputs]\nsufficiency=1\nfeasibility=500\ndensity=100\n',
+            "inputs.feasibility",
+        ),
+        (
+            'problems = ["p"]\n[inputs]\nsufficiency=1\nfeasibility=50\ndensity=100\n[space]\nseverity=[1.5]\n',
+            "space",
+        ),
+        (
+            'problems = ["p"]\n[inputs]\nsufficiency=1\nfeasibility=50\ndensity=100\n[space]\nkind="random"\nseverity=[0.1]\n',
+            "space",
+        ),
+        (
+            'problems = ["p"]\n[inputs]\nsufficiency=1\nfeasibility=50\ndensity=100\nbaselines=["debate"]\n',
+            "inputs.baselines",
+        ),
+        ("problems = [", "spec"),
+    ],
+)
+def test_bad_specs_name_the_file_and_field(tmp_path, text, field):
+    with pytest.raises(InputError) as info:
+        load_spec(write(tmp_path, text))
+    assert field in str(info.value)
+
+
+def test_shipped_experiments_are_valid():
+    for path in sorted((REPO / "experiments").glob("*.toml")):
+        assert load_spec(path).problems
+
+
+def test_grid_sweep_writes_artifacts_reuses_work_and_resumes(tmp_path):
+    root = tmp_path / "runs"
+    first = run(spec(), project=REPO, root=root)
+    assert len(first.runs) == 2
+    run_dir = root / first.runs[0].run_id
+    for name in ("manifest.json", "result.json", "audit.jsonl", "metrics.parquet", "cache.sqlite"):
+        assert (run_dir / name).exists(), name
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["experiment"]["spec_hash"] == spec().digest
+    assert manifest["token_counter"] and manifest["packages"]["polars"]
+    assert "commit" in manifest["git"] and "dirty" in manifest["git"]
+    # Round-0 proposals do not depend on stubbornness: the second point reuses them.
+    agents = json.loads((run_dir / "result.json").read_text())["n_agents"]
+    assert sum(r.reused_calls for r in first.runs) >= agents
+    again = run(spec(), project=REPO, root=root)
+    assert all(r.skipped for r in again.runs)
+    assert again.model_calls == 0
+    frame = load(root)
+    assert frame.height == 2
+    assert {
+        "stubbornness",
+        "status",
+        "total_rounds",
+        "mean_feasibility",
+        "vetoes",
+        "run_calls",
+    } <= set(frame.columns)
+    per_round = load(root, per_round=True)
+    assert per_round.height > frame.height
+    assert set(per_round["round"].to_list()) >= {0, 1}
+
+
+def test_replay_is_identical_with_zero_network_calls_and_names_a_difference(tmp_path):
+    root = tmp_path / "runs"
+    report = run(
+        spec(
+            space={
+                "kind": "grid",
+                "stubbornness": [0.3],
+                "similarity_threshold": [0.35],
+                "severity": [0.5],
+            }
+        ),
+        project=REPO,
+        root=root,
+    )
+    run_dir = root / report.runs[0].run_id
+    result = replay(run_dir)
+    assert result.identical
+    assert result.network_calls == 0
+    # Change one recorded reply: the replay now differs, and says where.
+    with sqlite3.connect(run_dir / "cache.sqlite") as conn:
+        key, response = conn.execute(
+            'SELECT key, response FROM responses WHERE request LIKE \'%\\"task\\": \\"score\\"%\' LIMIT 1'
+        ).fetchone()
+        data = json.loads(response)
+        content = json.loads(data["content"])
+        content["score"] = 0 if content["score"] > 50 else 100
+        data["content"] = json.dumps(content)
+        conn.execute("UPDATE responses SET response = ? WHERE key = ?", (json.dumps(data), key))
+    tampered = replay(run_dir)
+    assert not tampered.identical
+    assert tampered.first_difference
+
+
+def test_baselines_spend_the_same_theory_calls_and_compare_with_cis(tmp_path):
+    root = tmp_path / "runs"
+    report = run(
+        spec(
+            seeds=[0, 1],
+            baselines=["vote", "single_agent"],
+            space={
+                "kind": "grid",
+                "stubbornness": [0.3],
+                "similarity_threshold": [0.35],
+                "severity": [0.5],
+            },
+        ),
+        project=REPO,
+        root=root,
+    )
+    by_strategy: dict[str, list] = {}
+    for summary in report.runs:
+        by_strategy.setdefault(summary.point.strategy, []).append(summary)
+    assert set(by_strategy) == {"deliberation", "vote", "single_agent"}
+    for seed in (0, 1):
+        delib = next(r for r in by_strategy["deliberation"] if r.point.seed == seed)
+        for strategy in ("vote", "single_agent"):
+            base = next(r for r in by_strategy[strategy] if r.point.seed == seed)
+            assert base.theory_calls == delib.theory_calls
+    table = compare(load(root))
+    assert table["strategy"].to_list() == ["deliberation", "single_agent", "vote"]
+    assert {"mean_feasibility_mean", "mean_feasibility_ci95", "vetoes_ci95"} <= set(table.columns)
+    assert (table["runs"] == 2).all()
+
+
+def test_random_and_optuna_spaces(tmp_path):
+    random_spec = spec(
+        space={
+            "kind": "random",
+            "samples": 3,
+            "stubbornness": [0.0, 0.9],
+            "similarity_threshold": [0.2, 0.5],
+            "severity": [0.3, 0.7],
+            "seed": 4,
+        }
+    )
+    points = random_spec.calibration_points()
+    assert len(points) == 3
+    assert points == random_spec.calibration_points()  # seeded
+    optuna_spec = spec(
+        limits={"max_rounds": 2, "max_regenerations": 0},
+        space={
+            "kind": "optuna",
+            "samples": 2,
+            "stubbornness": [0.0, 0.9],
+            "similarity_threshold": [0.2, 0.5],
+            "severity": [0.3, 0.7],
+        },
+    )
+    report = run(optuna_spec, project=REPO, root=tmp_path / "opt")
+    assert len(report.runs) == 2
+    best = json.loads((tmp_path / "opt" / "optuna.json").read_text())
+    assert set(best["best_params"]) == {"stubbornness", "similarity_threshold", "severity"}
+
+
+def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(
+        f'name = "kill"\nproblems = ["{GROCER}"]\nseeds = [0, 1]\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+        "[space]\nstubbornness = [0.1, 0.5, 0.8]\n"
+    )
+    runs = REPO / "experiments" / "runs" / "kill"
+    if runs.exists():
+        import shutil
+
+        shutil.rmtree(runs)
+    cmd = [sys.executable, "-m", "hivemind_lab", "sweep", str(exp)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list(runs.glob("*/metrics.parquet"))) < 2:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        finished = {p.parent.name for p in runs.glob("*/metrics.parquet")}
+        assert 2 <= len(finished) < 6
+        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert f"({len(finished)} already done)" in done.stdout.replace("\n", " ")
+        assert len(list(runs.glob("*/metrics.parquet"))) == 6
+    finally:
+        import shutil
+
+        shutil.rmtree(runs, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_sweep_on_a_local_ray_instance(tmp_path):
+    ray = pytest.importorskip("ray")
+    try:
+        report = run(spec(), project=REPO, root=tmp_path / "ray", ray_address="local", workers=2)
+    finally:
+        ray.shutdown()
+    assert len(report.runs) == 2
+    assert all(r.status for r in report.runs)
+    assert pl.read_parquet(next((tmp_path / "ray").glob("*/metrics.parquet"))).height >= 1
+
+
+def test_process_workers_give_the_same_results_as_one_process(tmp_path):
+    one = run(spec(), project=REPO, root=tmp_path / "one")
+    two = run(spec(), project=REPO, root=tmp_path / "two", workers=2)
+    key = lambda r: (r.run_id, r.status, r.rounds, r.mean_feasibility)  # noqa: E731
+    assert sorted(map(key, one.runs)) == sorted(map(key, two.runs))
+
+
+def test_runs_go_into_the_graph_on_both_stores(tmp_path, graph):
+    from hivemind_lab.experiments.graph_export import export_runs
+
+    root = tmp_path / "runs"
+    run(spec(), project=REPO, root=root)
+    written = export_runs(graph, root)
+    assert written > 0
+    models = set(graph.models())
+    assert len(models) >= 4
+    patterns = graph.store.read("MATCH (p:Pattern) RETURN count(p) AS n")[0]["n"]
+    assert patterns == 2
+    a, b = sorted(m for m in models if m.endswith("theory-00") or m.endswith("theory-01"))[:2]
+    report = graph.divergence(a, b, "strategy")
+    assert report.unique_to_a or report.agreements or report.direct_conflicts
