@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: setup demo test lint typecheck unit bench browser clean
 
 setup: $(VENV)/.installed
 
@@ -21,7 +21,11 @@ demo: setup
 	$(BIN)/hivemind-lab deliberate --problem $(DEMO_PROBLEM) --out $(DEMO_OUT)
 
 ## Every check CI runs: lint, types, all tests.
-test: setup lint typecheck unit
+test: setup browser lint typecheck unit
+
+## Debian's Chromium renders the HTML reports in the browser tests (installed when missing).
+browser:
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -193,7 +193,7 @@ def deliberate(
     from hivemind_lab.deliberation import deliberate_async, read_manifest
     from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits, build
     from hivemind_lab.problems import Problem, load_problem, problem_from_text
-    from hivemind_lab.reports import write_markdown_report
+    from hivemind_lab.reports import write_report
 
     try:
         if resume is not None:
@@ -296,9 +296,9 @@ def deliberate(
             )
         except HivemindError as exc:
             raise _fail(exc) from None
-    report = write_markdown_report(run_dir)
+    report = write_report(run_dir)
     _print_summary(result, run_dir)
-    console.print(f"report: {report}")
+    console.print(f"report: {report} (and report.md)")
 
 
 def _print_summary(result: Any, run_dir: Path) -> None:
@@ -540,6 +540,28 @@ def sweep(
         except HivemindError as exc:
             raise _fail(exc) from None
         console.print(f"graph: {written} assertions written ({config.store})")
+
+
+@app.command()
+def report(
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run directory, or a sweep folder experiments/runs/NAME.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the HTML (default: RUN_DIR/report.html).")
+    ] = None,
+    pdf: Annotated[
+        bool, typer.Option("--pdf", help="Also print it to PDF with headless Chromium.")
+    ] = False,
+) -> None:
+    """Write a self-contained HTML report (works offline) for executives."""
+    from hivemind_lab.reports import write_report
+
+    try:
+        path = write_report(run_dir, out, pdf=pdf)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    console.print(f"report: {path}" + (f" and {path.with_suffix('.pdf')}" if pdf else ""))
 
 
 @app.command()
