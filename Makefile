@@ -37,7 +37,8 @@ typecheck: setup
 ## The contract suite runs on real Neo4j too: start the project's own server around the tests.
 unit: setup
 	scripts/neo4j start
-	$(BIN)/pytest -q; status=$$?; scripts/neo4j stop; exit $$status
+	$(BIN)/pytest -q && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
+	  status=$$?; scripts/neo4j stop; exit $$status
 
 bench: setup
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done

@@ -11,7 +11,6 @@ from the cache: no completed call is repeated, and the result is the same as an 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.prompts import PROMPT_VERSION
 from hivemind_lab.agents.schemas import SolutionView
+from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
@@ -628,7 +628,7 @@ def deliberate(
         run_dir: where the run's artifacts go (new or empty, unless ``resume=True``).
         **options: seed, knowledge_base, practicality_kb, embedder, on_progress, resume.
     """
-    return asyncio.run(
+    return run_sync(
         deliberate_async(request, calibrations, limits, model=model, run_dir=run_dir, **options)
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import tempfile
@@ -12,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import canonical_json
 from hivemind_lab.deliberation import deliberate_async, read_manifest
 from hivemind_lab.errors import InputError
@@ -91,7 +91,7 @@ def replay(run_dir: str | Path) -> ReplayReport:
             None, recorded, mode="replay", backend=manifest["backend"], model=manifest["model"]
         )
         try:
-            asyncio.run(
+            run_sync(
                 deliberate_async(
                     DeliberationRequest.model_validate(manifest["request"]),
                     Calibrations.model_validate(manifest["calibrations"]),

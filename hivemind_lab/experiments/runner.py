@@ -10,7 +10,6 @@ problem, seed and model the round-0 proposals are identical prompts — is share
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import time
@@ -24,6 +23,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents.caller import AgentCaller
+from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import (
     deliberate_async,
@@ -182,7 +182,7 @@ def run_point(
     try:
         if point.strategy == "deliberation":
             resume = (run_dir / "manifest.json").exists()
-            result = asyncio.run(
+            result = run_sync(
                 deliberate_async(
                     request,
                     point.calibrations,
@@ -245,7 +245,7 @@ def _run_baseline(
             seed=point.seed,
             concurrency=spec.limits.concurrency,
         )
-        result = asyncio.run(
+        result = run_sync(
             run_baseline(
                 point.strategy,
                 request,

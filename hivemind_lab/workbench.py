@@ -1,0 +1,110 @@
+"""Helpers the notebooks share (so notebooks stay thin and never define primitives)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from hivemind_lab.deliberation import deliberate
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.llm.offline import OfflineAgentModel
+from hivemind_lab.problems import Problem, load_problems
+from hivemind_lab.results import DeliberationResult
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The folder holding ``data/`` (notebooks run from notebooks/, scripts from the root)."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "data" / "knowledge").is_dir():
+            return folder
+    raise FileNotFoundError("no data/knowledge folder above the current directory")
+
+
+def problems(root: Path | None = None) -> dict[str, Problem]:
+    """The sample problems by id."""
+    return {p.id: p for p in load_problems((root or project_root()) / "data" / "problems")}
+
+
+def run_deliberation(
+    problem: Problem,
+    *,
+    sufficiency: int,
+    feasibility: int,
+    density: int,
+    calibrations: Calibrations,
+    limits: Limits | None = None,
+    seed: int = 0,
+    run_dir: Path | None = None,
+    root: Path | None = None,
+) -> tuple[Path, DeliberationResult]:
+    """One offline deliberation into ``run_dir`` (a fresh temporary folder by default)."""
+    root = root or project_root()
+    run_dir = run_dir or Path(tempfile.mkdtemp(prefix="hivemind-")) / "run"
+    request = DeliberationRequest.model_validate(
+        {
+            "problem": problem.question,
+            "sufficiency": sufficiency,
+            "feasibility": feasibility,
+            "density": density,
+            "client_data": problem.client_data,
+            "market_data": problem.market_data,
+            "problem_id": problem.id,
+            "profile": problem.profile,
+        }
+    )
+    result = deliberate(
+        request,
+        calibrations,
+        limits or Limits(),
+        model=OfflineAgentModel(),
+        run_dir=run_dir,
+        seed=seed,
+        knowledge_base=root / "data" / "knowledge",
+        practicality_kb=root / "data" / "practicality",
+    )
+    return run_dir, result
+
+
+def conclusions_frame(result: DeliberationResult) -> pl.DataFrame:
+    """Conclusions as a table: rank, title, agents, mean feasibility and one column per constraint."""
+    rows = [
+        {
+            "rank": c.rank,
+            "conclusion": c.title,
+            "agents": len(c.agents),
+            "mean_feasibility": c.mean_score,
+            **c.scores,
+        }
+        for c in result.conclusions
+    ]
+    return pl.DataFrame(rows) if rows else pl.DataFrame({"rank": [], "conclusion": []})
+
+
+def justifications_frame(result: DeliberationResult) -> pl.DataFrame:
+    """Each conclusion's justifications side by side (one row per member agent)."""
+    return pl.DataFrame(
+        [
+            {
+                "rank": c.rank,
+                "agent": j.agent_id,
+                "rationale": j.rationale,
+                "citations": ", ".join(j.citations),
+            }
+            for c in result.conclusions
+            for j in c.justifications
+        ]
+        or [{"rank": None, "agent": None, "rationale": None, "citations": None}]
+    )
+
+
+def cached_sweep(root: Path | None = None, name: str = "grocer-calibration") -> pl.DataFrame:
+    """The results of ``experiments/<name>.toml``, running whatever points are not finished yet."""
+    from hivemind_lab.experiments import load, load_spec, run
+
+    root = root or project_root()
+    spec = load_spec(root / "experiments" / f"{name}.toml")
+    report = run(spec, project=root)
+    return load(report.root)

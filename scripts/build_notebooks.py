@@ -1,0 +1,291 @@
+"""Write the Jupyter notebooks of notebooks/ from the cell sources below (outputs stripped).
+
+Run after editing: .venv/bin/python scripts/build_notebooks.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parents[1] / "notebooks"
+
+SETUP = """from pathlib import Path
+import plotly.io as pio
+pio.renderers.default = "notebook_connected" if False else "plotly_mimetype+notebook"
+from hivemind_lab.workbench import project_root
+ROOT = project_root()"""
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
+    "01_deliberate.ipynb": [
+        (
+            "md",
+            "# Deliberate\nThe spec's sliding scales: pick a problem, set sufficiency, feasibility and density "
+            "and the three calibrations, and run a deliberation with the offline agent model.",
+        ),
+        (
+            "code",
+            SETUP
+            + """
+import ipywidgets as w
+from IPython.display import HTML, Markdown, display
+from hivemind_lab import Calibrations, Limits
+from hivemind_lab.workbench import conclusions_frame, justifications_frame, problems, run_deliberation
+PROBLEMS = problems(ROOT)""",
+        ),
+        (
+            "code",
+            """problem = w.Dropdown(options=sorted(PROBLEMS), value="regional-grocer-discounter-price-war", description="problem")
+sufficiency = w.IntSlider(2, 1, 6, description="sufficiency")
+feasibility = w.IntSlider(55, 1, 100, description="feasibility")
+density = w.IntSlider(8000, 2000, 20000, step=500, description="density")
+stubbornness = w.FloatSlider(0.3, min=0, max=1, step=0.05, description="stubbornness")
+similarity = w.FloatSlider(0.35, min=0, max=1, step=0.05, description="similarity")
+severity = w.FloatSlider(0.5, min=0, max=1, step=0.05, description="severity")
+button = w.Button(description="Run", button_style="primary")
+progress = w.IntProgress(min=0, max=1, description="idle")
+output = w.Output()
+display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, similarity, severity, button, progress, output]))""",
+        ),
+        (
+            "code",
+            """def on_run(_):
+    progress.description, progress.value = "running", 0
+    run_dir, result = run_deliberation(
+        PROBLEMS[problem.value], sufficiency=sufficiency.value, feasibility=feasibility.value,
+        density=density.value,
+        calibrations=Calibrations(stubbornness=stubbornness.value, similarity_threshold=similarity.value,
+                                  severity=severity.value),
+        limits=Limits(max_rounds=6, max_regenerations=2), root=ROOT)
+    progress.description, progress.value = result.status, 1
+    with output:
+        output.clear_output()
+        display(Markdown(f"**{result.status}** after {result.rounds} round(s), {result.regenerations} regeneration(s), "
+                         f"{result.usage.calls} calls; audit head `{result.audit_head[:16]}…`"))
+        display(conclusions_frame(result).to_pandas() if False else conclusions_frame(result))
+        display(justifications_frame(result))
+    return run_dir, result
+
+button.on_click(on_run)
+run_dir, result = on_run(None)  # the first run, so the notebook shows results when executed top to bottom
+result.status""",
+        ),
+        (
+            "code",
+            """from hivemind_lab import plots
+plots.feasibility_by_constraint(result).show()
+plots.convergence(result).show()""",
+        ),
+    ],
+    "02_calibration_sweeps.ipynb": [
+        (
+            "md",
+            "# Calibration sweeps\nA small grid over stubbornness × severity × similarity threshold, with a "
+            "voting baseline at equal compute; results read back with polars and plotted with plotly.",
+        ),
+        (
+            "code",
+            SETUP
+            + """
+import tempfile
+import polars as pl
+from hivemind_lab import plots
+from hivemind_lab.experiments import ExperimentSpec, load, run
+from hivemind_lab.experiments.compare import compare""",
+        ),
+        (
+            "code",
+            """spec = ExperimentSpec.model_validate({
+    "name": "notebook-sweep",
+    "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
+    "inputs": {"sufficiency": 2, "feasibility": 55, "density": 8000},
+    "limits": {"max_rounds": 4, "max_regenerations": 1},
+    "space": {"kind": "grid", "stubbornness": [0.1, 0.5, 0.8], "similarity_threshold": [0.25, 0.5], "severity": [0.3, 0.7]},
+    "seeds": [0],
+    "baselines": ["vote"],
+})
+root = Path(tempfile.mkdtemp()) / "runs"
+report = run(spec, project=ROOT, root=root)
+runs = load(root)
+runs.select("strategy", "stubbornness", "similarity_threshold", "severity", "status", "total_rounds", "vetoes", "mean_feasibility")""",
+        ),
+        (
+            "code",
+            """delib = runs.filter(pl.col("strategy") == "deliberation")
+plots.heatmap(delib, "total_rounds", title="Rounds to halt").show()
+plots.heatmap(delib.with_columns(pl.col("vetoes").gt(0).cast(pl.Float64).alias("veto_rate")), "veto_rate",
+              title="Veto rate").show()
+plots.line_by(delib, "similarity_threshold", "initial_conclusions", title="Distinct conclusions vs similarity threshold").show()""",
+        ),
+        (
+            "code",
+            """from hivemind_lab import Calibrations
+from hivemind_lab.workbench import problems, run_deliberation
+grocer = problems(ROOT)["regional-grocer-discounter-price-war"]
+cost = []
+for density in (12000, 8000, 5000):
+    _, res = run_deliberation(grocer, sufficiency=1, feasibility=1, density=density,
+                              calibrations=Calibrations(stubbornness=0.5), root=ROOT)
+    cost.append({"agents": res.n_agents, "calls": res.usage.calls, "tokens": res.usage.tokens})
+cost = pl.DataFrame(cost)
+plots.line_by(cost, "agents", "calls", title="Cost against number of agents").show()
+compare(runs)""",
+        ),
+    ],
+    "03_knowledge_slices.ipynb": [
+        (
+            "md",
+            "# Knowledge slices\nFor academics building slices: corpus statistics, slice sizes against density, "
+            "per-slice topics, topical overlap between slices, and what changes when density changes.",
+        ),
+        (
+            "code",
+            SETUP
+            + """
+import polars as pl
+import plotly.express as px
+from hivemind_lab import load_documents, plan_slices
+docs = load_documents(ROOT / "data" / "knowledge")
+corpus = pl.DataFrame([{"id": d.id, "school": d.school, "tokens": d.tokens, "year": d.year, "peer_reviewed": d.peer_reviewed} for d in docs])
+corpus.group_by("school").agg(pl.len().alias("documents"), pl.col("tokens").sum()).sort("tokens", descending=True)""",
+        ),
+        (
+            "code",
+            """px.histogram(corpus.to_pandas() if False else corpus, x="tokens", nbins=20, title="Document sizes (tokens)").show()""",
+        ),
+        (
+            "code",
+            """import warnings
+rows = []
+for density in (2000, 3000, 4500, 6000, 8000, 12000, 20000):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = plan_slices(docs, density)
+    rows.append({"density": density, "agents": result.n_agents, "objective": result.objective,
+                 "first_fit": result.first_fit_objective, "coherence": round(result.coherence, 3), "method": result.method})
+by_density = pl.DataFrame(rows)
+px.line(by_density, x="density", y="agents", markers=True, title="Number of theory agents against density").show()
+by_density""",
+        ),
+        (
+            "code",
+            """result = plan_slices(docs, 6000)
+slices = pl.DataFrame([{"slice": s.index, "tokens": s.tokens, "deviation": s.deviation, "documents": len(s.document_ids),
+                        "topics": ", ".join(s.topics)} for s in result.slices])
+px.bar(slices, x="slice", y="tokens", title="Slice sizes at density 6000").add_hline(y=6000, line_dash="dash").show()
+slices""",
+        ),
+        (
+            "code",
+            """by_id = {d.id: d for d in docs}
+share = pl.DataFrame([{"slice": s.index, "school": by_id[i].school, "tokens": by_id[i].tokens}
+                      for s in result.slices for i in s.document_ids])
+matrix = share.group_by("slice", "school").agg(pl.col("tokens").sum()).sort("slice")
+px.density_heatmap(matrix, x="school", y="slice", z="tokens", histfunc="sum",
+                   title="Topical overlap: schools present in each slice").show()""",
+        ),
+        (
+            "code",
+            """shared = ROOT.parent / "shared" / "corpora" / "strategy_corpus" / "documents.jsonl"
+if shared.exists():
+    from hivemind_lab.knowledge.documents import load_jsonl_documents
+    classics = load_jsonl_documents(shared)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        big = plan_slices(classics, 32000)
+    print(f"{len(classics)} chapters, {sum(d.tokens for d in classics):,} tokens -> {big.n_agents} slices at 32k; "
+          f"objective {big.objective:,} vs first-fit {big.first_fit_objective:,}")
+else:
+    print("the shared strategy corpus is not present on this machine")""",
+        ),
+    ],
+    "04_graph_analytics.ipynb": [
+        (
+            "md",
+            "# Graph analytics\nRuns of a small sweep written into the embedded knowledge graph; PageRank, motifs, "
+            "islands, communities and a model-by-model divergence heatmap, read back from the store.",
+        ),
+        (
+            "code",
+            SETUP
+            + """
+import tempfile
+import polars as pl
+import plotly.graph_objects as go
+from hivemind_lab.experiments import ExperimentSpec, run
+from hivemind_lab.experiments.graph_export import export_runs
+from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+from hivemind_lab.graph.analytics import communities, entity_graph, islands, motif_census
+tmp = Path(tempfile.mkdtemp())
+spec = ExperimentSpec.model_validate({
+    "name": "graph-notebook", "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
+    "inputs": {"sufficiency": 2, "feasibility": 40, "density": 6000}, "limits": {"max_rounds": 2, "max_regenerations": 0},
+    "space": {"stubbornness": [0.4, 0.9], "similarity_threshold": [0.35], "severity": [0.5]}})
+run(spec, project=ROOT, root=tmp / "runs")
+config = GraphConfig(db_path=tmp / "graph.lbdb")
+graph = HivemindGraph(open_store(config), config)
+print(export_runs(graph, tmp / "runs"), "assertions written")""",
+        ),
+        (
+            "code",
+            """snap = graph.snapshot()
+top = sorted(snap.pagerank.items(), key=lambda kv: -kv[1])[:10]
+pl.DataFrame({"entity": [k[:80] for k, _ in top], "pagerank": [round(v, 4) for _, v in top]})""",
+        ),
+        (
+            "code",
+            """live = [a for a in snap.assertions.values() if a.status == "active"]
+g = entity_graph(live)
+print("motifs:", motif_census(g))
+print("communities:", [len(c) for c in communities(g)][:10])
+print("islands:", len(islands(g)))
+graph.patterns("strategy", min_frequency=2).model_dump()["cross_model_patterns"][:3]""",
+        ),
+        (
+            "code",
+            """models = sorted(m for m in graph.models() if ":" in m)[:8]
+z = [[graph.divergence(a, b, "strategy").divergence_score for b in models] for a in models]
+go.Figure(go.Heatmap(x=models, y=models, z=z, colorscale="Blues")).update_layout(
+    title="Divergence between agents (0 = same claims, 1 = disjoint)", height=500).show()""",
+        ),
+        (
+            "code",
+            """layout = g.layout_fruchterman_reingold(seed=None) if False else g.layout("fr")
+xs, ys = zip(*layout.coords) if g.vcount() else ((), ())
+edges_x, edges_y = [], []
+for e in g.es:
+    edges_x += [xs[e.source], xs[e.target], None]
+    edges_y += [ys[e.source], ys[e.target], None]
+names = g.vs["name"] if g.vcount() else []
+fig = go.Figure([go.Scatter(x=edges_x, y=edges_y, mode="lines", line={"width": 0.5, "color": "#aaa"}, hoverinfo="none"),
+                 go.Scatter(x=xs, y=ys, mode="markers", text=[n[:60] for n in names], hoverinfo="text",
+                            marker={"size": [6 + 400 * snap.pagerank.get(n, 0) for n in names], "color": "#1f4e79"})])
+fig.update_layout(title="Entity graph (size = PageRank)", showlegend=False, height=600).show()
+graph.store.close()""",
+        ),
+    ],
+}
+
+
+def main() -> None:
+    HERE.mkdir(exist_ok=True)
+    for name, cells in NOTEBOOKS.items():
+        nb = new_notebook(
+            cells=[
+                new_markdown_cell(src) if kind == "md" else new_code_cell(src)
+                for kind, src in cells
+            ]
+        )
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nbformat.write(nb, HERE / name)
+        print("wrote", HERE / name)
+
+
+if __name__ == "__main__":
+    main()
