@@ -596,3 +596,62 @@ async def test_webhooks_are_signed_retried_and_never_block():
     assert not verify("wrong", stamp, body, signature)
     assert calls["n"] == 2
     assert notifier.delivered == 1
+
+
+async def test_sse_transport_for_older_clients(tmp_path):
+    from mcp.client.sse import sse_client
+
+    port = free_port()
+    log = (tmp_path / "sse.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hivemind_lab",
+            "mcp",
+            "serve",
+            "--transport",
+            "sse",
+            "--port",
+            str(port),
+        ],
+        env={**os.environ, "SOURCE_MODEL": "gemini", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")},
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        async with (
+            sse_client(f"http://127.0.0.1:{port}/sse") as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+            result = data(
+                await session.call_tool(
+                    "hivemind_assert",
+                    {
+                        "subject": "platform",
+                        "predicate": "requires",
+                        "obj": "two sides",
+                        "confidence": 0.7,
+                    },
+                )
+            )
+            assert result["outcome"] == "created"
+            report = data(
+                await session.call_tool(
+                    "hivemind_divergence", {"model_a": "gemini", "model_b": "x"}
+                )
+            )
+            assert report["unique_to_a"][0]["subject"] == "platform"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
