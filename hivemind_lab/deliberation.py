@@ -228,10 +228,13 @@ class Deliberation:
             excluded=s.excluded,
             is_repeat=self._repeat_check(s.excluded),
         )
-        for sol in out.solutions.values():
-            self.audit.append(sol.agent_id, "theory.proposal", sol.model_dump(mode="json"))
-        for refused in out.refused:
-            self.audit.append("monitor", "theory.repeat_refused", {"solution": refused})
+        self.audit.extend(
+            [
+                (sol.agent_id, "theory.proposal", sol.model_dump(mode="json"))
+                for sol in out.solutions.values()
+            ]
+            + [("monitor", "theory.repeat_refused", {"solution": r}) for r in out.refused]
+        )
         if out.abstained:
             self.audit.append("monitor", "theory.abstained", {"agents": list(out.abstained)})
         return s.model_copy(
@@ -308,8 +311,9 @@ class Deliberation:
             self.request.problem,
             mode=self.request.critique_mode,
         )
-        for c in crits:
-            self.audit.append(c.critic_id, "theory.critique", c.model_dump(mode="json"))
+        self.audit.extend(
+            [(c.critic_id, "theory.critique", c.model_dump(mode="json")) for c in crits]
+        )
         return s.model_copy(update={"phase": "revise", "critiques": tuple(crits)})
 
     async def _revise(self, s: RunState) -> RunState:
@@ -323,10 +327,13 @@ class Deliberation:
             round=s.round + 1,
             is_repeat=self._repeat_check(s.excluded),
         )
-        for sol in out.solutions.values():
-            self.audit.append(sol.agent_id, "theory.revision", sol.model_dump(mode="json"))
-        for refused in out.refused:
-            self.audit.append("monitor", "theory.repeat_refused", {"solution": refused})
+        self.audit.extend(
+            [
+                (sol.agent_id, "theory.revision", sol.model_dump(mode="json"))
+                for sol in out.solutions.values()
+            ]
+            + [("monitor", "theory.repeat_refused", {"solution": r}) for r in out.refused]
+        )
         before = s.solutions
         s = s.model_copy(
             update={
@@ -360,10 +367,12 @@ class Deliberation:
                 for x in scores
                 if x.solution_id == source
             ]
-        for x in scores:
-            self.audit.append(
-                f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json")
-            )
+        self.audit.extend(
+            [
+                (f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json"))
+                for x in scores
+            ]
+        )
         verdict = practicality.judge(
             expanded,
             feasibility=self.request.feasibility,
