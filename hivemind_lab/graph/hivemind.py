@@ -446,13 +446,6 @@ class HivemindGraph:
             )
         if not assertions:
             return 0
-        known = {
-            r["k"]
-            for r in self.store.read(
-                "MATCH (e:Entity) WHERE e.key IN $keys RETURN e.key AS k",
-                {"keys": sorted(entities)},
-            )
-        }
         self.store.write(lambda tx: self._upsert_model(tx, model, now))
         self.store.write(
             lambda tx: tx.run(
@@ -462,7 +455,7 @@ class HivemindGraph:
         )
         self.store.load_assertions(
             model,
-            [{"key": k, "name": n, "version": 0} for k, n in entities.items() if k not in known],
+            [{"key": k, "name": n, "version": 0} for k, n in entities.items()],
             assertions,
         )
         self._touched()

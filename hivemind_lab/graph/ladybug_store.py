@@ -132,8 +132,15 @@ class LadybugStore:
     def load_assertions(
         self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
     ) -> None:
+        known = {
+            r["k"]
+            for r in self.read(
+                "MATCH (e:Entity) WHERE e.key IN $keys RETURN e.key AS k",
+                {"keys": [e["key"] for e in entities]},
+            )
+        }
         self._copy(
-            {"Entity": entities, "Assertion": assertions},
+            {"Entity": [e for e in entities if e["key"] not in known], "Assertion": assertions},
             assertion_relationships(model, list(assertions)),
         )
 

@@ -81,7 +81,8 @@ class Neo4jStore:
                 chunk = list(entities[i : i + batch])
                 session.execute_write(
                     lambda tx, c=chunk: tx.run(
-                        "UNWIND $rows AS r CREATE (n:Entity) SET n = r", {"rows": c}
+                        "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r",
+                        {"rows": c},
                     ).consume()
                 )
             for i in range(0, len(assertions), batch):

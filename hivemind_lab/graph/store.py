@@ -54,8 +54,8 @@ class GraphStore(Protocol):
     def load_assertions(
         self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
     ) -> None:
-        """Bulk-load new entities and new assertions of an existing model, with their
-        ASSERTED_BY, SUBJECT_REF, OBJECT_REF and RELATES_TO relationships."""
+        """Bulk-load new assertions of an existing model, with their ASSERTED_BY, SUBJECT_REF,
+        OBJECT_REF and RELATES_TO relationships; entities that do not exist yet are created."""
 
     def wipe(self) -> None:
         """Delete every node and relationship (tests and benchmarks)."""
