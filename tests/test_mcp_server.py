@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hivemind_lab.mcp_server.tokens import add_token
+from tests.support import REPO
 
 TOOLS = {
     "hivemind_assert",
@@ -651,6 +652,67 @@ async def test_sse_transport_for_older_clients(tmp_path):
                 )
             )
             assert report["unique_to_a"][0]["subject"] == "platform"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+CONFORMANCE = "@modelcontextprotocol/conformance@0.1.10"  # 0.1.11+ needs Node 22; Node 20 is here
+
+
+def test_official_conformance_client_finds_no_fault_in_init_ping_and_tools_list(tmp_path):
+    prefix = REPO / ".cache" / "conformance"
+    binary = prefix / "node_modules" / ".bin" / "conformance"
+    if not binary.exists():
+        subprocess.run(
+            ["npm", "install", "--silent", "--prefix", str(prefix), CONFORMANCE],
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
+    port = free_port()
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hivemind_lab",
+            "mcp",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        env={**os.environ, "SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")},
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                httpx2.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                break
+            except httpx2.TransportError:
+                time.sleep(0.2)
+        for scenario in ("server-initialize", "ping", "tools-list"):
+            out = subprocess.run(
+                [
+                    str(binary),
+                    "server",
+                    "--url",
+                    f"http://127.0.0.1:{port}/mcp",
+                    "--scenario",
+                    scenario,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert out.returncode == 0, out.stdout + out.stderr
+            assert "0 failed, 0 warnings" in out.stdout, out.stdout
     finally:
         proc.terminate()
         proc.wait(timeout=30)
