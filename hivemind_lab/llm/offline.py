@@ -108,11 +108,13 @@ def _candidates(evidence: Sequence[Evidence], query: str, seed: int | None) -> l
             if key in seen or len(terms) < 5 or len(sentence) > 600:
                 continue
             seen.add(key)
-            relevance = len(terms & query_terms) / math.sqrt(len(terms))
+            shared = len(terms & query_terms)
+            relevance = shared / math.sqrt(len(terms))
             score = (
                 0.35 * (ev.score / top)
                 + 0.5 * min(1.0, relevance)
-                + 0.3 * bool(_PRESCRIPTIVE.search(sentence))
+                + 0.45 * bool(_PRESCRIPTIVE.search(sentence))
+                - 0.5 * (shared < 2)  # off-topic for this problem: only if nothing better remains
                 - 0.01 * rank
                 + 0.08 * _jitter(seed, key)
             )
