@@ -14,7 +14,7 @@ HERE = Path(__file__).resolve().parents[1] / "notebooks"
 
 SETUP = """from pathlib import Path
 import plotly.io as pio
-pio.renderers.default = "notebook_connected" if False else "plotly_mimetype+notebook"
+pio.renderers.default = "plotly_mimetype+notebook"
 from hivemind_lab.workbench import project_root
 ROOT = project_root()"""
 
@@ -64,7 +64,7 @@ display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, simila
         output.clear_output()
         display(Markdown(f"**{result.status}** after {result.rounds} round(s), {result.regenerations} regeneration(s), "
                          f"{result.usage.calls} calls; audit head `{result.audit_head[:16]}…`"))
-        display(conclusions_frame(result).to_pandas() if False else conclusions_frame(result))
+        display(conclusions_frame(result))
         display(justifications_frame(result))
     return run_dir, result
 
@@ -153,7 +153,7 @@ corpus.group_by("school").agg(pl.len().alias("documents"), pl.col("tokens").sum(
         ),
         (
             "code",
-            """px.histogram(corpus.to_pandas() if False else corpus, x="tokens", nbins=20, title="Document sizes (tokens)").show()""",
+            """px.histogram(corpus, x="tokens", nbins=20, title="Document sizes (tokens)").show()""",
         ),
         (
             "code",
@@ -252,7 +252,7 @@ go.Figure(go.Heatmap(x=models, y=models, z=z, colorscale="Blues")).update_layout
         ),
         (
             "code",
-            """layout = g.layout_fruchterman_reingold(seed=None) if False else g.layout("fr")
+            """layout = g.layout("fr")
 xs, ys = zip(*layout.coords) if g.vcount() else ((), ())
 edges_x, edges_y = [], []
 for e in g.es:
