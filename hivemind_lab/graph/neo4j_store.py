@@ -66,9 +66,9 @@ class Neo4jStore:
     def load_assertions(
         self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
     ) -> None:
-        """Entities first, then one statement per batch that creates the assertions and all four
+        """Entities first, then one statement per batch of 10,000 that creates the assertions and all four
         relationships together (several times faster than one statement per relationship)."""
-        batch = 5_000
+        batch = 10_000
         create = (
             "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
             "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
