@@ -294,10 +294,3 @@ def print_pdf(html_path: Path, pdf_path: Path) -> Path:
         timeout=120,
     )
     return pdf_path
-
-
-def write_markdown_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write ``report.md`` into the run directory (or ``out``) and return its path."""
-    target = Path(out) if out else Path(run_dir) / "report.md"
-    target.write_text(render_markdown(run_dir), encoding="utf-8")
-    return target

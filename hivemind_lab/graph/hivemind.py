@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -1226,8 +1226,3 @@ def _conflict_item(c: ConflictEdge, snap: GraphSnapshot) -> Item:
             f"({b.confidence:.2f}) [conflict {c.id}]"
         )
     )
-
-
-def counts_by_model(assertions: Sequence[Assertion]) -> Counter[str]:
-    """How many assertions each model made (helper for reports)."""
-    return Counter(a.source_model for a in assertions)
