@@ -10,7 +10,8 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -37,6 +38,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> Iterator[int]:
+    """`hivemind-lab mcp serve` in a subprocess on a free port, until the block ends."""
+    port = free_port()
+    log = (tmp_path / f"{transport}-{port}.log").open("w")
+    command = [sys.executable, "-m", "hivemind_lab", "mcp", "serve", "--transport", transport]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), *extra], env={**os.environ, **env}, stdout=log, stderr=log
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
 
 
 def stdio_params(env: dict[str, str]) -> StdioServerParameters:
@@ -317,40 +342,9 @@ def http_server(tmp_path) -> Iterator[dict]:
     """One HTTP server on the embedded store, with tokens for claude, grok and gemini."""
     tokens_file = tmp_path / "tokens.json"
     tokens = {m: add_token(tokens_file, m) for m in ("claude", "grok", "gemini", "nomi-1")}
-    port = free_port()
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hivemind_lab",
-            "mcp",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--token-file",
-            str(tokens_file),
-        ],
-        env={**os.environ, "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"), "CONFLICT_THRESHOLD": "3"},
-        stdout=log,
-        stderr=log,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            httpx2.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-            break
-        except httpx2.TransportError:
-            time.sleep(0.2)
-    try:
-        yield {"url": url, "tokens": tokens, "port": port}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+    env = {"HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"), "CONFLICT_THRESHOLD": "3"}
+    with served(tmp_path, "http", env, "--token-file", str(tokens_file)) as port:
+        yield {"url": f"http://127.0.0.1:{port}/mcp", "tokens": tokens, "port": port}
 
 
 @asynccontextmanager
@@ -602,32 +596,8 @@ async def test_webhooks_are_signed_retried_and_never_block():
 async def test_sse_transport_for_older_clients(tmp_path):
     from mcp.client.sse import sse_client
 
-    port = free_port()
-    log = (tmp_path / "sse.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hivemind_lab",
-            "mcp",
-            "serve",
-            "--transport",
-            "sse",
-            "--port",
-            str(port),
-        ],
-        env={**os.environ, "SOURCE_MODEL": "gemini", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")},
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    env = {"SOURCE_MODEL": "gemini", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    with served(tmp_path, "sse", env) as port:
         async with (
             sse_client(f"http://127.0.0.1:{port}/sse") as streams,
             ClientSession(streams[0], streams[1]) as session,
@@ -652,10 +622,6 @@ async def test_sse_transport_for_older_clients(tmp_path):
                 )
             )
             assert report["unique_to_a"][0]["subject"] == "platform"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.10"  # 0.1.11+ needs Node 22; Node 20 is here
@@ -671,32 +637,8 @@ def test_official_conformance_client_finds_no_fault_in_init_ping_and_tools_list(
             timeout=600,
             capture_output=True,
         )
-    port = free_port()
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hivemind_lab",
-            "mcp",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-        ],
-        env={**os.environ, "SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")},
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                httpx2.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-                break
-            except httpx2.TransportError:
-                time.sleep(0.2)
+    env = {"SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    with served(tmp_path, "http", env) as port:
         for scenario in ("server-initialize", "ping", "tools-list"):
             out = subprocess.run(
                 [
@@ -713,7 +655,3 @@ def test_official_conformance_client_finds_no_fault_in_init_ping_and_tools_list(
             )
             assert out.returncode == 0, out.stdout + out.stderr
             assert "0 failed, 0 warnings" in out.stdout, out.stdout
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()

@@ -43,7 +43,8 @@ def test_report_states_question_inputs_conclusions_scores_and_audit(run_dir):
 
 
 def _browser():
-    playwright = pytest.importorskip("playwright.sync_api")
+    import playwright.sync_api as playwright
+
     chromium = shutil.which("chromium")
     assert chromium, "Debian's chromium is installed by `make browser` (part of `make test`)"
     return playwright, chromium
