@@ -349,24 +349,12 @@ class Deliberation:
 
     async def _score(self, s: RunState) -> RunState:
         solutions = [s.solutions[k] for k in sorted(s.solutions)]
-        distinct: dict[str, tuple[str, SolutionView]] = {}
-        for sol in solutions:  # identical solutions are scored once
-            distinct.setdefault(sol.text(), (sol.id, sol.view()))
-        scores = await practicality.score(
+        scores, expanded = await practicality.score_set(
             self.caller,
             self.knowledge.constraint_agents,
-            list(distinct.values()),
+            [(sol.id, sol.view()) for sol in solutions],
             severity=self.calibrations.severity,
         )
-        # Copy each scored solution's scores onto its identical twins.
-        expanded = []
-        for sol in solutions:
-            source = distinct[sol.text()][0]
-            expanded += [
-                x.model_copy(update={"solution_id": sol.id})
-                for x in scores
-                if x.solution_id == source
-            ]
         self.audit.extend(
             [
                 (f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json"))

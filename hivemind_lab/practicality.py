@@ -11,6 +11,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import Evidence, ScoreOutput, ScoreTask, SolutionView
@@ -133,6 +134,36 @@ async def score(
 
     jobs = [one(a, sid, view) for a in agents for sid, view in solutions]
     return list(await asyncio.gather(*jobs))
+
+
+class ScoredSet(NamedTuple):
+    """The scores of a solution set: as the agents gave them, and copied onto every solution."""
+
+    scored: list[ConstraintScore]
+    """One score per constraint and distinct solution (the calls actually made)."""
+    per_solution: list[ConstraintScore]
+    """The same scores for every solution id, identical solutions sharing theirs."""
+
+
+async def score_set(
+    caller: AgentCaller,
+    agents: Sequence[ConstraintAgent],
+    solutions: Sequence[tuple[str, SolutionView]],
+    *,
+    severity: float,
+) -> ScoredSet:
+    """Score a solution set, asking once per distinct solution (identical ones share scores)."""
+    distinct: dict[str, tuple[str, SolutionView]] = {}
+    for solution_id, view in solutions:
+        distinct.setdefault(view.text(), (solution_id, view))
+    scored = await score(caller, agents, list(distinct.values()), severity=severity)
+    per_solution = [
+        x.model_copy(update={"solution_id": solution_id})
+        for solution_id, view in solutions
+        for x in scored
+        if x.solution_id == distinct[view.text()][0]
+    ]
+    return ScoredSet(scored, per_solution)
 
 
 def judge(

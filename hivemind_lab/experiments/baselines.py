@@ -98,22 +98,13 @@ async def run_baseline(
         update={"clusters": tuple(kept), "distinct_conclusions": len(report.clusters)}
     )
     finalists = [s for s in solutions if s.id in kept_ids]
-    distinct: dict[str, tuple[str, object]] = {}
-    for s in finalists:
-        distinct.setdefault(s.text(), (s.id, s.view()))
     theory_calls = caller.usage.calls
-    scores = await practicality.score(
+    _, expanded = await practicality.score_set(
         caller,
         knowledge.constraint_agents,
-        list(distinct.values()),  # type: ignore[arg-type]
+        [(s.id, s.view()) for s in finalists],
         severity=calibrations.severity,
     )
-    expanded = [
-        x.model_copy(update={"solution_id": s.id})
-        for s in finalists
-        for x in scores
-        if x.solution_id == distinct[s.text()][0]
-    ]
     verdict = practicality.judge(
         expanded, feasibility=request.feasibility, severity=calibrations.severity, regeneration=0
     )
