@@ -452,30 +452,30 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
     )
     if not files:
         return pl.DataFrame()
-    frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
-    if not per_round:
-        frame = (
-            frame.sort("round")
-            .group_by("run_id", maintain_order=True)
-            .last()
-            .drop(
-                [
-                    "round",
-                    "agents",
-                    "revision_magnitude",
-                    "diversity",
-                    "adopted_points",
-                    "refused_repeats",
-                    "calls",
-                    "tokens",
-                ],
-                strict=False,
-            )
+    rounds = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+    if per_round:
+        return rounds.to_pandas() if pandas else rounds
+    frame = (
+        rounds.sort("round")
+        .group_by("run_id", maintain_order=True)
+        .last()
+        .drop(
+            [
+                "round",
+                "agents",
+                "revision_magnitude",
+                "diversity",
+                "adopted_points",
+                "refused_repeats",
+                "calls",
+                "tokens",
+            ],
+            strict=False,
         )
-        rounds = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
-        extra = rounds.group_by("run_id").agg(
-            pl.col("revision_magnitude").mean().alias("mean_revision_magnitude"),
-            pl.col("distinct_conclusions").first().alias("initial_conclusions"),
-        )
-        frame = frame.join(extra, on="run_id", how="left").sort("run_id")
+    )
+    extra = rounds.group_by("run_id").agg(
+        pl.col("revision_magnitude").mean().alias("mean_revision_magnitude"),
+        pl.col("distinct_conclusions").first().alias("initial_conclusions"),
+    )
+    frame = frame.join(extra, on="run_id", how="left").sort("run_id")
     return frame.to_pandas() if pandas else frame
