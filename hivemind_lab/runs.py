@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -93,7 +94,7 @@ def write_json_atomic(path: str | Path, value: Any, *, indent: int | None = 2) -
     text = (
         canonical_json(value)
         if indent is None
-        else __import__("json").dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
+        else json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
     )
     with tmp.open("w", encoding="utf-8") as handle:
         handle.write(text + "\n")
