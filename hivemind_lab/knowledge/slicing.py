@@ -378,10 +378,14 @@ def plan_slices(
         for b in range(int(best_assign.max()) + 1):
             groups.append([small[i] for i in np.flatnonzero(best_assign == b)])
 
-    def topics_of(group: list[Document]) -> tuple[str, ...]:
+    def school_tokens(group: list[Document]) -> Counter[str]:
         share: Counter[str] = Counter()
         for d in group:
             share[d.school] += d.tokens
+        return share
+
+    def topics_of(group: list[Document]) -> tuple[str, ...]:
+        share = school_tokens(group)
         return tuple(t for t, _ in sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))
 
     groups = [sorted(g, key=lambda d: (d.school, d.id)) for g in groups if g]
@@ -400,13 +404,7 @@ def plan_slices(
             )
         )
     all_sizes = np.array([s.tokens for s in slices], dtype=np.int64)
-    coherence_num = 0
-    by_id = {d.id: d for d in documents}
-    for s in slices:
-        share: Counter[str] = Counter()
-        for doc_id in s.document_ids:
-            share[by_id[doc_id].school] += by_id[doc_id].tokens
-        coherence_num += share.most_common(1)[0][1]
+    coherence_num = sum(max(school_tokens(g).values()) for g in groups)
     return SlicingResult(
         density=density,
         slices=tuple(slices),
