@@ -2,6 +2,7 @@
 patterns, context packing) over embedded LadybugDB or Neo4j."""
 
 from hivemind_lab.graph.config import GraphConfig
+from hivemind_lab.graph.factory import open_store
 from hivemind_lab.graph.hivemind import HivemindGraph, conflict_id
 from hivemind_lab.graph.models import (
     AssertResult,
@@ -11,7 +12,7 @@ from hivemind_lab.graph.models import (
     VoteResult,
 )
 from hivemind_lab.graph.predicates import PredicateRegistry
-from hivemind_lab.graph.store import GraphStore, StoreBusyError, StoreError, open_store
+from hivemind_lab.graph.store import GraphStore, StoreBusyError, StoreError
 
 __all__ = [
     "AssertResult",

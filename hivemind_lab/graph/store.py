@@ -1,8 +1,8 @@
-"""The one interface both graph databases implement, and the factory that opens one.
+"""The one interface both graph databases implement (`hivemind_lab.graph.factory` opens one).
 
 Both stores speak the common subset of Cypher that LadybugDB and Neo4j share (MATCH, CREATE,
 MERGE … ON CREATE/ON MATCH SET, SET, OPTIONAL MATCH, aggregates, parameters), so the operations
-in `hivemind_lab.graph.hivemind` are written once. Only schema creation differs per store.
+in `hivemind_lab.graph` are written once. Only schema creation differs per store.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hivemind_lab.errors import HivemindError
-from hivemind_lab.graph.config import GraphConfig
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -61,23 +60,3 @@ class GraphStore(Protocol):
         """Delete every node and relationship (tests and benchmarks)."""
 
     def close(self) -> None: ...
-
-
-def open_store(config: GraphConfig) -> GraphStore:
-    """Open the configured store and make sure its schema exists."""
-    store: GraphStore
-    if config.store == "neo4j":
-        from hivemind_lab.graph.neo4j_store import Neo4jStore
-
-        store = Neo4jStore(
-            uri=config.neo4j_uri or "",
-            user=config.neo4j_user or "",
-            password=config.neo4j_password or "",
-            database=config.neo4j_database,
-        )
-    else:
-        from hivemind_lab.graph.ladybug_store import LadybugStore
-
-        store = LadybugStore(config.db_path)
-    store.init_schema()
-    return store
