@@ -511,19 +511,24 @@ def sweep(
         f"results in {report.root}"
     )
     from hivemind_lab.experiments import load as load_runs
-    from hivemind_lab.experiments.compare import compare
+    from hivemind_lab.experiments.compare import compare, format_interval
 
     table = compare(load_runs(report.root))
-    summary = Table(title="strategies (mean ± 95 % CI across runs)")
-    for col in ("strategy", "runs", "feasibility", "vetoes", "calls"):
+    summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
+    for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
         summary.add_column(col)
     for row in table.iter_rows(named=True):
         summary.add_row(
             row["strategy"],
-            str(row["runs"]),
-            f"{row['mean_feasibility_mean']:.1f} ± {row['mean_feasibility_ci95']:.1f}",
-            f"{row['vetoes_mean']:.2f} ± {row['vetoes_ci95']:.2f}",
-            f"{row['run_calls_mean']:.0f} ± {row['run_calls_ci95']:.0f}",
+            *(
+                format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
+                for m, d in (
+                    ("mean_feasibility", 1),
+                    ("vetoes", 2),
+                    ("run_calls", 0),
+                    ("run_tokens", 0),
+                )
+            ),
         )
     console.print(summary)
     if graph:

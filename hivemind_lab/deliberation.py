@@ -237,6 +237,16 @@ class Deliberation:
         )
         if out.abstained:
             self.audit.append("monitor", "theory.abstained", {"agents": list(out.abstained)})
+        if not out.solutions:  # nothing left to monitor or score: its own outcome, not a veto
+            return s.model_copy(
+                update={
+                    "phase": "done",
+                    "round": 0,
+                    "solutions": {},
+                    "status": "abstained",
+                    "pending_refused": len(out.refused),
+                }
+            )
         return s.model_copy(
             update={
                 "phase": "monitor",
@@ -368,7 +378,8 @@ class Deliberation:
             regeneration=s.regeneration,
         )
         verdicts = (*s.verdicts, verdict)
-        if s.status == "non_converged":
+        if s.status == "non_converged" and not verdict.vetoed:
+            # The set did not converge but clears practicality: reported as it stands.
             self.audit.append(
                 "practicality",
                 "practicality.verdict",
@@ -414,6 +425,7 @@ class Deliberation:
                 "regeneration": s.regeneration + 1,
                 "round": 0,
                 "solutions": {},
+                "status": None,
             }
         )
 

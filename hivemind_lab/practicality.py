@@ -169,11 +169,16 @@ async def score_set(
 def judge(
     scores: Sequence[ConstraintScore], *, feasibility: int, severity: float, regeneration: int
 ) -> PracticalityVerdict:
-    """Veto the whole set when the mean score across agents and solutions <= feasibility."""
+    """Veto the whole set when the mean score across agents and solutions <= feasibility.
+
+    An empty set has no mean: the caller must treat it (abstention) before judging.
+    """
+    if not scores:
+        raise ValueError("judge: no scores to judge (an empty solution set is not a veto)")
     per: dict[str, list[int]] = {}
     for s in scores:
         per.setdefault(s.constraint, []).append(s.score)
-    mean = round(sum(s.score for s in scores) / len(scores), 4) if scores else 0.0
+    mean = round(sum(s.score for s in scores) / len(scores), 4)
     return PracticalityVerdict(
         regeneration=regeneration,
         scores=tuple(scores),

@@ -147,7 +147,7 @@ def render_html(run_dir: str | Path) -> str:
 def render_sweep_html(root: str | Path) -> str:
     """A report comparing the calibrations and strategies of a sweep."""
     from hivemind_lab.experiments import load
-    from hivemind_lab.experiments.compare import compare
+    from hivemind_lab.experiments.compare import compare, format_interval
 
     runs = load(root)
     if runs.is_empty():
@@ -165,9 +165,12 @@ def render_sweep_html(root: str | Path) -> str:
     ]
     table = compare(runs)
     rows = "".join(
-        f"<tr><td>{r['strategy']}</td><td>{r['runs']}</td><td>{r['mean_feasibility_mean']:.1f} ± "
-        f"{r['mean_feasibility_ci95']:.1f}</td><td>{r['vetoes_mean']:.2f} ± {r['vetoes_ci95']:.2f}</td>"
-        f"<td>{r['run_calls_mean']:.0f} ± {r['run_calls_ci95']:.0f}</td></tr>"
+        f"<tr><td>{r['strategy']}</td><td>{r['runs']}</td>"
+        + "".join(
+            f"<td>{format_interval(r[f'{m}_mean'], r[f'{m}_ci95'], r[f'{m}_n'], digits=d)}</td>"
+            for m, d in (("mean_feasibility", 1), ("vetoes", 2), ("run_calls", 0))
+        )
+        + "</tr>"
         for r in table.iter_rows(named=True)
     )
     blocks = [

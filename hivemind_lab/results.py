@@ -10,7 +10,9 @@ from hivemind_lab.agents.schemas import CritiquePoint, SolutionView
 
 SCHEMA_VERSION = 1
 
-Status = Literal["converged", "non_converged", "vetoed_out", "budget_exhausted"]
+Status = Literal["converged", "non_converged", "vetoed_out", "abstained", "budget_exhausted"]
+"""How a run ended; ``abstained``: every theory agent produced only repeats of vetoed solutions,
+so there was no solution set to monitor or score."""
 
 
 class Frozen(BaseModel):

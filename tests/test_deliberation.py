@@ -254,3 +254,47 @@ def test_individual_profile_uses_individual_constraints(tmp_path, mode):
     problem = load_problem(PROBLEMS / "engineer-startup-decision.toml")
     result = run(tmp_path / "r", problem, profile="individual", critique_mode=mode)
     assert set(result.vetoes[0].per_constraint) == {"social", "occupational", "reputational"}
+
+
+def test_max_rounds_without_convergence_then_a_veto_regenerates(tmp_path, grocer):
+    result = run(
+        tmp_path / "r",
+        grocer,
+        sufficiency=1,
+        feasibility=100,
+        calibrations=Calibrations(stubbornness=1.0),
+        limits=Limits(max_rounds=1, max_regenerations=1),
+    )
+    assert [v.vetoed for v in result.vetoes] == [True, True]
+    assert result.regenerations == 1
+    assert result.status == "vetoed_out"
+    assert result.conclusions == ()
+    kinds = [r.kind for r in read_records(tmp_path / "r" / "audit.jsonl")]
+    assert kinds.count("practicality.veto") == 2
+
+
+def test_every_agent_abstaining_is_its_own_outcome_not_a_veto(tmp_path, grocer):
+    # Threshold 0: after the first veto every new proposal counts as a repeat, so every agent
+    # abstains. That is "abstained"; the empty set is neither halted nor scored nor vetoed.
+    result = run(
+        tmp_path / "r",
+        grocer,
+        feasibility=100,
+        calibrations=Calibrations(similarity_threshold=0.0),
+        limits=Limits(max_regenerations=3),
+    )
+    assert result.status == "abstained"
+    assert result.regenerations == 1
+    assert [v.vetoed for v in result.vetoes] == [True]
+    assert result.conclusions == ()
+    assert all(m.regeneration == 0 for m in result.monitor)
+    kinds = [r.kind for r in read_records(tmp_path / "r" / "audit.jsonl")]
+    assert "theory.abstained" in kinds
+    assert kinds.count("practicality.veto") == 1
+
+
+def test_judging_an_empty_set_is_refused():
+    from hivemind_lab.practicality import judge
+
+    with pytest.raises(ValueError, match="no scores"):
+        judge([], feasibility=50, severity=0.5, regeneration=0)

@@ -273,3 +273,39 @@ def test_runs_go_into_the_graph_on_both_stores(tmp_path, graph):
     a, b = sorted(m for m in models if m.endswith("theory-00") or m.endswith("theory-01"))[:2]
     report = graph.divergence(a, b, "strategy")
     assert report.unique_to_a or report.agreements or report.direct_conflicts
+
+
+def test_load_reports_the_final_generation_not_the_latest_round_number(tmp_path):
+    # Generation 0 went three rounds with 3 conclusions, was vetoed; generation 1 halted at
+    # round 0 with 2: the run's final state is generation 1 with 2 conclusions.
+    run_dir = tmp_path / "deliberation-abc"
+    run_dir.mkdir()
+    rows = [
+        {
+            "run_id": "deliberation-abc",
+            "strategy": "deliberation",
+            "regeneration": g,
+            "round": r,
+            "distinct_conclusions": d,
+            "revision_magnitude": 0.1,
+        }
+        for g, r, d in [(0, 0, 4), (0, 1, 3), (0, 2, 3), (1, 0, 2)]
+    ]
+    pl.DataFrame(rows).write_parquet(run_dir / "metrics.parquet")
+    frame = load(tmp_path)
+    assert frame.height == 1
+    assert frame["regeneration"][0] == 1
+    assert frame["distinct_conclusions"][0] == 2
+    assert frame["initial_conclusions"][0] == 4
+
+
+def test_intervals_use_student_t_and_carry_n():
+    runs = pl.DataFrame(
+        {"strategy": ["deliberation"] * 3, "vetoes": [1.0, 2.0, 3.0], "run_calls": [10, 10, 10]}
+    )
+    table = compare(runs)
+    # sd 1, n 3: t(0.975, 2) = 4.303 → half-width 2.484 (a normal approximation gives 1.132).
+    assert table["vetoes_ci95"][0] == pytest.approx(2.484, abs=1e-3)
+    assert table["vetoes_n"][0] == 3
+    single = compare(runs.head(1))
+    assert single["vetoes_ci95"][0] is None  # no interval from one run

@@ -1,8 +1,14 @@
-"""Strategy comparison with confidence intervals across seeds (deliberation vs. baselines)."""
+"""Strategy comparison with Student-t confidence intervals across runs (deliberation vs.
+baselines).
+
+Sweeps have few replicates (often three seeds), where the normal approximation's 1.96 is far too
+narrow (t(0.975, 2) = 4.30). Every interval is reported with its n; one run gives no interval.
+"""
 
 from __future__ import annotations
 
 import polars as pl
+from scipy import stats
 
 METRICS = (
     "initial_conclusions",
@@ -14,19 +20,49 @@ METRICS = (
 )
 
 
-def compare(runs: pl.DataFrame) -> pl.DataFrame:
-    """Mean and 95 % confidence half-width (normal approximation) per strategy and metric.
+def t_half_width(sd: float | None, n: int, *, level: float = 0.95) -> float | None:
+    """Half-width of the Student-t interval of a mean (None when n < 2)."""
+    if n < 2 or sd is None:
+        return None
+    return float(stats.t.ppf(0.5 + level / 2, n - 1) * sd / n**0.5)
 
-    ``runs`` is `load(path)` output (one row per run); replicates are the rows of a strategy.
+
+def format_interval(mean: float | None, half: float | None, n: int, *, digits: int = 1) -> str:
+    """``mean ± half (n=…)``; ``mean (n=1)`` when there is no interval."""
+    if mean is None:
+        return f"– (n={n})"
+    if half is None:
+        return f"{mean:.{digits}f} (n={n})"
+    return f"{mean:.{digits}f} ± {half:.{digits}f} (n={n})"
+
+
+def compare(runs: pl.DataFrame, *, by: str | list[str] = "strategy") -> pl.DataFrame:
+    """Mean, 95 % Student-t half-width and n per group and metric.
+
+    ``runs`` is `load(path)` output (one row per run); replicates are the rows of a group.
+    Columns: ``<metric>_mean``, ``<metric>_ci95`` (null when n < 2) and ``<metric>_n``.
     """
+    keys = [by] if isinstance(by, str) else list(by)
     present = [m for m in METRICS if m in runs.columns]
     aggregations = []
     for metric in present:
         col = pl.col(metric).cast(pl.Float64)
         aggregations += [
-            col.mean().round(3).alias(f"{metric}_mean"),
-            (1.96 * col.std(ddof=1).fill_null(0.0) / pl.len().sqrt())
-            .round(3)
-            .alias(f"{metric}_ci95"),
+            col.mean().alias(f"{metric}_mean"),
+            col.std(ddof=1).alias(f"{metric}_sd"),
+            col.count().alias(f"{metric}_n"),
         ]
-    return runs.group_by("strategy").agg([pl.len().alias("runs"), *aggregations]).sort("strategy")
+    table = runs.group_by(keys).agg([pl.len().alias("runs"), *aggregations]).sort(keys)
+    for metric in present:
+        halves = [
+            None if h is None else round(h, 3)
+            for h in (
+                t_half_width(sd, n)
+                for sd, n in zip(table[f"{metric}_sd"], table[f"{metric}_n"], strict=True)
+            )
+        ]
+        table = table.with_columns(
+            pl.col(f"{metric}_mean").round(3),
+            pl.Series(f"{metric}_ci95", halves, dtype=pl.Float64),
+        ).drop(f"{metric}_sd")
+    return table

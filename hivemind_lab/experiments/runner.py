@@ -455,8 +455,11 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
     rounds = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
     if per_round:
         return rounds.to_pandas() if pandas else rounds
+    # The final state is the last round of the last generation (a regenerated run restarts its
+    # rounds at 0, so the round number alone does not order the rows).
+    order = [c for c in ("regeneration", "round") if c in rounds.columns]
     frame = (
-        rounds.sort("round")
+        rounds.sort(order, maintain_order=True)
         .group_by("run_id", maintain_order=True)
         .last()
         .drop(
@@ -475,7 +478,7 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
     )
     extra = rounds.group_by("run_id").agg(
         pl.col("revision_magnitude").mean().alias("mean_revision_magnitude"),
-        pl.col("distinct_conclusions").first().alias("initial_conclusions"),
+        pl.col("distinct_conclusions").sort_by(order).first().alias("initial_conclusions"),
     )
     frame = frame.join(extra, on="run_id", how="left").sort("run_id")
     return frame.to_pandas() if pandas else frame
