@@ -2,20 +2,64 @@
 
 The public API mirrors the pipeline: knowledge → theory network → monitor → practicality
 network → results and audit.
+
+Names are imported on first use, so ``import hivemind_lab`` (and the command line's ``--help``)
+does not pay for scikit-learn, the OpenAI SDK or plotly until something needs them.
 """
 
-from hivemind_lab.audit import AuditLog, verify_log
-from hivemind_lab.deliberation import deliberate, deliberate_async, load_result
-from hivemind_lab.errors import HivemindError, InputError
-from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
-from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
-from hivemind_lab.knowledge.slicing import plan_slices
-from hivemind_lab.llm import OpenAIChatModel, OpenAIConfig
-from hivemind_lab.llm.offline import OfflineAgentModel
-from hivemind_lab.problems import Problem, load_problem
-from hivemind_lab.results import DeliberationResult
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hivemind_lab.audit import AuditLog, verify_log
+    from hivemind_lab.deliberation import deliberate, deliberate_async, load_result
+    from hivemind_lab.errors import HivemindError, InputError
+    from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
+    from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
+    from hivemind_lab.knowledge.slicing import plan_slices
+    from hivemind_lab.llm import OpenAIChatModel, OpenAIConfig
+    from hivemind_lab.llm.offline import OfflineAgentModel
+    from hivemind_lab.problems import Problem, load_problem
+    from hivemind_lab.results import DeliberationResult
 
 __version__ = "0.1.0"
+
+_HOMES: dict[str, str] = {
+    "AuditLog": "hivemind_lab.audit",
+    "verify_log": "hivemind_lab.audit",
+    "deliberate": "hivemind_lab.deliberation",
+    "deliberate_async": "hivemind_lab.deliberation",
+    "load_result": "hivemind_lab.deliberation",
+    "HivemindError": "hivemind_lab.errors",
+    "InputError": "hivemind_lab.errors",
+    "PRESETS": "hivemind_lab.inputs",
+    "Calibrations": "hivemind_lab.inputs",
+    "DeliberationRequest": "hivemind_lab.inputs",
+    "Limits": "hivemind_lab.inputs",
+    "Document": "hivemind_lab.knowledge",
+    "Slice": "hivemind_lab.knowledge",
+    "load_documents": "hivemind_lab.knowledge",
+    "slice_knowledge": "hivemind_lab.knowledge",
+    "plan_slices": "hivemind_lab.knowledge.slicing",
+    "OpenAIChatModel": "hivemind_lab.llm",
+    "OpenAIConfig": "hivemind_lab.llm",
+    "OfflineAgentModel": "hivemind_lab.llm.offline",
+    "Problem": "hivemind_lab.problems",
+    "load_problem": "hivemind_lab.problems",
+    "DeliberationResult": "hivemind_lab.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hivemind_lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PRESETS",

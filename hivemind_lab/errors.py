@@ -27,10 +27,13 @@ class InputError(HivemindError, ValueError):
 class DocumentError(HivemindError):
     """One or more knowledge documents failed validation; lists every problem by file and field."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], *, documents: int | None = None) -> None:
         self.problems = problems
+        # Each problem starts with "<file or file:line>: "; count documents, not problems.
+        bad = len({p.split(": ", 1)[0] for p in problems})
+        of = f" of {documents}" if documents else ""
         lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{len(problems)} invalid document(s):\n{lines}")
+        super().__init__(f"{bad} invalid document(s){of}, {len(problems)} problem(s):\n{lines}")
 
 
 class CacheMissError(HivemindError):

@@ -1,8 +1,39 @@
-"""Knowledge: documents, density slicing and per-slice retrieval."""
+"""Knowledge: documents, density slicing and per-slice retrieval.
 
-from hivemind_lab.knowledge.documents import Document, load_documents
-from hivemind_lab.knowledge.retrieval import Passage, RetrievalIndex, split_passages
-from hivemind_lab.knowledge.slicing import Slice, SlicingResult, slice_knowledge
+Names are imported on first use: loading documents (e.g. to validate a problem file) should not
+pay for the retrieval index's scipy and bm25s.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hivemind_lab.knowledge.documents import Document, load_documents
+    from hivemind_lab.knowledge.retrieval import Passage, RetrievalIndex, split_passages
+    from hivemind_lab.knowledge.slicing import Slice, SlicingResult, slice_knowledge
+
+_HOMES: dict[str, str] = {
+    "Document": "hivemind_lab.knowledge.documents",
+    "load_documents": "hivemind_lab.knowledge.documents",
+    "Passage": "hivemind_lab.knowledge.retrieval",
+    "RetrievalIndex": "hivemind_lab.knowledge.retrieval",
+    "split_passages": "hivemind_lab.knowledge.retrieval",
+    "Slice": "hivemind_lab.knowledge.slicing",
+    "SlicingResult": "hivemind_lab.knowledge.slicing",
+    "slice_knowledge": "hivemind_lab.knowledge.slicing",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hivemind_lab.knowledge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Document",

@@ -1,7 +1,12 @@
-"""Knowledge documents: Markdown files with YAML front matter, validated on load.
+"""Knowledge documents: a folder of Markdown (with or without YAML front matter), plain text and
+JSON-lines files, validated on load.
 
 A document is the unit of slicing: it is never cut. The loader checks every file and reports all
-problems at once, by file and field, so an academic fixing a knowledge base sees the whole list.
+problems at once, by file (and line, for JSON lines) and field, so an academic fixing a knowledge
+base sees the whole list. Only the body is required: a missing title comes from the first
+Markdown heading (or a text file's first line), a missing id from the file name; every other
+field has a neutral default (see `DocumentMeta`). Years are not range-checked, so classics (Sun
+Tzu, c. -500) load like last year's paper.
 """
 
 from __future__ import annotations
@@ -20,28 +25,33 @@ from hivemind_lab.tokens import TokenCounter, default_counter
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,127}$"
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+"""File types a knowledge base folder may hold (README.md is never a document)."""
+DEFAULT_TOPIC = "general"
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 class DocumentMeta(BaseModel):
-    """Front matter every knowledge document carries."""
+    """The fields a knowledge document may carry (front matter keys, or JSON-lines keys)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ID_PATTERN)
-    """Stable identifier, used in citations; equals the file stem by convention."""
+    """Stable identifier, used in citations. Default: the file name without its suffix."""
     title: str = Field(min_length=1, max_length=300)
-    """Human title."""
-    authors: tuple[str, ...] = Field(min_length=1)
-    """Author names, in order."""
-    year: int = Field(ge=1500, le=2100)
-    """Publication year."""
-    venue: str = Field(min_length=1, max_length=200)
-    """Journal, conference or publisher."""
-    peer_reviewed: bool
-    """Whether the work passed peer review (working papers say false)."""
-    topics: tuple[str, ...] = Field(min_length=1)
-    """Lower-case slugs; the first one is the document's school, used for coherent slicing."""
+    """Human title. Default: the first Markdown heading (a text file's first line)."""
+    authors: tuple[str, ...] = ()
+    """Author names, in order. Default: none (shown as "unknown author")."""
+    year: int | None = None
+    """Publication year; negative for BCE. Default: unknown."""
+    venue: str = Field(default="", max_length=200)
+    """Journal, conference or publisher. Default: none."""
+    peer_reviewed: bool = False
+    """Whether the work passed peer review. Default: false."""
+    topics: tuple[str, ...] = Field(default=(DEFAULT_TOPIC,), min_length=1)
+    """Topics, the first being the document's school (kept together when slicing). Default:
+    ``general``."""
     constraint: str | None = Field(default=None, pattern=SLUG_PATTERN)
     """For practicality knowledge: the constraint this document informs."""
     red_flags: tuple[str, ...] = ()
@@ -65,70 +75,242 @@ class Document(DocumentMeta):
         """The primary topic, used to keep slices topically coherent."""
         return self.topics[0]
 
+    def citation(self) -> str:
+        """How reports cite the document: title, authors and year."""
+        authors = (
+            ", ".join(self.authors)
+            if len(self.authors) <= 3
+            else f"{self.authors[0]} et al. ({len(self.authors)} authors)"
+        )
+        year = (
+            "n.d." if self.year is None else (f"{-self.year} BCE" if self.year < 0 else self.year)
+        )
+        return f"{self.title} ({authors or 'unknown author'}, {year})"
+
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "front matter"
 
 
-def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Document:
-    """Parse one Markdown file; raises DocumentError naming the file and each bad field."""
-    counter = counter or default_counter()
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError([f"{path}: unreadable ({exc.__class__.__name__}: {exc})"]) from exc
-    match = _FRONT_MATTER.match(raw)
-    if not match:
-        raise DocumentError([f"{path}: missing YAML front matter (file must start with '---')"])
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        raise DocumentError([f"{path}: malformed YAML front matter ({exc})"]) from exc
-    if not isinstance(meta, dict):
-        raise DocumentError([f"{path}: front matter must be a mapping of fields"])
-    body = raw[match.end() :].strip()
-    if not body:
-        raise DocumentError([f"{path}: text: document body is empty"])
+def file_id(path: Path) -> str:
+    """A document id from a file name: lower-case, runs of other characters become '-'."""
+    return re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-._")[:128] or "document"
+
+
+def _build(
+    where: str, meta: dict[str, Any], body: str, counter: TokenCounter, source: str
+) -> Document:
+    """Validate metadata and body into a Document; DocumentError lists every bad field."""
+    if not body.strip():
+        raise DocumentError([f"{where}: text: document body is empty"])
     try:
         parsed = DocumentMeta.model_validate(meta)
     except ValidationError as exc:
         problems = [
-            f"{path}: {_format_loc(err['loc'])}: {err['msg']}"
+            f"{where}: {_format_loc(err['loc'])}: {err['msg']}"
             for err in exc.errors(include_url=False)
         ]
         raise DocumentError(problems) from None
     return Document(
         **parsed.model_dump(),
-        text=body,
-        tokens=counter.count(parsed.title + "\n\n" + body),
-        source=str(path),
+        text=body.strip(),
+        tokens=counter.count(parsed.title + "\n\n" + body.strip()),
+        source=source,
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocumentError([f"{path}: unreadable ({exc.__class__.__name__}: {exc})"]) from exc
+
+
+def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Document:
+    """Parse one Markdown or text file; raises DocumentError naming the file and each bad field.
+
+    Front matter is optional: without it (or without ``title``/``id`` in it) the title is the
+    first heading and the id the file name.
+    """
+    counter = counter or default_counter()
+    raw = _read(path)
+    meta: dict[str, Any] = {}
+    body = raw
+    match = _FRONT_MATTER.match(raw)
+    if match:
+        try:
+            loaded = yaml.safe_load(match.group(1))
+        except yaml.YAMLError as exc:
+            raise DocumentError([f"{path}: malformed YAML front matter ({exc})"]) from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise DocumentError([f"{path}: front matter must be a mapping of fields"])
+        meta = dict(loaded or {})
+        body = raw[match.end() :]
+    if "title" not in meta:
+        if path.suffix.lower() == ".txt":
+            first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+            if first and len(first) <= 300:
+                meta["title"] = first
+        else:
+            heading = _HEADING.search(body)
+            if heading:
+                meta["title"] = heading.group(1).strip()
+                # The heading is the title; what follows it is the body.
+                rest = body[heading.end() :]
+                if rest.strip():
+                    body = body[: heading.start()] + rest
+    if "title" not in meta:
+        raise DocumentError(
+            [f"{path}: title: no title in front matter and no heading to take it from"]
+        )
+    meta.setdefault("id", file_id(path))
+    return _build(str(path), meta, body, counter, str(path))
+
+
+def _record_meta(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Map a JSON record's keys (and common aliases) onto document fields and the body."""
+    aliases = {"doc_id": "id", "heading": "title", "author": "authors", "source": "venue"}
+    known = set(DocumentMeta.model_fields)
+    meta: dict[str, Any] = {}
+    for key, value in record.items():
+        name = key if key in known else aliases.get(key)
+        if name and value is not None and name not in meta:
+            meta[name] = value
+    if isinstance(meta.get("authors"), str):
+        meta["authors"] = [meta["authors"]]
+    if isinstance(meta.get("id"), str):
+        meta["id"] = meta["id"].lower()
+    book = record.get("book")
+    if "topics" not in meta and isinstance(book, str) and book.strip():
+        meta["topics"] = [book.strip()]  # chapters of one book stay together when slicing
+    if isinstance(book, str) and isinstance(record.get("heading"), str) and "title" in meta:
+        meta["title"] = f"{book.strip()}: {meta['title']}"[:300]
+    if isinstance(meta.get("title"), str):
+        meta["title"] = meta["title"][:300]
+    if isinstance(meta.get("venue"), str):
+        meta["venue"] = meta["venue"][:200]
+    return meta, str(record.get("text") or "")
+
+
+def _from_record(where: str, record: dict[str, Any], counter: TokenCounter) -> Document:
+    meta, body = _record_meta(record)
+    if "id" not in meta:
+        raise DocumentError([f"{where}: id: required (or doc_id)"])
+    meta.setdefault("title", str(meta["id"]))
+    return _build(where, meta, body, counter, where)
+
+
+def documents_from_records(
+    records: Iterable[dict[str, Any]],
+    *,
+    counter: TokenCounter | None = None,
+    source: str = "records",
+) -> list[Document]:
+    """Build documents from JSON records (one per line of a ``.jsonl`` file).
+
+    Records take the document fields by name (``id``, ``title``, ``authors``, ``year``,
+    ``venue``, ``peer_reviewed``, ``topics``, ...) plus ``text``; ``doc_id``, ``heading``,
+    ``author`` and ``source`` are accepted for ``id``, ``title``, ``authors`` and ``venue``, and a
+    ``book`` names the topic (and prefixes the chapter heading) when ``topics`` is absent. Other
+    keys are ignored. Raises DocumentError listing every bad record by its position.
+    """
+    documents, problems = _collect(
+        ((f"{source}:{n}", r) for n, r in enumerate(records, start=1)), counter or default_counter()
+    )
+    if problems:
+        raise DocumentError(problems)
+    return documents
+
+
+def _collect(
+    records: Iterable[tuple[str, dict[str, Any]]], counter: TokenCounter
+) -> tuple[list[Document], list[str]]:
+    documents, problems = [], []
+    for where, record in records:
+        try:
+            documents.append(_from_record(where, record, counter))
+        except DocumentError as exc:
+            problems.extend(exc.problems)
+    return documents, problems
+
+
+def _read_jsonl(path: Path, counter: TokenCounter) -> tuple[list[Document], list[str]]:
+    """The good documents of a JSON-lines file and the problems of the bad lines."""
+    records, problems = [], []
+    for line, text in enumerate(_read(path).splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{line}: malformed JSON ({exc.msg})")
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{path}:{line}: a record must be a JSON object")
+            continue
+        records.append((f"{path}:{line}", value))
+    documents, bad = _collect(records, counter)
+    return documents, sorted(problems + bad, key=_line_of)
+
+
+def load_jsonl_documents(
+    path: str | Path, *, counter: TokenCounter | None = None
+) -> list[Document]:
+    """Read a JSON-lines corpus file into documents (see `documents_from_records`)."""
+    documents, problems = _read_jsonl(Path(path), counter or default_counter())
+    if problems:
+        raise DocumentError(problems)
+    return documents
+
+
+def _line_of(problem: str) -> int:
+    where = problem.split(": ", 1)[0]
+    tail = where.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _paths(root: Path, recursive: bool) -> list[Path]:
+    if root.is_file():
+        return [root]
+    found = root.rglob("*") if recursive else root.glob("*")
+    return sorted(
+        p
+        for p in found
+        if p.is_file() and p.suffix.lower() in SUFFIXES and p.name.lower() != "readme.md"
     )
 
 
 def load_documents(
     location: str | Path, *, counter: TokenCounter | None = None, recursive: bool = True
 ) -> list[Document]:
-    """Load every ``*.md`` document under a folder (or one file), sorted by id.
+    """Load every document under a folder (or one file), sorted by id.
+
+    Reads ``.md``/``.markdown`` (front matter optional), ``.txt`` and ``.jsonl`` files.
 
     Raises:
         InputError: the location does not exist or holds no documents.
         DocumentError: one or more documents are invalid; every problem is listed.
     """
+    counter = counter or default_counter()
     root = Path(location)
+    allowed = "a folder (or file) of .md, .txt or .jsonl documents"
     if not root.exists():
-        raise InputError("kb", f"{str(root)!r} does not exist", allowed="a folder of .md files")
-    if root.is_file():
-        paths = [root]
-    else:
-        paths = sorted(root.rglob("*.md") if recursive else root.glob("*.md"))
-        paths = [p for p in paths if p.name.lower() != "readme.md"]
+        raise InputError("kb", f"{str(root)!r} does not exist", allowed=allowed)
+    paths = _paths(root, recursive)
+    if root.is_file() and root.suffix.lower() not in SUFFIXES:
+        raise InputError("kb", f"{str(root)!r} is not a document file", allowed=allowed)
     if not paths:
-        raise InputError("kb", f"{str(root)!r} holds no .md documents", allowed="at least one")
+        raise InputError("kb", f"{str(root)!r} holds no documents", allowed=allowed)
     documents: list[Document] = []
     problems: list[str] = []
     for path in paths:
         try:
-            documents.append(parse_document(path, counter=counter))
+            if path.suffix.lower() == ".jsonl":
+                good, bad = _read_jsonl(path, counter)
+                documents.extend(good)
+                problems.extend(bad)
+            else:
+                documents.append(parse_document(path, counter=counter))
         except DocumentError as exc:
             problems.extend(exc.problems)
     seen: dict[str, str] = {}
@@ -137,49 +319,7 @@ def load_documents(
             problems.append(f"{doc.source}: id: duplicate id {doc.id!r} (also in {seen[doc.id]})")
         seen[doc.id] = doc.source
     if problems:
-        raise DocumentError(problems)
+        loaded = {d.source for d in documents}
+        failed = {p.split(": ", 1)[0] for p in problems} - loaded
+        raise DocumentError(problems, documents=len(documents) + len(failed))
     return sorted(documents, key=lambda d: d.id)
-
-
-def documents_from_records(
-    records: Iterable[dict[str, Any]], *, counter: TokenCounter | None = None
-) -> list[Document]:
-    """Build documents from JSON records (e.g. the shared strategy corpus' ``documents.jsonl``).
-
-    Records need ``doc_id`` (or ``id``) and ``text``; title, author(s), year and topics are taken
-    when present and given neutral defaults otherwise.
-    """
-    counter = counter or default_counter()
-    documents = []
-    for record in records:
-        doc_id = str(record.get("id") or record["doc_id"]).lower()
-        title = str(record.get("title") or record.get("heading") or doc_id)
-        author = record.get("authors") or [record.get("author") or "unknown"]
-        if isinstance(author, str):
-            author = [author]
-        topic = re.sub(r"[^a-z0-9]+", "-", str(record.get("book") or "general").lower()).strip("-")
-        text = str(record["text"]).strip() or title
-        documents.append(
-            Document(
-                id=doc_id,
-                title=title[:300],
-                authors=tuple(author),
-                year=int(record.get("year") or 1900),
-                venue=str(record.get("source") or "corpus")[:200],
-                peer_reviewed=bool(record.get("peer_reviewed", False)),
-                topics=tuple(record.get("topics") or [topic[:64] or "general"]),
-                text=text,
-                tokens=counter.count(title + "\n\n" + text),
-                source=str(record.get("source") or ""),
-            )
-        )
-    return documents
-
-
-def load_jsonl_documents(
-    path: str | Path, *, counter: TokenCounter | None = None
-) -> list[Document]:
-    """Read a JSON-lines corpus file into documents (see `documents_from_records`)."""
-    with Path(path).open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
-    return documents_from_records(records, counter=counter)
