@@ -11,20 +11,62 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from typer.core import TyperGroup
 
 from hivemind_lab.errors import HivemindError
+from hivemind_lab.inputs import PRESETS
+
+_BALANCED = PRESETS["balanced"]
+
+
+def _tidy_help(command: Any, ctx: Any) -> None:
+    """Flags render as bare flags (not ``--pdf <bool>``), arguments as upper-case names."""
+    for param in [*command.params, command.get_help_option(ctx)]:
+        if param is None or param.metavar is not None:
+            continue
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.param_type_name == "argument":
+            param.metavar = param.name.upper()
+
+
+class _Group(TyperGroup):
+    """A command group whose commands' help shows flags and arguments as users type them."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _tidy_help(command, ctx)
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _tidy_help(self, ctx)
+        super().format_help(ctx, formatter)
+
 
 app = typer.Typer(
+    cls=_Group,
     help="Multi-agent strategic deliberation on a shared knowledge base.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-kb_app = typer.Typer(help="Inspect and slice knowledge bases.", no_args_is_help=True)
-audit_app = typer.Typer(help="Verify and export audit trails.", no_args_is_help=True)
-mcp_app = typer.Typer(help="The Hivemind MCP server for AI clients.", no_args_is_help=True)
-token_app = typer.Typer(help="Bearer tokens of multi-client HTTP mode.", no_args_is_help=True)
+kb_app = typer.Typer(cls=_Group, help="Inspect and slice knowledge bases.", no_args_is_help=True)
+audit_app = typer.Typer(cls=_Group, help="Verify and export audit trails.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    cls=_Group, help="The Hivemind MCP server for AI clients.", no_args_is_help=True
+)
+token_app = typer.Typer(
+    cls=_Group, help="Bearer tokens of multi-client HTTP mode.", no_args_is_help=True
+)
 app.add_typer(kb_app, name="kb")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
@@ -34,6 +76,12 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def _erase(bar: Progress, exc: HivemindError) -> HivemindError:
+    """Clear a progress display on failure, so no spinner frame is left after the error."""
+    bar.live.transient = True
+    return exc
+
+
 def _fail(exc: Exception) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code=2)
@@ -41,9 +89,9 @@ def _fail(exc: Exception) -> typer.Exit:
 
 @kb_app.command("check")
 def kb_check(
-    kb: Annotated[Path, typer.Option(help="Folder of Markdown documents.")] = Path(
-        "data/knowledge"
-    ),
+    kb: Annotated[
+        Path, typer.Option(help="Folder (or file) of .md, .txt or .jsonl documents.")
+    ] = Path("data/knowledge"),
 ) -> None:
     """Validate every document of a knowledge base and print corpus statistics."""
     from hivemind_lab.knowledge.documents import load_documents
@@ -63,9 +111,9 @@ def kb_check(
 @kb_app.command("slice")
 def kb_slice(
     density: Annotated[int, typer.Option(help="Target tokens per slice (one slice per agent).")],
-    kb: Annotated[Path, typer.Option(help="Folder of Markdown documents.")] = Path(
-        "data/knowledge"
-    ),
+    kb: Annotated[
+        Path, typer.Option(help="Folder (or file) of .md, .txt or .jsonl documents.")
+    ] = Path("data/knowledge"),
     seed: Annotated[int, typer.Option(help="Seed for the local search.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -134,22 +182,46 @@ def deliberate(
         str | None, typer.Option(help="Problem TOML file, or the problem as text.")
     ] = None,
     sufficiency: Annotated[
-        int | None, typer.Option(help="Halt when distinct conclusions ≤ this (≥ 1).")
+        int | None,
+        typer.Option(
+            help="Halt when distinct conclusions ≤ this (≥ 1).",
+            show_default="the problem's suggestion, else 2",
+        ),
     ] = None,
     feasibility: Annotated[
-        int | None, typer.Option(help="Veto when mean constraint score ≤ this (1–100).")
+        int | None,
+        typer.Option(
+            help="Veto when mean constraint score ≤ this (1–100).",
+            show_default="the problem's suggestion, else 50",
+        ),
     ] = None,
     density: Annotated[
-        int | None, typer.Option(help="Tokens of knowledge per theory agent (> 0).")
+        int | None,
+        typer.Option(
+            help="Tokens of knowledge per theory agent (> 0).",
+            show_default="the problem's suggestion, else 6000",
+        ),
     ] = None,
     stubbornness: Annotated[
-        float | None, typer.Option(help="0 cooperative … 1 never revises.")
+        float | None,
+        typer.Option(
+            help="0 adopts every well-supported critique … 1 never revises.",
+            show_default=f"the preset's; balanced {_BALANCED.stubbornness}",
+        ),
     ] = None,
     similarity: Annotated[
-        float | None, typer.Option(help="Monitor's similarity threshold (0–1).")
+        float | None,
+        typer.Option(
+            help="Monitor's similarity threshold (0–1).",
+            show_default=f"the preset's; balanced {_BALANCED.similarity_threshold}",
+        ),
     ] = None,
     severity: Annotated[
-        float | None, typer.Option(help="Constraint agents' strictness (0–1).")
+        float | None,
+        typer.Option(
+            help="Constraint agents' strictness (0–1).",
+            show_default=f"the preset's; balanced {_BALANCED.severity}",
+        ),
     ] = None,
     preset: Annotated[
         str, typer.Option(help="Calibration preset: balanced, cooperative, adversarial.")
@@ -189,15 +261,18 @@ def deliberate(
     ] = 0.0,
 ) -> None:
     """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
-    from hivemind_lab.deliberation import Progress as RunProgress
-    from hivemind_lab.deliberation import deliberate_async, read_manifest
+    # Only the light input modules before validation: a bad value is answered in well under a
+    # second; the deliberation machinery (scikit-learn, the OpenAI SDK, plotly) loads after.
     from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits, build
     from hivemind_lab.problems import Problem, load_problem, problem_from_text
-    from hivemind_lab.reports import write_report
 
     try:
         if resume is not None:
-            manifest = read_manifest(resume) if (resume / "manifest.json").exists() else None
+            manifest = (
+                json.loads((resume / "manifest.json").read_text("utf-8"))
+                if (resume / "manifest.json").exists()
+                else None
+            )
             if manifest is None:
                 raise HivemindError(f"resume: {str(resume)!r} holds no run (no manifest.json)")
             request = DeliberationRequest.model_validate(manifest["request"])
@@ -259,6 +334,9 @@ def deliberate(
         chat = _model(backend, model, base_url, latency)
     except HivemindError as exc:
         raise _fail(exc) from None
+    from hivemind_lab.deliberation import Progress as RunProgress
+    from hivemind_lab.deliberation import deliberate_async
+    from hivemind_lab.reports import write_report
 
     columns = (
         SpinnerColumn(),
@@ -267,6 +345,7 @@ def deliberate(
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
     )
+    failure: HivemindError | None = None
     with Progress(*columns, console=err_console, transient=False) as bar:
         task_id = bar.add_task("deliberating", total=limits.max_rounds, detail="")
 
@@ -295,8 +374,10 @@ def deliberate(
                 )
             )
         except HivemindError as exc:
-            raise _fail(exc) from None
-    report = write_report(run_dir)
+            failure = _erase(bar, exc)
+    if failure is not None:
+        raise _fail(failure)
+    report = write_report(run_dir, force=True)
     _print_summary(result, run_dir)
     console.print(f"report: {report} (and report.md)")
 
@@ -369,79 +450,52 @@ def mcp_serve(
     token_file: Annotated[
         Path | None, typer.Option(help="Bearer-token hashes → models (HIVEMIND_TOKEN_FILE).")
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Extra Host header accepted, e.g. hive.lan or hive.lan:8765; repeatable "
+            "(HIVEMIND_ALLOWED_HOSTS)."
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="Extra Origin accepted; repeatable (HIVEMIND_ALLOWED_ORIGINS)."),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Base URL clients use, e.g. https://hive.example.org, advertised as the "
+            "OAuth resource (HIVEMIND_PUBLIC_URL)."
+        ),
+    ] = None,
+    conformance_fixtures: Annotated[
+        bool, typer.Option(hidden=True, help="Serve the conformance suite's fixture tools.")
+    ] = False,
 ) -> None:
     """Serve the six hivemind tools. Configured by SOURCE_MODEL, HIVEMIND_STORE, HIVEMIND_DB_PATH,
     NEO4J_URI/USER/PASSWORD, CONFLICT_THRESHOLD, CONSENSUS_PHI, MAX_CONTEXT_TOKENS and
-    HIVEMIND_TOKEN_FILE / HIVEMIND_WEBHOOK_URLS / HIVEMIND_WEBHOOK_SECRET."""
-    import socket
-
-    from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
-    from hivemind_lab.mcp_server import ServerSettings, build_server
+    HIVEMIND_TOKEN_FILE / HIVEMIND_WEBHOOK_URLS / HIVEMIND_WEBHOOK_SECRET /
+    HIVEMIND_ALLOWED_HOSTS / HIVEMIND_ALLOWED_ORIGINS / HIVEMIND_PUBLIC_URL."""
+    from hivemind_lab.graph.config import GraphConfig
+    from hivemind_lab.mcp_server.serve import free_port, serve
+    from hivemind_lab.mcp_server.settings import ServerSettings
 
     if transport not in ("stdio", "http", "sse"):
         raise _fail(HivemindError(f"transport: unknown {transport!r} (allowed: stdio, http, sse)"))
     try:
-        if port == 0:
-            with socket.socket() as probe:
-                probe.bind((host, 0))
-                port = probe.getsockname()[1]
         settings = ServerSettings.from_env(
-            transport=transport, host=host, port=port, token_file=token_file
+            transport=transport,
+            host=host,
+            port=free_port(host) if port == 0 else port,
+            token_file=token_file,
+            allowed_hosts=tuple(allowed_host) if allowed_host else None,
+            allowed_origins=tuple(allowed_origin) if allowed_origin else None,
+            public_url=public_url,
+            conformance_fixtures=conformance_fixtures or None,
         )
-        config = GraphConfig.from_env()
-        store = open_store(config)
+        serve(settings, GraphConfig.from_env())
     except HivemindError as exc:
         raise _fail(exc) from None
-    server = build_server(HivemindGraph(store, config), settings)
-    try:
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            from mcp.server.transport_security import TransportSecuritySettings
-
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=[
-                    f"{host}:{port}",
-                    f"127.0.0.1:{port}",
-                    f"localhost:{port}",
-                    f"[::1]:{port}",
-                ],
-                allowed_origins=[
-                    f"http://{host}:{port}",
-                    f"http://127.0.0.1:{port}",
-                    f"http://localhost:{port}",
-                    *settings.allowed_origins,
-                ],
-            )
-            err_console.print(
-                f"hivemind MCP server on http://{host}:{port}"
-                + ("/mcp" if transport == "http" else "/sse")
-                + (
-                    f" (tokens: {settings.token_file})"
-                    if settings.token_file
-                    else f" as {settings.source_model} (single-user)"
-                )
-            )
-            if transport == "http":
-                server.run(
-                    "streamable-http",
-                    host=host,
-                    port=port,
-                    streamable_http_path="/mcp",
-                    max_request_body_size=settings.max_request_bytes,
-                    transport_security=security,
-                )
-            else:
-                server.run(
-                    "sse",
-                    host=host,
-                    port=port,
-                    max_request_body_size=settings.max_request_bytes,
-                    transport_security=security,
-                )
-    finally:
-        store.close()
 
 
 @token_app.command("add")
@@ -491,7 +545,10 @@ def sweep(
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
     )
+    failure: HivemindError | None = None
     with Progress(*columns, console=err_console) as bar:
         task_id = bar.add_task(f"sweep {experiment.name}", total=None)
         try:
@@ -503,7 +560,9 @@ def sweep(
                 on_done=lambda s: bar.advance(task_id),
             )
         except HivemindError as exc:
-            raise _fail(exc) from None
+            failure = _erase(bar, exc)
+    if failure is not None:
+        raise _fail(failure)
     skipped = sum(r.skipped for r in report.runs)
     console.print(
         f"{len(report.runs)} runs ({skipped} already done) in {report.wall_time_s:.1f} s; "
@@ -558,12 +617,25 @@ def report(
     pdf: Annotated[
         bool, typer.Option("--pdf", help="Also print it to PDF with headless Chromium.")
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Render even when the audit trail fails verification (red banner)."
+        ),
+    ] = False,
 ) -> None:
-    """Write a self-contained HTML report (works offline) for executives."""
+    """Write a self-contained HTML report (works offline) for executives.
+
+    A run whose audit trail fails verification is refused (exit 1, naming the first bad record)
+    unless --force is given."""
+    from hivemind_lab.errors import AuditIntegrityError
     from hivemind_lab.reports import write_report
 
     try:
-        path = write_report(run_dir, out, pdf=pdf)
+        path = write_report(run_dir, out, pdf=pdf, force=force)
+    except AuditIntegrityError as exc:
+        err_console.print(f"[bold red]audit FAILED[/]: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
     except HivemindError as exc:
         raise _fail(exc) from None
     console.print(f"report: {path}" + (f" and {path.with_suffix('.pdf')}" if pdf else ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
@@ -12,26 +13,42 @@ from hivemind_lab.results import DeliberationResult
 PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#a50021")
 
 
+def _threshold(fig: go.Figure, x: Sequence[Any], y: float, name: str) -> None:
+    """A dashed threshold line named in the legend (a text label on the plot would overlap bars
+    and points)."""
+    fig.add_trace(
+        go.Scatter(
+            x=list(x),
+            y=[y] * len(x),
+            mode="lines",
+            line={"dash": "dash", "color": PALETTE[1]},
+            name=name,
+            hoverinfo="name",
+        )
+    )
+
+
+def _legend_below(fig: go.Figure) -> None:
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0})
+
+
 def feasibility_by_constraint(result: DeliberationResult) -> go.Figure:
     """Mean score per constraint of the final verdict, with the feasibility threshold."""
     verdict = result.vetoes[-1] if result.vetoes else None
     names = list(verdict.per_constraint) if verdict else []
     values = [verdict.per_constraint[n] for n in names] if verdict else []
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=PALETTE[0], name="mean score"))
-    if verdict:
-        fig.add_hline(
-            y=verdict.feasibility,
-            line_dash="dash",
-            line_color=PALETTE[1],
-            annotation_text=f"feasibility {verdict.feasibility}",
-        )
+    colours = [PALETTE[6] if verdict and v <= verdict.feasibility else PALETTE[0] for v in values]
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colours, name="mean score"))
+    if verdict and names:
+        _threshold(fig, names, verdict.feasibility, f"feasibility {verdict.feasibility}")
     fig.update_layout(
-        title="Feasibility per constraint (final solution set)",
+        title="Feasibility per constraint (final solution set; red = at or below feasibility)",
         yaxis_range=[0, 100],
         yaxis_title="score (0-100)",
-        height=340,
+        height=360,
         margin={"t": 50, "b": 40},
     )
+    _legend_below(fig)
     return fig
 
 
@@ -52,20 +69,16 @@ def veto_history(result: DeliberationResult) -> go.Figure:
         )
     )
     if result.vetoes:
-        fig.add_hline(
-            y=result.vetoes[0].feasibility,
-            line_dash="dash",
-            line_color=PALETTE[1],
-            annotation_text="veto at or below",
-        )
+        _threshold(fig, gens, result.vetoes[0].feasibility, "veto at or below")
     fig.update_layout(
         title="Practicality verdicts by generation (red = vetoed)",
-        xaxis_title="generation",
+        xaxis={"title": "generation", "tickmode": "linear", "dtick": 1, "tick0": 0},
         yaxis_title="mean score",
         yaxis_range=[0, 100],
-        height=320,
+        height=340,
         margin={"t": 50, "b": 40},
     )
+    _legend_below(fig)
     return fig
 
 
@@ -85,11 +98,12 @@ def convergence(result: DeliberationResult) -> go.Figure:
         )
     fig.update_layout(
         title="Distinct conclusions per round",
-        xaxis_title="round",
-        yaxis_title="distinct conclusions",
-        height=320,
+        xaxis={"title": "round", "tickmode": "linear", "dtick": 1, "tick0": 0},
+        yaxis={"title": "distinct conclusions", "dtick": 1, "rangemode": "tozero"},
+        height=340,
         margin={"t": 50, "b": 40},
     )
+    _legend_below(fig)
     return fig
 
 
@@ -106,13 +120,23 @@ def heatmap(
     xs, ys = sorted(grid[x].unique().to_list()), sorted(grid[y].unique().to_list())
     lookup = {(r[x], r[y]): r[value] for r in grid.iter_rows(named=True)}
     z = [[lookup.get((a, b)) for a in xs] for b in ys]
+    # Categorical axes: one cell per grid value, labelled with it (a numeric axis would space
+    # and label cells by plotly's own ticks, not the values the grid ran).
     fig = go.Figure(
         go.Heatmap(
-            x=xs, y=ys, z=z, colorscale="Blues", colorbar={"title": value}, texttemplate="%{z:.2f}"
+            x=[str(a) for a in xs],
+            y=[str(b) for b in ys],
+            z=z,
+            colorscale="Blues",
+            colorbar={"title": value},
+            texttemplate="%{z:.2f}",
         )
     )
     fig.update_layout(
-        title=title or f"{value} by {x} × {y}", xaxis_title=x, yaxis_title=y, height=380
+        title=title or f"{value} by {x} × {y}",
+        xaxis={"title": x, "type": "category"},
+        yaxis={"title": y, "type": "category"},
+        height=380,
     )
     return fig
 

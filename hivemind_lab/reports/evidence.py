@@ -1,0 +1,285 @@
+"""What a run report says, gathered once from a run directory into plain data.
+
+The result holds the conclusions and verdicts; the audit trail holds what the result only names
+by id (each solution's title and recommendations, every critique); the knowledge base turns
+citation ids into titles, authors and years. Renderers (HTML, Markdown) only format this.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hivemind_lab.audit.log import VerifyReport, verify_log
+from hivemind_lab.errors import HivemindError
+from hivemind_lab.results import Conclusion, DeliberationResult, PracticalityVerdict
+from hivemind_lab.text import normalise
+
+OFFLINE_NOTICE = (
+    "Illustrative run: the agents spoke through the offline stand-in, a deterministic model that "
+    "extracts sentences from the knowledge base. It is not an LLM; its wording is not advice."
+)
+
+
+@dataclass(frozen=True)
+class AuditState:
+    """The audit check as a report shows it."""
+
+    ok: bool
+    verified: int
+    """Records that verified before the first problem (all of them when ok)."""
+    total: int
+    """Records (lines) in the log."""
+    head: str
+    first_bad: int | None
+    reason: str | None
+
+    @classmethod
+    def of(cls, check: VerifyReport, log: Path) -> AuditState:
+        with log.open("rb") as handle:
+            total = sum(1 for _ in handle)
+        return cls(check.ok, check.records, total, check.head, check.first_bad, check.reason)
+
+
+@dataclass(frozen=True)
+class SolutionScore:
+    """One vetoed (or passed) solution with its per-constraint scores and red flags."""
+
+    solution_id: str
+    title: str
+    mean: float
+    scores: dict[str, int]
+    flags: dict[str, tuple[str, ...]]
+    reasons: dict[str, str]
+
+    def sunk_by(self, feasibility: int) -> list[str]:
+        """Constraints scoring at or below the client's feasibility, worst first."""
+        return sorted(
+            (c for c, s in self.scores.items() if s <= feasibility), key=lambda c: self.scores[c]
+        )
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One practicality verdict with its solutions, best first."""
+
+    verdict: PracticalityVerdict
+    solutions: list[SolutionScore]
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A critique point whose evidence contradicts a recommendation of the conclusion."""
+
+    critic: str
+    target: str
+    recommendation: str
+    claim: str
+    strength: float
+    source: str
+
+
+@dataclass
+class RunEvidence:
+    """Everything a run report shows, read from one run directory."""
+
+    run_dir: Path
+    result: DeliberationResult
+    manifest: dict[str, Any]
+    audit: AuditState
+    solutions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    critiques: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    """Document id -> "Title (Authors, Year)"."""
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return dict(self.manifest["request"])
+
+    @property
+    def calibrations(self) -> dict[str, Any]:
+        return dict(self.manifest["calibrations"])
+
+    @property
+    def feasibility(self) -> int:
+        return int(self.request["feasibility"])
+
+    @property
+    def title(self) -> str:
+        """The problem's title; its id when the run predates titles; a label for ad-hoc text."""
+        req = self.request
+        if req.get("problem_title"):
+            return str(req["problem_title"])
+        problem_id = str(req.get("problem_id") or "ad-hoc")
+        return "Ad-hoc question" if problem_id == "ad-hoc" else problem_id
+
+    @property
+    def offline(self) -> bool:
+        return self.manifest.get("backend") == "offline"
+
+    def model_label(self) -> str:
+        """Which model the agents spoke through, in words."""
+        backend, model = self.manifest.get("backend", "?"), self.manifest.get("model", "?")
+        if backend == "offline":
+            return f"offline stand-in ({model}), not an LLM"
+        return f"{model} ({backend} backend)"
+
+    def cost_label(self) -> str:
+        """The run's cost; never "$0.0000" for a backend that has no cost."""
+        cost = self.result.usage.cost_usd
+        if cost > 0:
+            return f"${cost:.4f}"
+        return "no cost (offline stand-in)" if self.offline else "cost not metered"
+
+    def source(self, citation: str | None) -> str:
+        """A citation id (``doc-id#passage``) as the document's title, authors and year."""
+        if not citation:
+            return "the critic's own position"
+        doc_id = citation.split("#", 1)[0]
+        return self.sources.get(doc_id, doc_id)
+
+    def cited(self, conclusion: Conclusion) -> list[str]:
+        """Every document the conclusion's members cite, once each, in order of first use."""
+        seen: dict[str, None] = {}
+        for j in conclusion.justifications:
+            for c in j.citations:
+                seen.setdefault(self.source(c), None)
+        return list(seen)
+
+    def generations(self) -> list[Generation]:
+        """Every verdict with its solutions (title, scores, flags), highest mean first."""
+        out = []
+        for verdict in self.result.vetoes:
+            by_solution: dict[str, list[Any]] = {}
+            for score in verdict.scores:
+                by_solution.setdefault(score.solution_id, []).append(score)
+            rows = [
+                SolutionScore(
+                    solution_id=sid,
+                    title=plan_label(self.solutions.get(sid, {}), sid),
+                    mean=round(sum(s.score for s in scores) / len(scores), 1),
+                    scores={s.constraint: s.score for s in scores},
+                    flags={s.constraint: tuple(s.flags) for s in scores if s.flags},
+                    reasons={s.constraint: s.reason for s in scores},
+                )
+                for sid, scores in by_solution.items()
+            ]
+            rows.sort(key=lambda r: (-r.mean, r.solution_id))
+            out.append(Generation(verdict, rows))
+        return out
+
+    def bullet_map(self, conclusion: Conclusion, solution_id: str) -> dict[int, int]:
+        """A member's own recommendation index (0-based) -> the conclusion's bullet (1-based)."""
+        shown = {normalise(r): k for k, r in enumerate(conclusion.recommendations, start=1)}
+        own = self.solutions.get(solution_id, {}).get("recommendations") or []
+        return {i: shown[normalise(r)] for i, r in enumerate(own) if normalise(r) in shown}
+
+    def justification_text(self, conclusion: Conclusion, solution_id: str, rationale: str) -> str:
+        """A member's rationale with citation ids as sources and its own recommendation numbers
+        as the bullets shown (or quoted, when the bullet is not among those shown)."""
+        mapping = self.bullet_map(conclusion, solution_id)
+        own = self.solutions.get(solution_id, {}).get("recommendations") or []
+
+        def recommendation(match: re.Match[str]) -> str:
+            index = int(match.group(1)) - 1
+            if index in mapping:
+                return f"bullet {mapping[index]}"
+            if 0 <= index < len(own):
+                return f"its own recommendation “{own[index]}”"
+            return match.group(0)
+
+        text = re.sub(r"\[([^\[\]]+#\d+)\]", lambda m: self.source(m.group(1)), rationale)
+        return re.sub(r"\brecommendation (\d+)\b", recommendation, text)
+
+    def contradictions(self, conclusion: Conclusion, limit: int = 3) -> list[Contradiction]:
+        """The strongest critiques whose evidence contradicts the conclusion's members in the
+        final generation (latest round first, then strength), one per claim."""
+        members = set(conclusion.agents)
+        final = self.result.regenerations
+        points = []
+        for critique in self.critiques:
+            if critique.get("target_id") not in members or critique.get("regeneration") != final:
+                continue
+            target = self.solutions.get(str(critique.get("target_solution_id")), {})
+            recs = target.get("recommendations") or []
+            for point in critique.get("points") or []:
+                if point.get("kind") != "contradiction":
+                    continue
+                index = point.get("recommendation")
+                rec = recs[index] if isinstance(index, int) and 0 <= index < len(recs) else ""
+                points.append(
+                    (
+                        int(critique.get("round") or 0),
+                        float(point.get("strength") or 0),
+                        Contradiction(
+                            critic=str(critique.get("critic_id")),
+                            target=str(critique.get("target_id")),
+                            recommendation=rec,
+                            claim=str(point.get("claim") or ""),
+                            strength=float(point.get("strength") or 0),
+                            source=self.source(point.get("citation")),
+                        ),
+                    )
+                )
+        points.sort(key=lambda p: (-p[0], -p[1], p[2].critic))
+        out: list[Contradiction] = []
+        for _, _, c in points:
+            if all(normalise(c.claim) != normalise(o.claim) for o in out):
+                out.append(c)
+            if len(out) == limit:
+                break
+        return out
+
+
+def plan_label(solution: dict[str, Any], fallback: str) -> str:
+    """A solution's title, completed with its first recommendation when the title is cut."""
+    title = str(solution.get("title") or fallback).strip()
+    recs = solution.get("recommendations") or []
+    if title.endswith(("…", "...")) and recs:
+        kicker = title.split(":", 1)[0] if ":" in title else ""
+        return f"{kicker}: {recs[0]}" if kicker else str(recs[0])
+    return title
+
+
+def _document_sources(manifest: dict[str, Any], run_dir: Path) -> dict[str, str]:
+    """Document id -> citation text, from the run's knowledge base (empty when it is gone)."""
+    from hivemind_lab.knowledge.documents import load_documents
+
+    location = Path(str(manifest.get("knowledge_base") or ""))
+    for candidate in (location, run_dir / location):
+        if str(location) and candidate.exists():
+            try:
+                return {d.id: d.citation() for d in load_documents(candidate)}
+            except HivemindError:
+                return {}
+    return {}
+
+
+def gather(run_dir: str | Path) -> RunEvidence:
+    """Read a run directory: result, manifest, audit check, solutions, critiques, sources."""
+    from hivemind_lab.deliberation import load_result, read_manifest
+
+    run_dir = Path(run_dir)
+    log = run_dir / "audit.jsonl"
+    evidence = RunEvidence(
+        run_dir=run_dir,
+        result=load_result(run_dir),
+        manifest=read_manifest(run_dir),
+        audit=AuditState.of(verify_log(log), log),
+    )
+    with log.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a damaged line: the audit state already names it
+            kind, payload = record.get("kind"), record.get("payload") or {}
+            if kind in ("theory.proposal", "theory.revision") and "id" in payload:
+                evidence.solutions[str(payload["id"])] = payload
+            elif kind == "theory.critique":
+                evidence.critiques.append(payload)
+    evidence.sources = _document_sources(evidence.manifest, run_dir)
+    return evidence

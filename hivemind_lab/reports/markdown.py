@@ -1,0 +1,107 @@
+"""The run report as Markdown (terminals and version control), in the HTML report's order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence
+from hivemind_lab.reports.run_html import STATUS_WORDS, headline, share
+
+
+def render_run_markdown(evidence: RunEvidence) -> str:
+    """The report of one run as Markdown."""
+    req, cal, r, a = evidence.request, evidence.calibrations, evidence.result, evidence.audit
+    threshold = evidence.feasibility
+    lines = [f"# {evidence.title}", ""]
+    if not a.ok:
+        lines += [
+            f"> **AUDIT VERIFICATION FAILED at record {a.first_bad} of {a.total}** ({a.reason}). "
+            "This report was forced: do not rely on it.",
+            "",
+        ]
+    if evidence.offline:
+        lines += [f"> **{OFFLINE_NOTICE}**", ""]
+    lines += [
+        f"**Question.** {' '.join(str(req['problem']).split())}",
+        "",
+        f"**Inputs.** sufficiency {req['sufficiency']} · feasibility {req['feasibility']} · "
+        f"density {req['density']} tokens · profile {req['profile']}",
+        "",
+        f"**Calibrations.** stubbornness {cal['stubbornness']} · similarity threshold "
+        f"{cal['similarity_threshold']} · severity {cal['severity']}",
+        "",
+        f"**Model.** {evidence.model_label()}",
+        "",
+        "## Recommendation",
+        "",
+        f"*{STATUS_WORDS[r.status]}.*",
+        "",
+    ]
+    if r.conclusions:
+        top = r.conclusions[0]
+        lines += [
+            f"**{headline(top)}**",
+            "",
+            f"Supported by {share(evidence, top)}; mean feasibility {top.mean_score:.1f} against "
+            f"the client's {threshold}.",
+            "",
+            *[f"{k}. {rec}" for k, rec in enumerate(top.recommendations, start=1)],
+            "",
+            f"*Feasibility* (severity {cal['severity']}): "
+            + " · ".join(
+                f"{c} {s:.0f}" + (" ⚠ at or below feasibility" if s <= threshold else "")
+                for c, s in top.scores.items()
+            ),
+            "",
+            "*Sources.* " + ("; ".join(evidence.cited(top)) or "none cited"),
+            "",
+            "## Dissent",
+            "",
+        ]
+        for c in r.conclusions[1:]:
+            lines += [f"- minority: **{headline(c)}** — {share(evidence, c)}"]
+        for x in evidence.contradictions(top):
+            lines += [f"- {x.critic} contradicts {x.target}: {x.claim} (evidence: {x.source})"]
+        lines += ["", "## Why: justifications", ""]
+        for c in r.conclusions:
+            for j in c.justifications:
+                text = evidence.justification_text(c, j.solution_id, j.rationale)
+                lines += [f"- conclusion {c.rank}, {j.agent_id}: {text}"]
+        lines += [""]
+    else:
+        lines += ["No recommendation: no plan cleared the practicality network.", ""]
+    lines += ["## Vetoes", ""]
+    for gen in evidence.generations():
+        v = gen.verdict
+        lines += [
+            f"### Generation {v.regeneration}: {'vetoed' if v.vetoed else 'passed'} "
+            f"(mean {v.mean_score:.1f} against feasibility {v.feasibility})",
+            "",
+        ]
+        for s in gen.solutions:
+            sunk = ", ".join(f"{c} {s.scores[c]}" for c in s.sunk_by(threshold)) or "none"
+            flags = "; ".join(f"{c}: {', '.join(f)}" for c, f in sorted(s.flags.items()))
+            lines += [
+                f"- {s.title} — mean {s.mean:.1f}; at or below feasibility: {sunk}"
+                + (f"; red flags: {flags}" if flags else "")
+            ]
+        lines += [""]
+    state = (
+        f"intact: all {a.total} records verified"
+        if a.ok
+        else f"FAILED at record {a.first_bad} of {a.total}: {a.reason}"
+    )
+    lines += [
+        "## Outcome and cost",
+        "",
+        f"{r.status} · {r.n_agents} theory agents · {r.rounds} round(s) in the final generation "
+        f"({r.total_rounds} in all) · {r.regenerations} regeneration(s) · {r.usage.calls} model "
+        f"calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}",
+        "",
+        "## Audit",
+        "",
+        f"Audit trail {state}; head `{a.head}`, verified at "
+        f"{datetime.now(UTC).isoformat(timespec='seconds')}.",
+        "",
+    ]
+    return "\n".join(lines)
