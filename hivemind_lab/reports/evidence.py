@@ -191,7 +191,12 @@ class RunEvidence:
                 return f"its own recommendation “{own[index]}”"
             return match.group(0)
 
-        text = re.sub(r"\[([^\[\]]+#\d+)\]", lambda m: self.source(m.group(1)), rationale)
+        def cited(match: re.Match[str]) -> str:
+            ids = re.findall(r"[A-Za-z0-9][\w.-]*#\d+", match.group(1))
+            return "; ".join(dict.fromkeys(self.source(i) for i in ids)) or match.group(0)
+
+        text = re.sub(r"\[([^\[\]]*#\d+[^\[\]]*)\]", cited, rationale)
+        text = re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.source(m.group(0)), text)
         return re.sub(r"\brecommendation (\d+)\b", recommendation, text)
 
     def contradictions(self, conclusion: Conclusion, limit: int = 3) -> list[Contradiction]:
