@@ -15,7 +15,6 @@ def grocer() -> Problem:
 
 # -- graph stores: one contract suite, run on both ---------------------------------------------
 
-import os  # noqa: E402
 import subprocess  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -38,10 +37,9 @@ def _read_state() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def neo4j_settings() -> Iterator[dict[str, str]]:
-    """A real Neo4j server: the one in NEO4J_URI, else the project's own (started if needed)."""
-    if os.environ.get("NEO4J_URI") and os.environ.get("NEO4J_PASSWORD"):
-        yield {k: os.environ[k] for k in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")}
-        return
+    """The project's own throw-away Neo4j server (started if needed). Never the one in the
+    caller's NEO4J_URI: the suite wipes the database, and a test must not depend on what the
+    caller happens to export."""
     started = subprocess.run([str(NEO4J_SCRIPT), "status"], capture_output=True).returncode != 0
     if started:
         subprocess.run([str(NEO4J_SCRIPT), "start"], check=True, timeout=900)

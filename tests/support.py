@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,18 @@ KNOWLEDGE = REPO / "data" / "knowledge"
 PRACTICALITY = REPO / "data" / "practicality"
 PROBLEMS = REPO / "data" / "problems"
 SHARED = REPO.parent / "shared"
+
+
+def child_env(home: Path, **values: str) -> dict[str, str]:
+    """The whole environment of a child process: this interpreter's folder on PATH, ``home``
+    as HOME, and ``values``. Nothing is inherited, so a variable the caller happens to export
+    (NEO4J_PASSWORD, HIVEMIND_MODEL, OPENAI_BASE_URL, ...) cannot change what a test sees."""
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.defpath]),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        **values,
+    }
 
 
 def make_request(problem: Problem, **overrides: Any) -> DeliberationRequest:

@@ -19,6 +19,7 @@ from hivemind_lab.graph.analytics import (
     triangle_cycles,
 )
 from hivemind_lab.graph.models import Assertion
+from tests.support import child_env
 
 
 def test_defaults_and_environment():
@@ -82,7 +83,11 @@ def test_second_process_gets_a_clear_busy_error(tmp_path):
             f"open_store(GraphConfig(db_path={str(path)!r}))\n"
         )
         proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+            [sys.executable, "-c", code],
+            env=child_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert proc.returncode != 0
         assert "StoreBusyError" in proc.stderr

@@ -4,7 +4,6 @@ serve`) and streamable HTTP (one server, three clients with their own tokens).""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hivemind_lab.mcp_server.tokens import add_token
-from tests.support import REPO
+from tests.support import REPO, child_env
 
 TOOLS = {
     "hivemind_assert",
@@ -47,11 +46,15 @@ def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> 
     log = (tmp_path / f"{transport}-{port}.log").open("w")
     command = [sys.executable, "-m", "hivemind_lab", "mcp", "serve", "--transport", transport]
     proc = subprocess.Popen(
-        [*command, "--port", str(port), *extra], env={**os.environ, **env}, stdout=log, stderr=log
+        [*command, "--port", str(port), *extra],
+        env=child_env(tmp_path, **env),
+        stdout=log,
+        stderr=log,
     )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / f"{transport}-{port}.log").read_text()
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
@@ -65,10 +68,11 @@ def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> 
 
 
 def stdio_params(env: dict[str, str]) -> StdioServerParameters:
+    home = Path(env.get("HIVEMIND_DB_PATH", REPO / ".cache" / "home")).parent
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "hivemind_lab", "mcp", "serve"],
-        env={**os.environ, **env},
+        env=child_env(home, **env),
     )
 
 
@@ -86,8 +90,7 @@ async def test_stdio_lists_tools_with_schemas_and_calls_every_tool(tmp_path):
         "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"),
         "CONFLICT_THRESHOLD": "1",
     }
-    async with Client(stdio_params(env), mode="legacy") as client:
-        await client.send_ping()
+    async with Client(stdio_params(env)) as client:  # negotiates 2026-07-28: no ping
         listed = {t.name: t for t in (await client.list_tools()).tools}
         assert set(listed) == TOOLS
         for tool in listed.values():
@@ -215,8 +218,8 @@ async def test_bad_arguments_are_tool_errors_and_store_nothing(tmp_path, tool, a
 
 
 def test_missing_or_bad_configuration_fails_at_start(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "SOURCE_MODEL"}
-    env["HIVEMIND_DB_PATH"] = str(tmp_path / "g.lbdb")
+    # Built from nothing: an exported NEO4J_PASSWORD or SOURCE_MODEL must not change the outcome.
+    env = child_env(tmp_path, HIVEMIND_DB_PATH=str(tmp_path / "g.lbdb"))
     base = [sys.executable, "-m", "hivemind_lab", "mcp", "serve"]
     missing = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2
@@ -532,6 +535,127 @@ def test_chat_bridge_asserts_as_its_own_identity(http_server):
         headers={"Authorization": f"Bearer {http_server['tokens']['claude']}"},
     )
     assert clash.json()["conflicts_detected"][0]["other_model"] == "nomi-1"
+
+
+def _bridge(http_server: dict, token: str = "nomi-1", **headers: str) -> tuple[str, dict]:
+    base = http_server["url"].rsplit("/mcp", 1)[0]
+    return f"{base}/bridge/assert", {
+        "Authorization": f"Bearer {http_server['tokens'][token]}",
+        "Content-Type": "application/json",
+        **headers,
+    }
+
+
+CLAIM = {"subject": "loyalty scheme", "predicate": "is", "obj": "worth keeping", "confidence": 0.6}
+
+
+def test_bridge_has_the_limits_and_checks_of_mcp(http_server):
+    url, headers = _bridge(http_server)
+    port = http_server["port"]
+    huge = httpx2.post(url, content=b"{" + b" " * 2_000_000 + b"}", headers=headers)
+    assert huge.status_code == 413
+    assert "body" in huge.json()["error"]
+
+    def chunks():  # no Content-Length: the limit must hold while streaming too
+        for _ in range(40):
+            yield b" " * 50_000
+
+    streamed = httpx2.post(url, content=chunks(), headers=headers)
+    assert streamed.status_code == 413
+    foreign_host = httpx2.post(url, json=CLAIM, headers={**headers, "Host": "evil.example"})
+    assert foreign_host.status_code == 421
+    foreign_origin = httpx2.post(
+        url, json=CLAIM, headers={**headers, "Origin": "http://evil.example"}
+    )
+    assert foreign_origin.status_code == 403
+    same_origin = {"Origin": f"http://127.0.0.1:{port}"}
+    not_json = httpx2.post(
+        url, content=b"subject=x", headers={**headers, "Content-Type": "text/plain"}
+    )
+    assert not_json.status_code == 400
+    for refused in (foreign_host, foreign_origin, not_json):
+        assert set(refused.json()) == {"error"}
+    # None of the refused requests was stored: the same claim by another model is new.
+    ok = httpx2.post(url, json=CLAIM, headers={**headers, **same_origin})
+    assert ok.status_code == 200
+    assert ok.json()["outcome"] == "created"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (b"{not json", "body"),
+        (b"[1, 2]", "body"),
+        (b'"claim"', "body"),
+        (json.dumps({k: v for k, v in CLAIM.items() if k != "subject"}).encode(), "subject"),
+        (json.dumps({**CLAIM, "confidence": "0.5"}).encode(), "confidence"),
+        (json.dumps({**CLAIM, "confidence": True}).encode(), "confidence"),
+        (json.dumps({**CLAIM, "subject": 7}).encode(), "subject"),
+        (json.dumps({**CLAIM, "domain": ["theory"]}).encode(), "domain"),
+        (json.dumps({**CLAIM, "predicate": ""}).encode(), "predicate"),
+    ],
+)
+def test_bridge_refuses_malformed_bodies_with_clean_json_errors(http_server, body, field):
+    url, headers = _bridge(http_server)
+    response = httpx2.post(url, content=body, headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error.startswith(f"{field}:"), error
+    for python_text in ("Expecting", "list indices", "KeyError", "Traceback", "line 1 column"):
+        assert python_text not in error
+
+
+def test_token_mode_on_every_interface_answers_to_the_machine_and_configured_names(tmp_path):
+    tokens_file = tmp_path / "tokens.json"
+    token = add_token(tokens_file, "claude")
+    env = {
+        "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"),
+        "HIVEMIND_ALLOWED_HOSTS": "hive.lan, relay.lan:9999",
+    }
+    extra = ("--host", "0.0.0.0", "--token-file", str(tokens_file))
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    auth["Accept"] = "application/json, text/event-stream"
+    init = _rpc(
+        "initialize",
+        protocolVersion="2025-11-25",
+        capabilities={},
+        clientInfo={"name": "t", "version": "1"},
+    )
+    with served(tmp_path, "http", env, *extra) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        for host in (socket.gethostname(), socket.getfqdn(), "hive.lan", "localhost"):
+            answer = httpx2.post(url, json=init, headers={**auth, "Host": f"{host}:{port}"})
+            assert answer.status_code == 200, (host, answer.text)
+        assert httpx2.post(url, json=init, headers={**auth, "Host": "relay.lan:9999"}).is_success
+        refused = httpx2.post(url, json=init, headers={**auth, "Host": f"evil.example:{port}"})
+        assert refused.status_code == 421
+        challenge = httpx2.post(url, json=init).headers["www-authenticate"]
+        metadata = httpx2.get(
+            f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+        ).json()
+        assert "0.0.0.0" not in challenge
+        assert "0.0.0.0" not in json.dumps(metadata)
+        assert metadata["resource"] == f"http://{socket.getfqdn()}:{port}/mcp"
+
+
+def test_public_url_is_advertised_and_accepted(tmp_path):
+    tokens_file = tmp_path / "tokens.json"
+    token = add_token(tokens_file, "claude")
+    env = {"HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    public = "https://hive.example.org"
+    extra = ("--host", "0.0.0.0", "--token-file", str(tokens_file), "--public-url", public)
+    with served(tmp_path, "http", env, *extra) as port:
+        metadata = httpx2.get(
+            f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+        ).json()
+        assert metadata["resource"] == f"{public}/mcp"
+        url, headers = _bridge(
+            {"url": f"http://127.0.0.1:{port}/mcp", "tokens": {"c": token}},
+            "c",
+            Host="hive.example.org",
+            Origin=public,
+        )
+        assert httpx2.post(url, json=CLAIM, headers=headers).status_code == 200
 
 
 async def test_webhooks_are_signed_retried_and_never_block():

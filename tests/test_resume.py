@@ -17,7 +17,7 @@ from hivemind_lab import Calibrations, Limits, OfflineAgentModel
 from hivemind_lab.audit.log import verify_log
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
-from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, make_request, run
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env, make_request, run
 
 
 class Crash(Exception):
@@ -127,6 +127,7 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     ref = tmp_path / "ref"
     subprocess.run(
         _cli("deliberate", "--problem", problem, "--out", str(ref), *common),
+        env=child_env(tmp_path),
         check=True,
         capture_output=True,
         timeout=300,
@@ -137,6 +138,7 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
         _cli(
             "deliberate", "--problem", problem, "--out", str(victim), "--latency", "0.02", *common
         ),
+        env=child_env(tmp_path),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -152,7 +154,11 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     assert not (victim / "result.json").exists()
 
     subprocess.run(
-        _cli("deliberate", "--resume", str(victim)), check=True, capture_output=True, timeout=300
+        _cli("deliberate", "--resume", str(victim)),
+        env=child_env(tmp_path),
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     a = json.loads((ref / "result.json").read_text())
     b = json.loads((victim / "result.json").read_text())

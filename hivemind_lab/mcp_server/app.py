@@ -6,19 +6,16 @@ mode it is SOURCE_MODEL; with a token file it is the model the client's bearer t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import AnyHttpUrl, Field
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.graph import HivemindGraph
@@ -29,6 +26,23 @@ from hivemind_lab.graph.models import (
     PatternReport,
     VoteResult,
 )
+from hivemind_lab.mcp_server.arguments import (
+    Confidence,
+    Count,
+    Domain,
+    Evidence,
+    Object,
+    Predicate,
+    ResolutionChoice,
+    Share,
+    Status,
+    Subject,
+    Text,
+    TokenBudget,
+)
+from hivemind_lab.mcp_server.bridge import add_bridge
+from hivemind_lab.mcp_server.exposure import Exposure, exposure
+from hivemind_lab.mcp_server.reporting import Reporter, serve_log_levels
 from hivemind_lab.mcp_server.settings import ServerSettings
 from hivemind_lab.mcp_server.tokens import TokenFileVerifier
 from hivemind_lab.mcp_server.webhooks import WebhookNotifier
@@ -59,15 +73,23 @@ def build_server(
     settings: ServerSettings,
     *,
     notifier: WebhookNotifier | None = None,
+    names: Exposure | None = None,
 ) -> MCPServer:
-    """An MCPServer whose tools act on ``graph`` as the caller's model."""
+    """An MCPServer whose tools act on ``graph`` as the caller's model.
+
+    Args:
+        graph: the knowledge graph the tools read and write.
+        settings: identity, tokens, limits and the names the HTTP server answers to.
+        notifier: where conflicts and consensus results are published (default: from settings).
+        names: precomputed allowed hosts/origins and public URL (default: from settings).
+    """
     verifier = TokenFileVerifier(settings.token_file) if settings.token_file else None
+    names = names or exposure(settings)
     auth = None
     if verifier is not None:
-        base = f"http://{settings.host}:{settings.port}"
         auth = AuthSettings(
-            issuer_url=AnyHttpUrl(base),
-            resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+            issuer_url=AnyHttpUrl(names.base_url),
+            resource_server_url=AnyHttpUrl(names.resource_url),
             required_scopes=["hivemind"],
         )
     if notifier is None and settings.webhook_urls and settings.webhook_secret:
@@ -79,6 +101,7 @@ def build_server(
         token_verifier=verifier,
         auth=auth,
     )
+    serve_log_levels(server)
 
     def identity() -> str:
         token = get_access_token()
@@ -97,29 +120,13 @@ def build_server(
 
     @server.tool(annotations=WRITE, structured_output=True)
     async def hivemind_assert(
-        subject: Annotated[str, Field(description="The entity or concept being described.")],
-        predicate: Annotated[
-            str,
-            Field(
-                description='The relationship or property, e.g. "is", "causes", "implies", "contradicts".'
-            ),
-        ],
-        obj: Annotated[str, Field(description="The target entity, value or claim.")],
-        confidence: Annotated[
-            float,
-            Field(
-                description="0.0 (speculation) to 1.0 (verified fact); 0.5 for an untested hypothesis."
-            ),
-        ],
-        domain: Annotated[
-            str,
-            Field(
-                description='Knowledge domain, e.g. "general", "theory", "entity", "method", "meta".'
-            ),
-        ] = "general",
-        evidence: Annotated[
-            str, Field(description="Supporting evidence, derivation or reference.")
-        ] = "",
+        subject: Subject,
+        predicate: Predicate,
+        obj: Object,
+        confidence: Confidence,
+        ctx: Context,
+        domain: Domain = "general",
+        evidence: Evidence = "",
     ) -> AssertResult:
         """Assert a fact to the shared knowledge graph.
 
@@ -127,14 +134,26 @@ def build_server(
         it against other assertions about the same subject in the same domain: a different
         object for a single-valued predicate, or a negation (is_not, contradicts, negates) of the
         same object, creates a conflict naming the other model. Restating your own claim updates
-        it; stating another model's claim corroborates it.
+        it; stating another model's claim corroborates it. Conflicts left unresolved past the
+        auto-fork age are forked first (writes happen here, never in the read-only tools).
         """
         model = identity()
+        report = Reporter(ctx, steps=2)
+        await report.start("forking stale conflicts")
+        forked = await call(graph.auto_fork)
+        if forked:
+            await report.log("notice", f"auto-forked {forked} stale conflict(s)")
+        await report.step("checking for conflicts")
         result = await call(
             lambda: graph.assert_claim(
                 subject, predicate, obj, confidence, domain, evidence, model=model
             )
         )
+        await report.step(f"{result.outcome} {result.assertion_id}")
+        for hit in result.conflicts_detected:
+            await report.log(
+                "notice", f"conflict {hit.conflict_id} ({hit.type}) with {hit.other_model}"
+            )
         if notifier and result.conflicts_detected:
             notifier.publish(
                 "conflict.created",
@@ -149,17 +168,13 @@ def build_server(
     @server.tool(annotations=READ, structured_output=False)
     async def hivemind_query(
         question: Annotated[
-            str, Field(description="Natural-language question; entities are extracted from it.")
+            Text, Field(description="Natural-language question; entities are extracted from it.")
         ],
-        max_tokens: Annotated[
-            int | None,
-            Field(
-                description="Response budget in tokens (default depends on your model: larger context, larger budget)."
-            ),
-        ] = None,
-        domain: Annotated[str, Field(description="Domain to search.")] = "general",
+        ctx: Context,
+        max_tokens: TokenBudget = None,
+        domain: Annotated[Text, Field(description="Domain to search.")] = "general",
         min_confidence: Annotated[
-            float, Field(description="Ignore assertions below this confidence (0-1).")
+            Share, Field(description="Ignore assertions below this confidence (0-1).")
         ] = 0.3,
     ) -> str:
         """Query the knowledge graph with a token-budgeted Markdown answer.
@@ -169,16 +184,20 @@ def build_server(
         connections, cut at sentence boundaries, and ends with the tokens used.
         """
         model = identity()
-        return await call(
+        report = Reporter(ctx, steps=2)
+        await report.start("loading graph analytics")
+        await call(graph.snapshot)
+        await report.step("graph analytics ready")
+        answer = await call(
             lambda: graph.query(question, max_tokens, domain, min_confidence, model=model)
         )
+        await report.step("answer packed")
+        return answer
 
     @server.tool(annotations=READ, structured_output=True)
     async def hivemind_conflicts(
-        domain: Annotated[str, Field(description="Domain to list conflicts from.")] = "general",
-        status: Annotated[
-            str, Field(description='"unresolved" (default), "resolved", "forked" or "all".')
-        ] = "unresolved",
+        domain: Annotated[Text, Field(description="Domain to list conflicts from.")] = "general",
+        status: Status = "unresolved",
     ) -> list[ConflictView]:
         """List conflicts: what different models disagree about, with both sides and vote counts."""
         identity()
@@ -186,13 +205,12 @@ def build_server(
 
     @server.tool(annotations=VOTE, structured_output=True)
     async def hivemind_resolve(
-        conflict_id: Annotated[str, Field(description="The conflict to vote on.")],
-        resolution: Annotated[
-            str, Field(description='"accept_a", "accept_b", "synthesize" or "fork".')
-        ],
-        evidence: Annotated[str, Field(description="Why you vote this way.")] = "",
+        conflict_id: Annotated[Text, Field(description="The conflict to vote on.")],
+        resolution: ResolutionChoice,
+        ctx: Context,
+        evidence: Annotated[Text, Field(description="Why you vote this way.")] = "",
         synthesized_claim: Annotated[
-            str,
+            Text,
             Field(
                 description='Required with "synthesize": the combined claim that supersedes both.'
             ),
@@ -209,6 +227,10 @@ def build_server(
         result = await call(
             lambda: graph.resolve(conflict_id, resolution, evidence, synthesized_claim, model=model)
         )
+        if result.consensus_reached:
+            await Reporter(ctx).log(
+                "notice", f"consensus on {conflict_id}: {result.consensus_resolution}"
+            )
         if notifier and result.consensus_reached:
             notifier.publish(
                 "consensus.reached", {"conflict_id": conflict_id, **result.model_dump()}
@@ -217,9 +239,9 @@ def build_server(
 
     @server.tool(annotations=READ, structured_output=True)
     async def hivemind_divergence(
-        model_a: Annotated[str, Field(description='First model, e.g. "grok".')],
-        model_b: Annotated[str, Field(description='Second model, e.g. "claude".')],
-        domain: Annotated[str, Field(description="Domain to compare.")] = "general",
+        model_a: Annotated[Text, Field(description='First model, e.g. "grok".')],
+        model_b: Annotated[Text, Field(description='Second model, e.g. "claude".')],
+        domain: Annotated[Text, Field(description="Domain to compare.")] = "general",
     ) -> DivergenceReport:
         """Show epistemic blind spots between two models: what each holds that the other is
         silent on, direct conflicts, agreements, a divergence score and untouched domains."""
@@ -228,50 +250,33 @@ def build_server(
 
     @server.tool(annotations=READ, structured_output=True)
     async def hivemind_patterns(
-        domain: Annotated[str, Field(description="Domain to analyse.")] = "general",
+        ctx: Context,
+        domain: Annotated[Text, Field(description="Domain to analyse.")] = "general",
         min_frequency: Annotated[
-            int, Field(description="Minimum occurrences for a pattern to be reported.")
+            Count, Field(description="Minimum occurrences for a pattern to be reported.")
         ] = 3,
     ) -> PatternReport:
         """Extract structural patterns: motifs (e.g. A->B->C->A cycles), clusters of related
         concepts, isolated low-confidence islands, and cross-model patterns."""
         identity()
-        return await call(lambda: graph.patterns(domain, min_frequency))
+        report = Reporter(ctx, steps=2)
+        await report.start("loading graph analytics")
+        await call(graph.snapshot)
+        await report.step("graph analytics ready")
+        result = await call(lambda: graph.patterns(domain, min_frequency))
+        await report.step(
+            f"{len(result.motifs)} motifs, {len(result.clusters)} clusters, "
+            f"{len(result.islands)} islands"
+        )
+        return result
 
     if verifier is not None:
-
-        @server.custom_route("/bridge/assert", methods=["POST"])
-        async def bridge_assert(request: Request) -> JSONResponse:
-            """A chat bridge asserts as its own model identity (its bearer token's model)."""
-            header = request.headers.get("authorization", "")
-            token = (
-                await verifier.verify_token(header[7:])
-                if header.lower().startswith("bearer ")
-                else None
-            )
-            if token is None:
-                return JSONResponse(
-                    {"error": "unauthorized"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-            try:
-                body: dict[str, Any] = json.loads(await request.body())
-                result = await call(
-                    lambda: graph.assert_claim(
-                        body["subject"],
-                        body["predicate"],
-                        body["obj"],
-                        body["confidence"],
-                        body.get("domain", "general"),
-                        body.get("evidence", ""),
-                        model=token.client_id,
-                    )
-                )
-            except (ValueError, KeyError, TypeError, ToolError) as exc:
-                return JSONResponse({"error": str(exc)}, status_code=400)
-            if notifier and result.conflicts_detected:
-                notifier.publish("conflict.created", {"by": token.client_id, **result.model_dump()})
-            return JSONResponse(result.model_dump())
-
+        add_bridge(
+            server,
+            graph,
+            verifier,
+            security=names.transport_security(),
+            max_bytes=settings.max_request_bytes,
+            notifier=notifier,
+        )
     return server

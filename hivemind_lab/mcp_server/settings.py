@@ -23,7 +23,15 @@ ENV_VARIABLES = {
     "HIVEMIND_TOKEN_FILE": "token_file",
     "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
     "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
+    "HIVEMIND_PUBLIC_URL": "public_url",
 }
+LIST_VARIABLES = {
+    "HIVEMIND_WEBHOOK_URLS": "webhook_urls",
+    "HIVEMIND_ALLOWED_HOSTS": "allowed_hosts",
+    "HIVEMIND_ALLOWED_ORIGINS": "allowed_origins",
+}
+"""Variables holding several values, separated by commas or white space."""
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 
 def is_loopback(host: str) -> bool:
@@ -49,8 +57,17 @@ class ServerSettings(BaseModel):
     token_file: Path | None = None
     """HIVEMIND_TOKEN_FILE: bearer-token hashes → model names (multi-client HTTP)."""
     max_request_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    allowed_hosts: tuple[str, ...] = ()
+    """HIVEMIND_ALLOWED_HOSTS: extra Host header values accepted besides this server's own
+    (``name``, ``name:port`` or ``name:*``; DNS-rebinding protection)."""
     allowed_origins: tuple[str, ...] = ()
-    """Extra Origin values accepted besides this server's own (DNS-rebinding protection)."""
+    """HIVEMIND_ALLOWED_ORIGINS: extra Origin values accepted besides this server's own."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^/?#\s]+$")
+    """HIVEMIND_PUBLIC_URL: the base URL clients reach this server at (``scheme://host[:port]``),
+    advertised as the OAuth resource; defaults to the bind address, or to this machine's name
+    when bound to every interface."""
+    conformance_fixtures: bool = False
+    """Also serve the official conformance suite's fixture tools (CI only)."""
     webhook_urls: tuple[str, ...] = ()
     """HIVEMIND_WEBHOOK_URLS: where new conflicts and consensus results are POSTed."""
     webhook_secret: str | None = Field(default=None, repr=False)
@@ -59,14 +76,20 @@ class ServerSettings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
         env = os.environ if env is None else env
-        extra = {}
-        if env.get("HIVEMIND_WEBHOOK_URLS"):
-            extra["webhook_urls"] = tuple(
-                u for u in re.split(r"[,\s]+", env["HIVEMIND_WEBHOOK_URLS"]) if u
-            )
-        settings = from_env(cls, env, ENV_VARIABLES, extra=extra, overrides=overrides)
+        extra = {
+            field: tuple(u for u in re.split(r"[,\s]+", env[var]) if u)
+            for var, field in LIST_VARIABLES.items()
+            if env.get(var)
+        }
+        names = {**ENV_VARIABLES, **LIST_VARIABLES}
+        settings = from_env(cls, env, names, extra=extra, overrides=overrides)
         settings.check()
         return settings
+
+    @property
+    def binds_everywhere(self) -> bool:
+        """Whether the server listens on every interface (0.0.0.0 or ::)."""
+        return self.host in WILDCARD_HOSTS
 
     def check(self) -> None:
         """Refuse configurations that would serve the wrong identity or expose the graph."""
