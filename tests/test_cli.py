@@ -1,0 +1,270 @@
+"""The command line as users meet it: help text, start-up time, errors, progress and BYO corpora."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hivemind_lab.cli import app
+from hivemind_lab.inputs import PRESETS
+from tests.support import KNOWLEDGE, PROBLEMS, REPO
+
+HEAVY = ("sklearn", "scipy", "plotly", "openai", "polars", "ray", "optuna", "networkx", "bm25s")
+SPINNER = set("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+
+
+def _env() -> dict[str, str]:
+    """A clean environment: tests never depend on the caller's variables."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "COLUMNS": "120", "HOME": "/tmp"}
+
+
+def _help(*args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [(), ("deliberate",), ("report",), ("sweep",), ("replay",), ("kb", "slice"), ("audit",)],
+)
+def test_flags_render_as_flags(command):
+    assert "<bool>" not in _help(*command)
+
+
+def test_arguments_render_as_upper_case_names():
+    assert "RUN_DIR" in _help("report")
+    assert "SPEC" in _help("sweep")
+    assert "RUN_DIR" in _help("replay")
+    assert re.search(r"--pdf\s{2,}Also print", _help("report"))
+
+
+def test_deliberate_help_shows_defaults_of_sliders_and_calibrations():
+    text = " ".join(_help("deliberate").split())
+    balanced = PRESETS["balanced"]
+    for name in ("sufficiency", "feasibility", "density"):
+        assert re.search(rf"--{name} .*?\[default: \(the problem's suggestion, else \d+\)\]", text)
+    assert f"[default: (the preset's; balanced {balanced.stubbornness})]" in text
+    assert f"[default: (the preset's; balanced {balanced.similarity_threshold})]" in text
+    assert f"[default: (the preset's; balanced {balanced.severity})]" in text
+
+
+def _import_times(module: str) -> dict[str, int]:
+    """Cumulative import time (µs) of every module ``import module`` loads, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+        check=True,
+    )
+    times = {}
+    for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            times[parts[2].strip()] = int(parts[1].strip())
+    return times
+
+
+def test_cli_start_up_imports_nothing_heavy():
+    times = _import_times("hivemind_lab.cli")
+    loaded = {name.split(".")[0] for name in times}
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    # Measured ~0.1 s on the 2-core CI machine; the budget for --help is 1 s.
+    assert times["hivemind_lab.cli"] < 500_000
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        [
+            "deliberate",
+            "--problem",
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--sufficiency",
+            "0",
+        ],
+    ],
+)
+def test_help_and_a_validation_error_answer_in_under_a_second(args, tmp_path):
+    import time
+
+    best = 99.0
+    for _ in range(3):  # the best of three: other jobs share this machine's two cores
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "hivemind_lab", *args],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            cwd=tmp_path,
+        )
+        best = min(best, time.perf_counter() - started)
+    assert done.returncode in (0, 2), done.stderr
+    if args != ["--help"]:
+        assert "sufficiency" in done.stderr
+    assert best < 1.0, best
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_spinner_frame_after_an_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        [
+            "deliberate",
+            "--problem",
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--kb",
+            str(tmp_path / "missing-kb"),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines, result.stderr
+    assert "kb" in lines[-1] or any("error" in line for line in lines)
+    error_at = next(i for i, line in enumerate(lines) if "error" in line)
+    assert not any(SPINNER & set(line) for line in lines[error_at:])
+    assert not any("deliberating" in line or "generation" in line for line in lines[error_at:])
+
+
+def test_a_sweep_whose_spec_fails_validation_leaves_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "bad.toml"
+    spec.write_text(
+        'name = "bad"\nproblems = ["data/problems/regional-grocer-discounter-price-war.toml"]\n'
+        "[inputs]\nsufficiency = 0\nfeasibility = 55\ndensity = 8000\n"
+    )
+    before = set(tmp_path.rglob("*"))
+    runs_before = set((REPO / "experiments" / "runs").glob("*"))
+    result = CliRunner().invoke(app, ["sweep", str(spec)])
+    assert result.exit_code == 2
+    assert "sufficiency" in result.stderr
+    assert set(tmp_path.rglob("*")) == before
+    assert set((REPO / "experiments" / "runs").glob("*")) == runs_before
+
+
+def test_a_sweep_shows_an_eta(tmp_path):
+    import shutil
+
+    name = f"eta-{os.getpid()}"
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(
+        f'name = "{name}"\n'
+        'problems = ["data/problems/regional-grocer-discounter-price-war.toml"]\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 30\ndensity = 12000\n"
+        "[limits]\nmax_rounds = 1\nmax_regenerations = 0\n"
+        "[space]\nstubbornness = [0.2, 0.6]\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hivemind_lab", "sweep", str(spec)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            cwd=REPO,
+            timeout=600,
+        )
+    finally:
+        shutil.rmtree(REPO / "experiments" / "runs" / name, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    assert "ETA" in done.stderr
+
+
+# -- bring-your-own corpus through the kb commands ------------------------------------------------
+
+
+@pytest.fixture
+def byo_corpus(tmp_path) -> Path:
+    kb = tmp_path / "corpus"
+    kb.mkdir()
+    (kb / "notes.md").write_text("# Notes on Focus\n\nA firm should focus on one segment.\n")
+    (kb / "classic.md").write_text(
+        "---\nauthors: [Sun Tzu]\nyear: -500\n---\n\n# The Art of War\n\n"
+        "All warfare is based on deception. Attack where the enemy is unprepared.\n"
+    )
+    (kb / "memo.txt").write_text("Pricing Memo\n\nPrices should follow value, not cost.\n")
+    records = [
+        {
+            "doc_id": "pg-1",
+            "book": "The Prince",
+            "heading": "Chapter I",
+            "author": "Machiavelli",
+            "text": "A prince should be feared rather than loved.",
+        },
+        {
+            "doc_id": "pg-2",
+            "book": "The Prince",
+            "heading": "Chapter II",
+            "author": "Machiavelli",
+            "text": "Hereditary states are easier to hold.",
+        },
+    ]
+    (kb / "chapters.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return kb
+
+
+def test_kb_check_and_slice_accept_a_mixed_corpus(byo_corpus):
+    runner = CliRunner()
+    check = runner.invoke(app, ["kb", "check", "--kb", str(byo_corpus)])
+    assert check.exit_code == 0, check.stderr
+    assert check.stdout.startswith("5 documents")
+    sliced = runner.invoke(
+        app, ["kb", "slice", "--density", "40", "--json", "--kb", str(byo_corpus)]
+    )
+    assert sliced.exit_code == 0, sliced.stderr
+    payload = json.loads(sliced.stdout)
+    ids = sorted(i for s in payload["slices"] for i in s["document_ids"])
+    assert ids == ["classic", "memo", "notes", "pg-1", "pg-2"]
+    topics = {t for s in payload["slices"] for t in s["topics"]}
+    assert "The Prince" in topics  # a label people wrote, not a slug made from it
+
+
+def test_kb_check_counts_documents_not_problems(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "bad.md").write_text("---\nyear: soon\npeer_reviewed: maybe\n---\n\n# T\n\nBody.\n")
+    (kb / "good.md").write_text("# Good\n\nBody.\n")
+    result = CliRunner().invoke(app, ["kb", "check", "--kb", str(kb)])
+    assert result.exit_code == 2
+    assert "1 invalid document(s) of 2, 2 problem(s)" in result.stderr
+
+
+def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        [
+            "deliberate",
+            "--problem",
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--kb",
+            str(byo_corpus),
+            "--density",
+            "60",
+            "--max-rounds",
+            "1",
+            "--max-regenerations",
+            "0",
+            "--feasibility",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert (out / "report.html").exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["knowledge_base"] == str(byo_corpus)
+    assert KNOWLEDGE.exists()
