@@ -17,7 +17,7 @@ import pytest
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments import ExperimentSpec, load, load_spec, replay, run
 from hivemind_lab.experiments.compare import compare
-from tests.support import REPO
+from tests.support import REPO, child_env
 
 GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
 
@@ -220,7 +220,10 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
 
         shutil.rmtree(runs)
     cmd = [sys.executable, "-m", "hivemind_lab", "sweep", str(exp)]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = child_env(tmp_path)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list(runs.glob("*/metrics.parquet"))) < 2:
@@ -229,7 +232,7 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
         proc.wait(timeout=30)
         finished = {p.parent.name for p in runs.glob("*/metrics.parquet")}
         assert 2 <= len(finished) < 6
-        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         assert f"({len(finished)} already done)" in done.stdout.replace("\n", " ")
         assert len(list(runs.glob("*/metrics.parquet"))) == 6
