@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import tempfile
 from pathlib import Path
 
@@ -83,21 +84,52 @@ def conclusions_frame(result: DeliberationResult) -> pl.DataFrame:
     return pl.DataFrame(rows) if rows else pl.DataFrame({"rank": [], "conclusion": []})
 
 
-def justifications_frame(result: DeliberationResult) -> pl.DataFrame:
-    """Each conclusion's justifications side by side (one row per member agent)."""
+def justifications_frame(result: DeliberationResult, run_dir: Path | None = None) -> pl.DataFrame:
+    """Each conclusion's justifications side by side (one row per member agent); with the run
+    folder, citations read as document titles, authors and years, as in the report."""
+    from hivemind_lab.reports.evidence import gather
+
+    evidence = gather(run_dir) if run_dir is not None else None
+    rows = []
+    for c in result.conclusions:
+        for j in c.justifications:
+            sources = dict.fromkeys(evidence.source(x) for x in j.citations) if evidence else {}
+            rows.append(
+                {
+                    "rank": c.rank,
+                    "agent": j.agent_id,
+                    "rationale": (
+                        evidence.justification_text(c, j.solution_id, j.rationale)
+                        if evidence
+                        else j.rationale
+                    ),
+                    "citations": "; ".join(sources) if evidence else ", ".join(j.citations),
+                }
+            )
     return pl.DataFrame(
-        [
-            {
-                "rank": c.rank,
-                "agent": j.agent_id,
-                "rationale": j.rationale,
-                "citations": ", ".join(j.citations),
-            }
-            for c in result.conclusions
-            for j in c.justifications
-        ]
-        or [{"rank": None, "agent": None, "rationale": None, "citations": None}]
+        rows or [{"rank": None, "agent": None, "rationale": None, "citations": None}]
     )
+
+
+def table_html(frame: pl.DataFrame) -> str:
+    """A frame as an HTML table with every text in full (notebook tables cut at 30 characters)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f'<td style="text-align:left;vertical-align:top">{html.escape(_cell(v))}</td>'
+            for v in row
+        )
+        + "</tr>"
+        for row in frame.iter_rows()
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
 
 
 def cached_sweep(root: Path | None = None, name: str = "grocer-calibration") -> pl.DataFrame:

@@ -23,21 +23,26 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (
             "md",
             "# Deliberate\nThe spec's sliding scales: pick a problem, set sufficiency, feasibility and density "
-            "and the three calibrations, and run a deliberation with the offline agent model.",
+            "and the three calibrations, and press **Run**. The tables and the charts below the controls show "
+            "the latest run, and its run folder (with `report.html`) is named above them.\n\n"
+            "**Illustrative only:** this notebook uses the offline stand-in, a deterministic model that "
+            "extracts sentences from the knowledge base. It is not an LLM.",
         ),
         (
             "code",
             SETUP
             + """
 import ipywidgets as w
-from IPython.display import HTML, Markdown, display
-from hivemind_lab import Calibrations, Limits
-from hivemind_lab.workbench import conclusions_frame, justifications_frame, problems, run_deliberation
+from IPython.display import HTML, display
+from hivemind_lab import Calibrations, Limits, plots
+from hivemind_lab.workbench import conclusions_frame, justifications_frame, problems, run_deliberation, table_html
 PROBLEMS = problems(ROOT)""",
         ),
         (
             "code",
-            """problem = w.Dropdown(options=sorted(PROBLEMS), value="regional-grocer-discounter-price-war", description="problem")
+            """problem = w.Dropdown(options=sorted((p.title, p.id) for p in PROBLEMS.values()),
+                      value="regional-grocer-discounter-price-war", description="problem",
+                      layout=w.Layout(width="720px"))
 sufficiency = w.IntSlider(2, 1, 6, description="sufficiency")
 feasibility = w.IntSlider(55, 1, 100, description="feasibility")
 density = w.IntSlider(8000, 2000, 20000, step=500, description="density")
@@ -45,38 +50,48 @@ stubbornness = w.FloatSlider(0.3, min=0, max=1, step=0.05, description="stubborn
 similarity = w.FloatSlider(0.35, min=0, max=1, step=0.05, description="similarity")
 severity = w.FloatSlider(0.5, min=0, max=1, step=0.05, description="severity")
 button = w.Button(description="Run", button_style="primary")
-progress = w.IntProgress(min=0, max=1, description="idle")
-output = w.Output()
-display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, similarity, severity, button, progress, output]))""",
+summary = w.HTML("idle")
+tables = w.Output()
+charts = w.Output()
+display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, similarity, severity,
+                button, summary, tables, charts]))""",
         ),
         (
             "code",
-            """def on_run(_):
-    progress.description, progress.value = "running", 0
+            """latest = {}  # the last run: the cells below read it, and Run replaces it
+
+
+def on_run(_):
+    summary.value = "running…"
     run_dir, result = run_deliberation(
         PROBLEMS[problem.value], sufficiency=sufficiency.value, feasibility=feasibility.value,
         density=density.value,
         calibrations=Calibrations(stubbornness=stubbornness.value, similarity_threshold=similarity.value,
                                   severity=severity.value),
         limits=Limits(max_rounds=6, max_regenerations=2), root=ROOT)
-    progress.description, progress.value = result.status, 1
-    with output:
-        output.clear_output()
-        display(Markdown(f"**{result.status}** after {result.rounds} round(s), {result.regenerations} regeneration(s), "
-                         f"{result.usage.calls} calls; audit head `{result.audit_head[:16]}…`"))
-        display(conclusions_frame(result))
-        display(justifications_frame(result))
-    return run_dir, result
+    latest.update(run_dir=run_dir, result=result)
+    summary.value = (f"<b>{result.status}</b> after {result.rounds} round(s), {result.regenerations} "
+                     f"regeneration(s), {result.usage.calls} calls (offline stand-in, not an LLM). "
+                     f"Run folder: <code>{run_dir}</code> (report.html, audit.jsonl, result.json)")
+    with tables:
+        tables.clear_output(wait=True)
+        display(HTML(table_html(conclusions_frame(result))))
+        display(HTML(table_html(justifications_frame(result, run_dir))))
+    with charts:
+        charts.clear_output(wait=True)
+        display(plots.feasibility_by_constraint(result))
+        display(plots.veto_history(result))
+        display(plots.convergence(result))
+
 
 button.on_click(on_run)
-run_dir, result = on_run(None)  # the first run, so the notebook shows results when executed top to bottom
-result.status""",
+on_run(None)  # the first run, so the notebook shows results when executed top to bottom
+latest["result"].status""",
         ),
         (
             "code",
-            """from hivemind_lab import plots
-plots.feasibility_by_constraint(result).show()
-plots.convergence(result).show()""",
+            "# The latest run's folder holds the executive report; open it in a browser.\n"
+            'latest["run_dir"] / "report.html"',
         ),
     ],
     "02_calibration_sweeps.ipynb": [
@@ -278,6 +293,9 @@ def main() -> None:
                 for kind, src in cells
             ]
         )
+        for index, cell in enumerate(nb.cells):
+            cell.id = f"{name.split('_')[0]}-cell-{index}"  # stable ids: rebuilding changes nothing
+
         nb.metadata["kernelspec"] = {
             "name": "python3",
             "display_name": "Python 3",
