@@ -11,7 +11,6 @@ from the cache: no completed call is repeated, and the result is the same as an 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import SlicingResult, plan_slices
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.monitor import Embedder, TfidfEmbedder
+from hivemind_lab.monitor import Embedder, make_embedder
 from hivemind_lab.results import (
     Critique,
     DeliberationResult,
@@ -43,7 +42,19 @@ from hivemind_lab.results import (
     Status,
     UsageSummary,
 )
-from hivemind_lab.runs import environment, utc_now, write_json_atomic
+from hivemind_lab.runs import (
+    Budget,
+    EmbedderInfo,
+    ExperimentInfo,
+    RunDir,
+    RunManifest,
+    SlicingInfo,
+    Strategy,
+    environment,
+    utc_now,
+    write_json_atomic,
+)
+from hivemind_lab.runs import load_result as load_result
 from hivemind_lab.text import normalise
 from hivemind_lab.tokens import default_counter
 
@@ -148,11 +159,12 @@ class Deliberation:
         self.knowledge = knowledge
         self.run_dir = run_dir
         self.seed = seed
-        self.embedder = embedder or TfidfEmbedder()
+        self.embedder = embedder or make_embedder()
         self.on_progress = on_progress
         # The anchor (truncation guard) is refreshed at every checkpoint and on close.
-        self.audit = AuditLog(run_dir / "audit.jsonl", anchor_every=0)
-        self.cache = ResponseCache(run_dir / "cache.sqlite")
+        self.files = RunDir(run_dir)
+        self.audit = AuditLog(self.files.audit_path, anchor_every=0)
+        self.cache = ResponseCache(self.files.cache_path)
         self.model = CachingChatModel(model, self.cache)
         self.state = self._load_state()
         self.caller = AgentCaller(
@@ -168,7 +180,7 @@ class Deliberation:
     # -- state -------------------------------------------------------------------------------
     @property
     def _state_path(self) -> Path:
-        return self.run_dir / "checkpoint.json"
+        return self.files.checkpoint_path
 
     def _load_state(self) -> RunState:
         if self._state_path.exists():
@@ -461,7 +473,7 @@ class Deliberation:
             result = result.model_copy(
                 update={"audit_head": self.audit.head, "audit_records": self.audit.count}
             )
-            write_json_atomic(self.run_dir / "result.json", result.model_dump(mode="json"))
+            self.files.write_result(result)
             return result
         finally:
             self.audit.close()
@@ -495,8 +507,18 @@ class Deliberation:
         )
 
 
-def write_manifest(
-    run_dir: Path,
+def model_info(model: ChatModel) -> dict[str, Any]:
+    """The backend's own description (``model_info``), looked up through wrappers."""
+    seen: Any = model
+    while seen is not None:
+        info = getattr(seen, "model_info", None)
+        if isinstance(info, dict):
+            return dict(info)
+        seen = getattr(seen, "inner", None)
+    return {}
+
+
+def build_manifest(
     request: DeliberationRequest,
     calibrations: Calibrations,
     limits: Limits,
@@ -507,36 +529,111 @@ def write_manifest(
     knowledge_base: str | Path,
     practicality_kb: str | Path,
     embedder: Embedder,
-    extra: dict[str, Any] | None = None,
-) -> Path:
-    """Record everything needed to understand and reproduce the run."""
-    manifest = {
-        "schema_version": 1,
-        "created_at": utc_now(),
-        "request": request.model_dump(mode="json"),
-        "calibrations": calibrations.model_dump(),
-        "limits": limits.model_dump(),
-        "seed": seed,
-        "backend": model.backend,
-        "model": model.model,
-        "token_counter": default_counter().name,
-        "prompt_version": PROMPT_VERSION,
-        "embedder": embedder.name,
-        "knowledge_base": str(knowledge_base),
-        "practicality_kb": str(practicality_kb),
-        "slicing": {
-            "n_agents": knowledge.slicing.n_agents,
-            "objective": knowledge.slicing.objective,
-            "first_fit_objective": knowledge.slicing.first_fit_objective,
-            "method": knowledge.slicing.method,
-            "coherence": round(knowledge.slicing.coherence, 4),
-            "slices": [s.model_dump() for s in knowledge.slicing.slices],
-        },
-        "constraints": [a.constraint for a in knowledge.constraint_agents],
+    strategy: Strategy = "deliberation",
+    experiment: ExperimentInfo | None = None,
+    budget: Budget | None = None,
+) -> RunManifest:
+    """Everything needed to understand and rebuild the run."""
+    return RunManifest(
+        created_at=utc_now(),
+        strategy=strategy,
+        request=request,
+        calibrations=calibrations,
+        limits=limits,
+        seed=seed,
+        backend=model.backend,
+        model=model.model,
+        model_info=model_info(model),
+        token_counter=default_counter().name,
+        prompt_version=PROMPT_VERSION,
+        embedder=EmbedderInfo(name=embedder.name, version=embedder.version),
+        knowledge_base=str(knowledge_base),
+        practicality_kb=str(practicality_kb),
+        slicing=SlicingInfo(
+            n_agents=knowledge.slicing.n_agents,
+            objective=knowledge.slicing.objective,
+            first_fit_objective=knowledge.slicing.first_fit_objective,
+            method=knowledge.slicing.method,
+            coherence=round(knowledge.slicing.coherence, 4),
+            slices=knowledge.slicing.slices,
+        ),
+        constraints=tuple(a.constraint for a in knowledge.constraint_agents),
+        experiment=experiment,
+        budget=budget,
         **environment(),
-        **(extra or {}),
-    }
-    return write_json_atomic(run_dir / "manifest.json", manifest)
+    )
+
+
+def check_run_dir(run_dir: Path, *, resume: bool) -> None:
+    """A new run needs a new or empty directory; a resumed one needs a manifest."""
+    if resume and not RunDir(run_dir).started:
+        raise InputError(
+            "resume",
+            f"{str(run_dir)!r} holds no run to resume",
+            allowed="a run directory with manifest.json",
+        )
+    if not resume and run_dir.exists() and any(run_dir.iterdir()):
+        raise InputError(
+            "out",
+            f"{str(run_dir)!r} already holds files",
+            allowed="a new or empty directory (or --resume to continue a run)",
+        )
+
+
+async def run_manifest(
+    manifest: RunManifest,
+    run_dir: str | Path,
+    *,
+    model: ChatModel,
+    resume: bool = False,
+    on_progress: ProgressCallback | None = None,
+    knowledge: Knowledge | None = None,
+) -> DeliberationResult:
+    """Run (or continue) the deliberation a manifest describes in ``run_dir``.
+
+    A new run writes the manifest first, so a crash at any later point leaves a resumable run.
+    """
+    if manifest.strategy != "deliberation":
+        raise InputError(
+            "strategy", f"{manifest.strategy!r} is a baseline", allowed="deliberation"
+        )
+    run = RunDir(run_dir)
+    check_run_dir(run.path, resume=resume)
+    if resume and run.finished:
+        return run.read_result()
+    knowledge = knowledge or prepare_knowledge(
+        manifest.request,
+        knowledge_base=manifest.knowledge_base,
+        practicality_kb=manifest.practicality_kb,
+        seed=manifest.seed,
+    )
+    run.path.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        run.write_manifest(manifest)
+    runner = Deliberation(
+        manifest.request,
+        manifest.calibrations,
+        manifest.limits,
+        model=model,
+        knowledge=knowledge,
+        run_dir=run.path,
+        seed=manifest.seed,
+        embedder=make_embedder(manifest.embedder.name),
+        on_progress=on_progress,
+    )
+    if not resume:
+        runner.audit.append(
+            "client",
+            "deliberation.request",
+            {
+                "request": manifest.request.model_dump(mode="json"),
+                "calibrations": manifest.calibrations.model_dump(),
+                "limits": manifest.limits.model_dump(),
+                "seed": manifest.seed,
+                "slices": [s.model_dump() for s in knowledge.slicing.slices],
+            },
+        )
+    return await runner.run()
 
 
 async def deliberate_async(
@@ -552,70 +649,41 @@ async def deliberate_async(
     embedder: Embedder | None = None,
     on_progress: ProgressCallback | None = None,
     resume: bool = False,
-    manifest_extra: dict[str, Any] | None = None,
+    experiment: ExperimentInfo | None = None,
 ) -> DeliberationResult:
     """Run a deliberation into ``run_dir`` (see `deliberate`)."""
+    run_dir = Path(run_dir)
+    if resume:  # the run is rebuilt from its own manifest, whatever the arguments say
+        check_run_dir(run_dir, resume=True)
+        return await run_manifest(
+            RunDir(run_dir).read_manifest(),
+            run_dir,
+            model=model,
+            resume=True,
+            on_progress=on_progress,
+        )
+    check_run_dir(run_dir, resume=False)
     calibrations = calibrations or Calibrations()
     limits = limits or Limits()
-    embedder = embedder or TfidfEmbedder()
-    run_dir = Path(run_dir)
-    if resume:
-        if not (run_dir / "manifest.json").exists():
-            raise InputError(
-                "resume",
-                f"{str(run_dir)!r} holds no run to resume",
-                allowed="a run directory with manifest.json",
-            )
-        if (run_dir / "result.json").exists():
-            return load_result(run_dir)
-    elif run_dir.exists() and any(run_dir.iterdir()):
-        raise InputError(
-            "out",
-            f"{str(run_dir)!r} already holds files",
-            allowed="a new or empty directory (or --resume to continue a run)",
-        )
+    embedder = embedder or make_embedder()
     knowledge = prepare_knowledge(
         request, knowledge_base=knowledge_base, practicality_kb=practicality_kb, seed=seed
     )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if not resume:
-        write_manifest(
-            run_dir,
-            request,
-            calibrations,
-            limits,
-            model=model,
-            seed=seed,
-            knowledge=knowledge,
-            knowledge_base=knowledge_base,
-            practicality_kb=practicality_kb,
-            embedder=embedder,
-            extra=manifest_extra,
-        )
-    runner = Deliberation(
+    manifest = build_manifest(
         request,
         calibrations,
         limits,
         model=model,
-        knowledge=knowledge,
-        run_dir=run_dir,
         seed=seed,
+        knowledge=knowledge,
+        knowledge_base=knowledge_base,
+        practicality_kb=practicality_kb,
         embedder=embedder,
-        on_progress=on_progress,
+        experiment=experiment,
     )
-    if not resume:
-        runner.audit.append(
-            "client",
-            "deliberation.request",
-            {
-                "request": request.model_dump(mode="json"),
-                "calibrations": calibrations.model_dump(),
-                "limits": limits.model_dump(),
-                "seed": seed,
-                "slices": [s.model_dump() for s in knowledge.slicing.slices],
-            },
-        )
-    return await runner.run()
+    return await run_manifest(
+        manifest, run_dir, model=model, on_progress=on_progress, knowledge=knowledge
+    )
 
 
 def deliberate(
@@ -642,11 +710,7 @@ def deliberate(
     )
 
 
-def load_result(run_dir: str | Path) -> DeliberationResult:
-    """Read a run's result.json."""
-    return DeliberationResult.model_validate_json(Path(run_dir, "result.json").read_text("utf-8"))
-
-
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    """Read a run's manifest.json."""
-    return json.loads(Path(run_dir, "manifest.json").read_text("utf-8"))
+    """A run's manifest as JSON data (validated and upgraded to the current version by
+    `hivemind_lab.runs.read_manifest`, which returns the typed `RunManifest`)."""
+    return RunDir(run_dir).read_manifest().model_dump(mode="json")

@@ -11,13 +11,16 @@ very different C. See docs/design/monitor-clustering.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from importlib import metadata
+from pathlib import Path
+from typing import Literal, Protocol
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from hivemind_lab.errors import InputError
 from hivemind_lab.results import (
     Cluster,
     Conclusion,
@@ -33,14 +36,32 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised vectors whose dot products are similarities."""
 
     name: str
+    """Recorded in every manifest: a similarity threshold only means something for one embedder."""
+    version: str
+    """Version of the package that provides it."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+EmbedderName = Literal["wordllama", "tfidf"]
+DEFAULT_EMBEDDER: EmbedderName = "tfidf"
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
 class TfidfEmbedder:
-    """TF-IDF over word unigrams and bigrams, fitted on the texts being compared."""
+    """TF-IDF over word unigrams and bigrams, fitted on the texts being compared (lexical: two
+    texts that say the same in other words score low)."""
 
     name = "tfidf-1-2gram-sublinear"
+
+    def __init__(self) -> None:
+        self.version = _version("scikit-learn")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -59,6 +80,55 @@ class TfidfEmbedder:
         return matrix.toarray()
 
 
+class WordLlamaEmbedder:
+    """Semantic embeddings from WordLlama (static token embeddings distilled from an LLM, mean
+    pooled): similar meaning in different words scores high. Its weights ship inside the
+    ``wordllama`` wheel; they are loaded from there and never downloaded."""
+
+    def __init__(self, config: str = "l2_supercat", dim: int = 256) -> None:
+        import wordllama
+        from wordllama import WordLlama
+
+        self.version = _version("wordllama")
+        self.name = f"wordllama-{config}-{dim}"
+        folder = Path(wordllama.__file__).parent
+        try:
+            self._model = WordLlama.load(
+                config=config, dim=dim, cache_dir=folder, disable_download=True
+            )
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            raise RuntimeError(
+                f"wordllama {self.version}: weights {config!r} (dim {dim}) not found in {folder}"
+                f" ({exc}); use the 'tfidf' embedder or reinstall wordllama"
+            ) from None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0))
+        vectors = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float64)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+
+
+def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    """The embedder called ``name`` (its short name or the full name a manifest records).
+
+    Built once per process: WordLlama loads its weights in about half a second.
+    """
+    short = name.split("-", 1)[0]
+    if short not in ("wordllama", "tfidf"):
+        raise InputError("embedder", f"unknown embedder {name!r}", allowed="wordllama, tfidf")
+    if short not in _EMBEDDERS:
+        _EMBEDDERS[short] = WordLlamaEmbedder() if short == "wordllama" else TfidfEmbedder()
+    embedder = _EMBEDDERS[short]
+    if name not in (short, embedder.name):
+        raise InputError("embedder", f"unknown embedder {name!r}", allowed=embedder.name)
+    return embedder
+
+
 def similarity_matrix(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
     """Pairwise cosine similarities in [0, 1] (identical texts score 1)."""
     vectors = embedder.embed(texts)
@@ -70,6 +140,29 @@ def similarity_matrix(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
     return sims
 
 
+STANCE_WEIGHT = {"pursue": 1.0, "later": 0.5, "avoid": -1.0}
+
+
+def stance_similarity(solutions: Sequence[Solution]) -> np.ndarray:
+    """Pairwise agreement of the solutions' decisions in [0, 1]: the cosine of their stance
+    vectors over the problem's options (pursue 1, later 0.5, avoid -1), negatives clipped.
+
+    Two solutions that name the same options in opposite roles read alike word for word; their
+    stances tell them apart, which is what a conclusion is about.
+    """
+    width = 1 + max((st.option for s in solutions for st in s.stances), default=0)
+    vectors = np.zeros((len(solutions), width))
+    for i, s in enumerate(solutions):
+        for st in s.stances:
+            vectors[i, st.option] = STANCE_WEIGHT[st.stance]
+    norms = np.linalg.norm(vectors, axis=1)
+    unit = np.divide(vectors, norms[:, None], out=np.zeros_like(vectors), where=norms[:, None] > 0)
+    sims = np.clip(unit @ unit.T, 0.0, 1.0)
+    blank = norms == 0
+    sims[np.ix_(blank, blank)] = 1.0
+    return sims
+
+
 def cluster_solutions(
     solutions: Sequence[Solution], threshold: float, embedder: Embedder
 ) -> tuple[Cluster, ...]:
@@ -78,6 +171,8 @@ def cluster_solutions(
     if n == 0:
         return ()
     sims = similarity_matrix([s.text() for s in solutions], embedder)
+    if any(s.stances for s in solutions):
+        sims = (sims + stance_similarity(solutions)) / 2.0
     if n == 1:
         labels = np.array([1])
     else:

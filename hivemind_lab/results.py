@@ -180,3 +180,5 @@ class DeliberationResult(Frozen):
     wall_time_s: float
     audit_head: str = ""
     audit_records: int = 0
+    tie: bool = False
+    """Baseline votes only: the winning clusters tied in size at the cut (all tied ones kept)."""

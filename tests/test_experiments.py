@@ -16,7 +16,8 @@ import pytest
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments import ExperimentSpec, load, load_spec, replay, run
-from hivemind_lab.experiments.compare import compare
+from hivemind_lab.experiments.compare import compare, compute_table
+from hivemind_lab.runs import read_manifest
 from tests.support import REPO, child_env
 
 GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
@@ -146,7 +147,7 @@ def test_replay_is_identical_with_zero_network_calls_and_names_a_difference(tmp_
     assert tampered.first_difference
 
 
-def test_baselines_spend_the_same_theory_calls_and_compare_with_cis(tmp_path):
+def test_baselines_run_at_equal_compute_replay_and_compare_with_t_intervals(tmp_path):
     root = tmp_path / "runs"
     report = run(
         spec(
@@ -166,15 +167,72 @@ def test_baselines_spend_the_same_theory_calls_and_compare_with_cis(tmp_path):
     for summary in report.runs:
         by_strategy.setdefault(summary.point.strategy, []).append(summary)
     assert set(by_strategy) == {"deliberation", "vote", "single_agent"}
-    for seed in (0, 1):
-        delib = next(r for r in by_strategy["deliberation"] if r.point.seed == seed)
-        for strategy in ("vote", "single_agent"):
-            base = next(r for r in by_strategy[strategy] if r.point.seed == seed)
-            assert base.theory_calls == delib.theory_calls
+    for base in by_strategy["vote"] + by_strategy["single_agent"]:
+        manifest = read_manifest(root / base.run_id)
+        delib = next(r for r in by_strategy["deliberation"] if r.point.seed == base.point.seed)
+        assert manifest.strategy == base.point.strategy
+        assert manifest.budget is not None and manifest.budget.calls == delib.calls
+        assert manifest.budget.tokens == delib.tokens
+        # Baselines are runs like any other: they replay exactly from their own cache.
+        again = replay(root / base.run_id)
+        assert again.identical and again.network_calls == 0
+    single = json.loads((root / by_strategy["single_agent"][0].run_id / "result.json").read_text())
+    assert single["n_agents"] == 1
     table = compare(load(root))
     assert table["strategy"].to_list() == ["deliberation", "single_agent", "vote"]
-    assert {"mean_feasibility_mean", "mean_feasibility_ci95", "vetoes_ci95"} <= set(table.columns)
+    assert {"mean_feasibility_mean", "mean_feasibility_ci95", "vetoes_n"} <= set(table.columns)
     assert (table["runs"] == 2).all()
+    side = compute_table(load(root))
+    assert side.height == 4
+    assert {"deliberation_calls", "run_calls", "deliberation_tokens", "run_tokens"} <= set(
+        side.columns
+    )
+    for row in side.iter_rows(named=True):
+        gap = abs(row["run_calls"] - row["deliberation_calls"]) / row["deliberation_calls"]
+        tokens = abs(row["run_tokens"] - row["deliberation_tokens"]) / row["deliberation_tokens"]
+        assert row["mismatch"] == (gap > 0.1 or tokens > 0.1)
+
+
+def test_the_vote_reports_ties_as_ties():
+    from hivemind_lab.experiments.baselines import vote
+    from hivemind_lab.results import Cluster
+
+    def cluster(index: int, size: int) -> Cluster:
+        ids = tuple(f"s{index}.{k}" for k in range(size))
+        return Cluster(
+            index=index, solution_ids=ids, agent_ids=ids, representative_id=ids[0], cohesion=1.0
+        )
+
+    winners, tie = vote((cluster(0, 1), cluster(1, 2), cluster(2, 2), cluster(3, 3)), 2)
+    assert [c.index for c in winners] == [3, 1, 2] and tie
+    winners, tie = vote((cluster(0, 1), cluster(1, 2), cluster(2, 3)), 2)
+    assert [c.index for c in winners] == [2, 1] and not tie
+
+
+def test_manifest_is_typed_versioned_and_old_versions_stay_readable(tmp_path):
+    root = tmp_path / "runs"
+    report = run(spec(space={"kind": "grid", "stubbornness": [0.3]}), project=REPO, root=root)
+    run_dir = root / report.runs[0].run_id
+    text = (run_dir / "manifest.json").read_text()
+    assert text.lstrip("{\n ").startswith('"schema_version": 2')
+    manifest = read_manifest(run_dir)
+    assert manifest.strategy == "deliberation"
+    assert manifest.embedder.name and manifest.embedder.version not in ("", "unknown")
+    assert isinstance(manifest.model_info, dict)
+    # A version-1 manifest (untyped: embedder as a string, baselines under "baseline").
+    old = json.loads(text)
+    old["schema_version"] = 1
+    old["embedder"] = old["embedder"]["name"]
+    for key in ("strategy", "model_info", "budget"):
+        old.pop(key)
+    old["baseline"] = {"strategy": "vote", "budget": 40}
+    (run_dir / "manifest.json").write_text(json.dumps(old))
+    upgraded = read_manifest(run_dir)
+    assert upgraded.schema_version == 2 and upgraded.embedder.version == "unknown"
+    assert upgraded.strategy == "vote" and upgraded.budget and upgraded.budget.calls == 40
+    (run_dir / "manifest.json").write_text(json.dumps({**old, "schema_version": 9}))
+    with pytest.raises(InputError, match="schema_version"):
+        read_manifest(run_dir)
 
 
 def test_random_and_optuna_spaces(tmp_path):

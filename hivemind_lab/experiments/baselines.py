@@ -1,36 +1,65 @@
-"""Baselines at equal compute ("Debate or Vote", "Stop Overvaluing MAD"): the same number of
-theory-model calls as the deliberation spent, without critique rounds.
+"""Baselines at equal compute ("Debate or Vote", "Stop Overvaluing MAD"): no critique rounds,
+the same model-call and token budget as the deliberation beside them, the same regeneration rule.
 
-- vote: every agent proposes independently, repeatedly (different seeds) until the budget is
-  spent; the monitor clusters all proposals and the largest clusters win (majority vote).
-- single_agent: one agent holding the whole knowledge base proposes repeatedly; the largest
-  clusters of its own proposals win (self-consistency).
-Both then face the same practicality network and veto rule.
+- vote: every theory agent proposes independently, in waves (a new seed each wave), until the
+  generation's share of the budget is spent; the monitor clusters all proposals and the
+  ``sufficiency`` largest clusters win. Clusters tied in size at the cut all win, and the result
+  says it was a tie (no index decides a majority).
+- single_agent: one agent holding the whole knowledge base, retrieving as many passages as the
+  whole theory network does, proposes in waves; its largest clusters win (self-consistency).
+
+The winners face the same practicality network. A veto regenerates from scratch with no repeats,
+up to ``max_regenerations``, exactly as in the deliberation, as long as the budget lasts: each
+generation spends what is left but the calls scoring its winners needs; a baseline vetoed with
+its budget spent stops as ``budget_exhausted``. Where a strategy's calls cost more tokens (the
+single agent's whole-knowledge retrieval), the token budget binds first; `compare.compute_table`
+puts calls and tokens side by side and flags every mismatch.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.schemas import ProposalOutput, ProposeTask
-from hivemind_lab.deliberation import Knowledge
-from hivemind_lab.inputs import Calibrations, DeliberationRequest
+from hivemind_lab.agents.schemas import Evidence, SolutionView
+from hivemind_lab.asyncrun import run_sync
+from hivemind_lab.audit.log import AuditLog
+from hivemind_lab.deliberation import Knowledge, check_run_dir, prepare_knowledge
+from hivemind_lab.errors import InputError
+from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
-from hivemind_lab.monitor import Embedder
+from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.monitor import Embedder, make_embedder
 from hivemind_lab.results import (
+    Cluster,
     DeliberationResult,
+    MonitorReport,
+    PracticalityVerdict,
     RoundMetrics,
     Solution,
+    Status,
 )
+from hivemind_lab.runs import Budget, RunDir, RunManifest
 
 
-def single_agent_knowledge(
-    knowledge: Knowledge, request: DeliberationRequest
-) -> list[theory.TheoryAgent]:
-    """One agent whose slice is the whole knowledge base."""
+@dataclass(frozen=True)
+class WholeKnowledgeAgent(theory.TheoryAgent):
+    """A theory agent over the whole knowledge base that retrieves ``k`` passages a call."""
+
+    k: int = theory.EVIDENCE_K
+
+    def evidence(self, query: str, k: int = theory.EVIDENCE_K) -> tuple[Evidence, ...]:
+        return super().evidence(query, max(k, self.k))
+
+
+def single_agent(knowledge: Knowledge, request: DeliberationRequest) -> WholeKnowledgeAgent:
+    """One agent whose slice is the whole knowledge base, retrieving as many passages as the
+    whole theory network retrieves (``EVIDENCE_K`` per agent)."""
     docs = sorted(knowledge.documents.values(), key=lambda d: d.id)
     whole = Slice(
         index=0,
@@ -39,103 +68,300 @@ def single_agent_knowledge(
         deviation=0,
         topics=tuple(sorted({d.school for d in docs})),
     )
-    return theory.build_agents(
+    (agent,) = theory.build_agents(
         [whole], knowledge.documents, (*request.client_data, *request.market_data)
+    )
+    return WholeKnowledgeAgent(
+        id=agent.id,
+        slice=agent.slice,
+        index=agent.index,
+        shared=agent.shared,
+        k=theory.EVIDENCE_K * max(1, len(knowledge.theory_agents)),
+    )
+
+
+def vote(clusters: tuple[Cluster, ...], seats: int) -> tuple[tuple[Cluster, ...], bool]:
+    """The ``seats`` largest clusters, plus every cluster tied in size with the last of them.
+
+    Returns the winners and whether a tie at the cut widened them.
+    """
+    ranked = sorted(clusters, key=lambda c: -len(c.solution_ids))
+    if len(ranked) <= seats:
+        return tuple(ranked), False
+    cut = len(ranked[seats - 1].solution_ids)
+    winners = tuple(c for c in ranked if len(c.solution_ids) >= cut)
+    return winners, len(winners) > seats
+
+
+@dataclass
+class _Generation:
+    solutions: list[Solution]
+    refused: int
+    calls: int
+    tokens: int
+
+
+async def _propose_waves(
+    caller: AgentCaller,
+    agents: list[theory.TheoryAgent],
+    problem: Any,
+    *,
+    regeneration: int,
+    excluded: tuple[SolutionView, ...],
+    is_repeat: theory.RepeatCheck,
+    budget: Budget,
+    keep_calls: int,
+    seed: int,
+) -> _Generation:
+    """Independent proposals in waves (one call per agent) while a further wave, at the mean cost
+    of the waves so far, still leaves ``keep_calls`` scoring calls in the budget."""
+    start = caller.usage
+    solutions: list[Solution] = []
+    refused = 0
+    wave = 0
+    while True:
+        used = caller.usage
+        wave_tokens = (used.tokens - start.tokens) / wave if wave else 0.0
+        if wave and (
+            used.calls + len(agents) + keep_calls > budget.calls
+            or (
+                budget.tokens
+                and used.tokens + wave_tokens + keep_calls * budget.tokens_per_score
+                > budget.tokens
+            )
+        ):
+            break
+        caller.seed = seed * 1000 + regeneration * 100 + wave  # an independent sample
+        out = await theory.propose(
+            caller,
+            agents,
+            problem,
+            regeneration=regeneration,
+            excluded=excluded,
+            is_repeat=is_repeat,
+        )
+        refused += len(out.refused)
+        for agent_id in sorted(out.solutions):
+            sol = out.solutions[agent_id]
+            solutions.append(sol.model_copy(update={"id": f"g{regeneration}.w{wave}.{agent_id}"}))
+        wave += 1
+        if not out.solutions:  # every agent abstains: more waves cannot help
+            break
+    caller.seed = seed
+    return _Generation(
+        solutions,
+        refused,
+        caller.usage.calls - start.calls,
+        caller.usage.tokens - start.tokens,
     )
 
 
 async def run_baseline(
-    strategy: str,
-    request: DeliberationRequest,
-    calibrations: Calibrations,
+    manifest: RunManifest,
     *,
     knowledge: Knowledge,
     caller: AgentCaller,
-    budget: int,
-    seed: int,
+    audit: AuditLog,
     embedder: Embedder,
 ) -> DeliberationResult:
-    """Spend ``budget`` proposal calls, cluster, majority-vote, and face the practicality network."""
-    agents = (
-        single_agent_knowledge(knowledge, request)
-        if strategy == "single_agent"
-        else knowledge.theory_agents
+    """Run the baseline a manifest describes (strategy and budget) and return its result."""
+    request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
+    budget = manifest.budget or Budget(calls=1, tokens=0)
+    agents: list[theory.TheoryAgent] = (
+        [single_agent(knowledge, request)]
+        if manifest.strategy == "single_agent"
+        else list(knowledge.theory_agents)
     )
-    per_agent = max(1, math.ceil(budget / len(agents)))
+    n_constraints = len(knowledge.constraint_agents)
+    excluded: tuple[SolutionView, ...] = ()
+    verdicts: list[PracticalityVerdict] = []
+    reports: list[MonitorReport] = []
+    metrics: list[RoundMetrics] = []
+    status: Status = "vetoed_out"
+    conclusions: tuple = ()
+    tie = False
+    generation = 0
+    for generation in range(limits.max_regenerations + 1):
+        # Spend the budget now, keeping what scoring the winners needs: the deliberation, too,
+        # could only regenerate on what it had not spent.
+        score_calls = n_constraints * request.sufficiency
+        keep = score_calls
+        if generation and caller.usage.calls + len(agents) + score_calls > budget.calls:
+            audit.append("engine", "baseline.budget_spent", {"generation": generation})
+            status = "budget_exhausted"
+            break
+        vetoed = [v.text() for v in excluded]
 
-    async def one(agent: theory.TheoryAgent, k: int) -> Solution:
-        task = ProposeTask(
-            agent_id=agent.id, problem=request.problem, evidence=agent.evidence(request.problem)
+        def is_repeat(view: SolutionView, vetoed: list[str] = vetoed) -> bool:
+            return monitor.is_repeat(view.text(), vetoed, cal.similarity_threshold, embedder)
+
+        gen = await _propose_waves(
+            caller,
+            agents,
+            request.problem,
+            regeneration=generation,
+            excluded=excluded,
+            is_repeat=is_repeat,
+            budget=budget,
+            keep_calls=keep,
+            seed=manifest.seed,
         )
-        out = await caller.ask(agent.id, task, ProposalOutput, seed=seed * 1000 + k)
-        return Solution(
-            id=f"{strategy}.s{k}.{agent.id}",
-            agent_id=agent.id,
-            regeneration=0,
+        audit.extend(
+            [(s.agent_id, "theory.proposal", s.model_dump(mode="json")) for s in gen.solutions]
+        )
+        if not gen.solutions:
+            audit.append("monitor", "theory.abstained", {"agents": [a.id for a in agents]})
+            status = "abstained"
+            break
+        report = monitor.observe(
+            gen.solutions,
+            threshold=cal.similarity_threshold,
+            sufficiency=request.sufficiency,
+            embedder=embedder,
+            regeneration=generation,
             round=0,
-            title=out.title,
-            recommendations=tuple(out.recommendations),
-            rationale=out.rationale,
-            citations=tuple(out.citations),
         )
-
-    jobs = [one(agent, k) for k in range(per_agent) for agent in agents][:budget]
-    solutions = list(await asyncio.gather(*jobs))
-    report = monitor.observe(
-        solutions,
-        threshold=calibrations.similarity_threshold,
-        sufficiency=request.sufficiency,
-        embedder=embedder,
-        regeneration=0,
-        round=0,
-    )
-    # Majority vote: the `sufficiency` largest clusters are the conclusions.
-    kept = sorted(report.clusters, key=lambda c: (-len(c.solution_ids), c.index))[
-        : request.sufficiency
-    ]
-    kept_ids = {i for c in kept for i in c.solution_ids}
-    report = report.model_copy(
-        update={"clusters": tuple(kept), "distinct_conclusions": len(report.clusters)}
-    )
-    finalists = [s for s in solutions if s.id in kept_ids]
-    theory_calls = caller.usage.calls
-    _, expanded = await practicality.score_set(
-        caller,
-        knowledge.constraint_agents,
-        [(s.id, s.view()) for s in finalists],
-        severity=calibrations.severity,
-    )
-    verdict = practicality.judge(
-        expanded, feasibility=request.feasibility, severity=calibrations.severity, regeneration=0
-    )
-    conclusions = monitor.aggregate(report, finalists, verdict) if not verdict.vetoed else ()
-    return DeliberationResult(
-        status="vetoed_out" if verdict.vetoed else "converged",
-        problem_id=request.problem_id,
-        rounds=0,
-        total_rounds=0,
-        regenerations=0,
-        n_agents=len(agents),
-        conclusions=conclusions,
-        vetoes=(verdict,),
-        monitor=(report,),
-        metrics=(
+        winners, tie = vote(report.clusters, request.sufficiency)
+        audit.append(
+            "monitor",
+            "baseline.vote",
+            {
+                "clusters": [len(c.solution_ids) for c in report.clusters],
+                "winners": [c.index for c in winners],
+                "tie": tie,
+            },
+        )
+        reports.append(report.model_copy(update={"clusters": winners, "halted": True}))
+        metrics.append(
             RoundMetrics(
-                regeneration=0,
+                regeneration=generation,
                 round=0,
                 agents=len(agents),
                 distinct_conclusions=report.distinct_conclusions,
                 revision_magnitude=0.0,
-                diversity=monitor.diversity(solutions, embedder),
+                diversity=monitor.diversity(gen.solutions, embedder),
                 adopted_points=0,
-                refused_repeats=0,
-                calls=theory_calls,
-                tokens=caller.usage.tokens,
-            ),
-        ),
+                refused_repeats=gen.refused,
+                calls=gen.calls,
+                tokens=gen.tokens,
+            )
+        )
+        by_id = {s.id: s for s in gen.solutions}
+        finalists = [by_id[c.representative_id] for c in winners]
+        scored = await practicality.score_set(
+            caller,
+            knowledge.constraint_agents,
+            [(s.id, s.view()) for s in finalists],
+            severity=cal.severity,
+        )
+        audit.extend(
+            [
+                (f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json"))
+                for x in scored.scored
+            ]
+        )
+        verdict = practicality.judge(
+            scored.per_solution,
+            feasibility=request.feasibility,
+            severity=cal.severity,
+            regeneration=generation,
+        )
+        verdicts.append(verdict)
+        if not verdict.vetoed:
+            audit.append("practicality", "practicality.pass", {"mean_score": verdict.mean_score})
+            status = "converged"
+            # Every member stays in its cluster (the vote's count); the representative's scores
+            # are the cluster's.
+            conclusions = monitor.aggregate(reports[-1], gen.solutions, verdict)
+            break
+        audit.append(
+            "practicality",
+            "practicality.veto",
+            {"mean_score": verdict.mean_score, "regeneration": generation},
+        )
+        winning = {i for c in winners for i in c.solution_ids}
+        excluded = (*excluded, *(by_id[i].view() for i in sorted(winning)))
+    return DeliberationResult(
+        status=status,
+        problem_id=request.problem_id,
+        rounds=0,
+        total_rounds=0,
+        regenerations=generation,
+        n_agents=len(agents),
+        conclusions=conclusions,
+        vetoes=tuple(verdicts),
+        monitor=tuple(reports),
+        metrics=tuple(metrics),
         usage=caller.usage,
         wall_time_s=0.0,
+        tie=tie,
     )
 
 
-__all__ = ["run_baseline", "single_agent_knowledge"]
+async def run_manifest(
+    manifest: RunManifest,
+    run_dir: str | Path,
+    *,
+    model: ChatModel,
+    resume: bool = False,
+    knowledge: Knowledge | None = None,
+) -> DeliberationResult:
+    """Run the baseline a manifest describes into ``run_dir``; a baseline has no phases, so an
+    unfinished one restarts whole from its manifest."""
+    if manifest.strategy == "deliberation" or manifest.budget is None:
+        raise InputError(
+            "strategy", f"{manifest.strategy!r} is not a baseline", allowed="vote, single_agent"
+        )
+    run = RunDir(run_dir)
+    check_run_dir(run.path, resume=resume)
+    if resume and run.finished:
+        return run.read_result()
+    knowledge = knowledge or prepare_knowledge(
+        manifest.request,
+        knowledge_base=manifest.knowledge_base,
+        practicality_kb=manifest.practicality_kb,
+        seed=manifest.seed,
+    )
+    run.path.mkdir(parents=True, exist_ok=True)
+    for leftover in (run.audit_path, run.cache_path, run.audit_path.with_suffix(".jsonl.head")):
+        leftover.unlink(missing_ok=True)
+    run.write_manifest(manifest)
+    cache = ResponseCache(run.cache_path)
+    audit = AuditLog(run.audit_path)
+    started = time.perf_counter()
+    try:
+        caller = AgentCaller(
+            CachingChatModel(model, cache),
+            audit=audit,
+            seed=manifest.seed,
+            concurrency=manifest.limits.concurrency,
+        )
+        audit.append("client", "baseline.request", manifest.model_dump(mode="json"))
+        result = await run_baseline(
+            manifest,
+            knowledge=knowledge,
+            caller=caller,
+            audit=audit,
+            embedder=make_embedder(manifest.embedder.name),
+        )
+        audit.append("engine", "engine.result", {"status": result.status})
+        result = result.model_copy(
+            update={
+                "wall_time_s": round(time.perf_counter() - started, 6),
+                "audit_head": audit.head,
+                "audit_records": audit.count,
+            }
+        )
+    finally:
+        audit.close()
+        cache.close()
+    run.write_result(result)
+    return result
+
+
+def baseline(manifest: RunManifest, run_dir: str | Path, **options: Any) -> DeliberationResult:
+    """Synchronous `run_manifest` (scripts, notebooks)."""
+    return run_sync(run_manifest(manifest, run_dir, **options))
+
+
+__all__ = ["baseline", "run_baseline", "run_manifest", "single_agent", "vote"]

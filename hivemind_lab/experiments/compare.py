@@ -66,3 +66,40 @@ def compare(runs: pl.DataFrame, *, by: str | list[str] = "strategy") -> pl.DataF
             pl.Series(f"{metric}_ci95", halves, dtype=pl.Float64),
         ).drop(f"{metric}_sd")
     return table
+
+
+MISMATCH = 0.10
+"""Relative difference in calls or tokens from which a baseline is flagged as not at equal
+compute."""
+
+
+def compute_table(runs: pl.DataFrame, *, tolerance: float = MISMATCH) -> pl.DataFrame:
+    """Each baseline run beside its deliberation sibling (same problem, seed and calibrations):
+    calls and tokens side by side, with ``mismatch`` set when either differs by more than
+    ``tolerance`` of the deliberation's."""
+    keys = ["problem", "seed", "stubbornness", "similarity_threshold", "severity"]
+    needed = {*keys, "strategy", "run_calls", "run_tokens"}
+    if runs.is_empty() or not needed <= set(runs.columns):
+        return pl.DataFrame()
+    delib = (
+        runs.filter(pl.col("strategy") == "deliberation")
+        .unique(subset=keys, keep="first")
+        .select(
+            *keys,
+            pl.col("run_calls").alias("deliberation_calls"),
+            pl.col("run_tokens").alias("deliberation_tokens"),
+        )
+    )
+    base = runs.filter(pl.col("strategy") != "deliberation").select(
+        *keys, "strategy", "run_calls", "run_tokens", *(["tie"] if "tie" in runs.columns else [])
+    )
+    table = base.join(delib, on=keys, how="left")
+    calls_gap = (pl.col("run_calls") - pl.col("deliberation_calls")) / pl.col("deliberation_calls")
+    tokens_gap = (pl.col("run_tokens") - pl.col("deliberation_tokens")) / pl.col(
+        "deliberation_tokens"
+    )
+    return table.with_columns(
+        calls_gap.round(3).alias("calls_gap"),
+        tokens_gap.round(3).alias("tokens_gap"),
+        ((calls_gap.abs() > tolerance) | (tokens_gap.abs() > tolerance)).alias("mismatch"),
+    ).sort(["problem", "seed", "strategy"])

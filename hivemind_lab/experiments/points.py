@@ -30,6 +30,7 @@ class RunPoint(BaseModel):
             "backend": spec.backend,
             "model": spec.model,
             "knowledge_base": spec.knowledge_base,
+            "embedder": spec.embedder,
         }
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:12]
         return f"{self.strategy}-{digest}"

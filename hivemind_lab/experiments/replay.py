@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +11,10 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import canonical_json
-from hivemind_lab.deliberation import deliberate_async, read_manifest
 from hivemind_lab.errors import InputError
-from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.experiments.execute import execute
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.runs import RunDir
 
 VOLATILE = ("wall_time_s", "audit_head", "audit_records", "usage.cache_hits", "usage.model_calls")
 """Fields that record how a run went rather than what it concluded: wall time, the audit head
@@ -67,49 +65,30 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 
 def replay(run_dir: str | Path) -> ReplayReport:
-    """Re-run a deliberation from its manifest with the cache in replay mode and compare."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "manifest.json").exists() or not (run_dir / "result.json").exists():
+    """Rebuild a run (deliberation or baseline) from its manifest with its own cache in replay
+    mode, and compare the results."""
+    run = RunDir(run_dir)
+    if not run.started or not run.finished:
         raise InputError(
             "run_dir",
-            f"{str(run_dir)!r} is not a finished run",
+            f"{str(run.path)!r} is not a finished run",
             allowed="a directory with manifest.json and result.json",
         )
-    manifest = read_manifest(run_dir)
-    if "baseline" in manifest:
-        raise InputError("run_dir", "replay covers deliberation runs, not baselines")
+    manifest = run.read_manifest()
     with tempfile.TemporaryDirectory() as tmp:
-        cache_copy = Path(tmp) / "recorded.sqlite"
-        # SQLite's backup API copies a consistent snapshot, including pages still in the WAL.
-        with (
-            closing(sqlite3.connect(run_dir / "cache.sqlite")) as src,
-            closing(sqlite3.connect(cache_copy)) as dst,
-        ):
-            src.backup(dst)
-        recorded = ResponseCache(cache_copy)
+        recorded = ResponseCache(run.snapshot_cache(Path(tmp) / "recorded.sqlite"))
         model = CachingChatModel(
-            None, recorded, mode="replay", backend=manifest["backend"], model=manifest["model"]
+            None, recorded, mode="replay", backend=manifest.backend, model=manifest.model
         )
         try:
-            run_sync(
-                deliberate_async(
-                    DeliberationRequest.model_validate(manifest["request"]),
-                    Calibrations.model_validate(manifest["calibrations"]),
-                    Limits.model_validate(manifest["limits"]),
-                    model=model,
-                    run_dir=Path(tmp) / "replay",
-                    seed=int(manifest["seed"]),
-                    knowledge_base=manifest["knowledge_base"],
-                    practicality_kb=manifest["practicality_kb"],
-                )
-            )
+            run_sync(execute(manifest, Path(tmp) / "replay", model=model))
         finally:
             recorded.close()
-        original = comparable(json.loads((run_dir / "result.json").read_text("utf-8")))
+        original = comparable(json.loads(run.result_path.read_text("utf-8")))
         again = comparable(json.loads((Path(tmp) / "replay" / "result.json").read_text("utf-8")))
     a, b = canonical_json(original).encode(), canonical_json(again).encode()
     return ReplayReport(
-        run_dir=str(run_dir),
+        run_dir=str(run.path),
         identical=a == b,
         first_difference=None if a == b else first_difference(original, again),
         network_calls=model.misses,

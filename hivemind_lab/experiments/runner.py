@@ -10,7 +10,7 @@ problem, seed and model the round-0 proposals are identical prompts — is share
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -22,25 +22,18 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.audit.log import AuditLog
-from hivemind_lab.deliberation import (
-    deliberate_async,
-    load_result,
-    prepare_knowledge,
-    write_manifest,
-)
-from hivemind_lab.experiments.baselines import run_baseline
+from hivemind_lab.deliberation import build_manifest, prepare_knowledge
+from hivemind_lab.experiments.execute import execute
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import Calibrations, DeliberationRequest
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.monitor import TfidfEmbedder
+from hivemind_lab.llm.latency import LatencyChatModel
+from hivemind_lab.monitor import make_embedder
 from hivemind_lab.problems import load_problem
-from hivemind_lab.results import DeliberationResult
-from hivemind_lab.runs import write_json_atomic
+from hivemind_lab.runs import Budget, ExperimentInfo, RunDir, write_json_atomic
 
 
 class RunSummary(BaseModel):
@@ -58,6 +51,7 @@ class RunSummary(BaseModel):
     vetoes: int
     calls: int
     theory_calls: int
+    theory_tokens: int
     tokens: int
     reused_calls: int
     """Calls answered by the experiment's shared cache (work reused across sweep points)."""
@@ -84,13 +78,17 @@ class SweepReport(BaseModel):
 
 
 def make_model(spec: ExperimentSpec) -> ChatModel:
+    """The spec's backend (with its artificial latency, for benchmarks)."""
+    chat: ChatModel
     if spec.backend == "offline":
         from hivemind_lab.llm.offline import OfflineAgentModel
 
-        return OfflineAgentModel()
-    from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+        chat = OfflineAgentModel()
+    else:
+        from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
 
-    return OpenAIChatModel(OpenAIConfig.from_env(model=spec.model))
+        chat = OpenAIChatModel(OpenAIConfig.from_env(model=spec.model))
+    return LatencyChatModel(chat, spec.latency_s) if spec.latency_s > 0 else chat
 
 
 def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
@@ -111,7 +109,7 @@ def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> Deliberati
 
 
 def summarise(run_dir: Path, point: RunPoint, *, reused: int, skipped: bool) -> RunSummary:
-    result = load_result(run_dir)
+    result = RunDir(run_dir).read_result()
     theory_calls = sum(m.calls for m in result.metrics)
     last = result.vetoes[-1] if result.vetoes else None
     return RunSummary(
@@ -125,196 +123,155 @@ def summarise(run_dir: Path, point: RunPoint, *, reused: int, skipped: bool) -> 
         vetoes=sum(v.vetoed for v in result.vetoes),
         calls=result.usage.calls,
         theory_calls=theory_calls,
+        theory_tokens=sum(m.tokens for m in result.metrics),
         tokens=result.usage.tokens,
         reused_calls=reused,
         skipped=skipped,
     )
 
 
-def write_metrics(run_dir: Path, point: RunPoint, result: DeliberationResult) -> None:
-    """metrics.parquet: one row per round, with the run's calibrations and outcome beside it."""
-    last = result.vetoes[-1] if result.vetoes else None
-    run_cols = {
-        "run_id": run_dir.name,
-        "strategy": point.strategy,
-        "problem": result.problem_id,
-        "seed": point.seed,
-        **point.calibrations.model_dump(),
-        "status": result.status,
-        "halted": result.status == "converged",
-        "total_rounds": result.total_rounds,
-        "regenerations": result.regenerations,
-        "vetoes": sum(v.vetoed for v in result.vetoes),
-        "mean_feasibility": last.mean_score if last else None,
-        "feasibility_by_constraint": json.dumps(last.per_constraint if last else {}),
-        "run_calls": result.usage.calls,
-        "run_tokens": result.usage.tokens,
-        "cost_usd": result.usage.cost_usd,
-        "cache_hits": result.usage.cache_hits,
-        "wall_time_s": result.wall_time_s,
-    }
-    rows = [{**run_cols, **m.model_dump()} for m in result.metrics] or [run_cols]
-    tmp = run_dir / "metrics.parquet.tmp"
-    pl.DataFrame(rows).write_parquet(tmp)
-    tmp.replace(run_dir / "metrics.parquet")
+def finished(spec: ExperimentSpec, point: RunPoint, root: Path) -> RunSummary | None:
+    """The summary of a point whose run is complete (result and metrics written), else None."""
+    run = RunDir(root / point.run_id(spec))
+    if run.finished and run.metrics_path.exists():
+        return summarise(run.path, point, reused=0, skipped=True)
+    return None
 
 
 def run_point(
-    spec: ExperimentSpec, point: RunPoint, root: Path, project: Path, budget: int | None = None
+    spec: ExperimentSpec, point: RunPoint, root: Path, project: Path, budget: Budget | None = None
 ) -> RunSummary:
     """Run one point into ``root/<run-id>`` (skip it if finished, resume it if interrupted)."""
-    run_dir = root / point.run_id(spec)
-    if (run_dir / "result.json").exists() and (run_dir / "metrics.parquet").exists():
-        return summarise(run_dir, point, reused=0, skipped=True)
-    request = _request(spec, point, project)
+    done = finished(spec, point, root)
+    if done is not None:
+        return done
+    run = RunDir(root / point.run_id(spec))
+    if run.path.exists() and not run.started:  # killed before its manifest: nothing to keep
+        shutil.rmtree(run.path)
     shared = ResponseCache(root / "shared-cache.sqlite")
     model = CachingChatModel(make_model(spec), shared)
-    extra = {
-        "experiment": {
-            "name": spec.name,
-            "spec_hash": spec.digest,
-            "spec": spec.model_dump(mode="json"),
-            "point": point.model_dump(mode="json"),
-            "run_id": run_dir.name,
-        }
-    }
-    kb, pkb = project / spec.knowledge_base, project / spec.practicality_kb
     try:
-        if point.strategy == "deliberation":
-            resume = (run_dir / "manifest.json").exists()
-            result = run_sync(
-                deliberate_async(
-                    request,
-                    point.calibrations,
-                    spec.limits,
-                    model=model,
-                    run_dir=run_dir,
-                    seed=point.seed,
-                    knowledge_base=kb,
-                    practicality_kb=pkb,
-                    resume=resume,
-                    manifest_extra=extra,
-                )
-            )
+        if run.started:
+            manifest = run.read_manifest()
+            knowledge = None
         else:
-            if run_dir.exists():  # a baseline is one short phase: restart it whole
-                shutil.rmtree(run_dir)
-            result = _run_baseline(
-                spec, point, request, model, run_dir, kb, pkb, budget or 1, extra
+            request = _request(spec, point, project)
+            kb, pkb = project / spec.knowledge_base, project / spec.practicality_kb
+            knowledge = prepare_knowledge(
+                request, knowledge_base=kb, practicality_kb=pkb, seed=point.seed
             )
-        write_metrics(run_dir, point, result)
-    finally:
-        shared.close()
-    return summarise(run_dir, point, reused=model.hits, skipped=False)
-
-
-def _run_baseline(
-    spec: ExperimentSpec,
-    point: RunPoint,
-    request: DeliberationRequest,
-    model: ChatModel,
-    run_dir: Path,
-    kb: Path,
-    pkb: Path,
-    budget: int,
-    extra: dict[str, Any],
-) -> DeliberationResult:
-    knowledge = prepare_knowledge(request, knowledge_base=kb, practicality_kb=pkb, seed=point.seed)
-    run_dir.mkdir(parents=True)
-    embedder = TfidfEmbedder()
-    write_manifest(
-        run_dir,
-        request,
-        point.calibrations,
-        spec.limits,
-        model=model,
-        seed=point.seed,
-        knowledge=knowledge,
-        knowledge_base=kb,
-        practicality_kb=pkb,
-        embedder=embedder,
-        extra={**extra, "baseline": {"strategy": point.strategy, "budget": budget}},
-    )
-    cache = ResponseCache(run_dir / "cache.sqlite")
-    audit = AuditLog(run_dir / "audit.jsonl")
-    started = time.perf_counter()
-    try:
-        caller = AgentCaller(
-            CachingChatModel(model, cache),
-            audit=audit,
-            seed=point.seed,
-            concurrency=spec.limits.concurrency,
-        )
-        result = run_sync(
-            run_baseline(
-                point.strategy,
+            manifest = build_manifest(
                 request,
                 point.calibrations,
-                knowledge=knowledge,
-                caller=caller,
-                budget=budget,
+                spec.limits,
+                model=model,
                 seed=point.seed,
-                embedder=embedder,
+                knowledge=knowledge,
+                knowledge_base=kb,
+                practicality_kb=pkb,
+                embedder=make_embedder(spec.embedder),
+                strategy=point.strategy,
+                experiment=ExperimentInfo(
+                    name=spec.name,
+                    spec_hash=spec.digest,
+                    spec=spec.model_dump(mode="json"),
+                    point=point.model_dump(mode="json"),
+                    run_id=run.path.name,
+                ),
+                budget=budget if point.strategy != "deliberation" else None,
             )
+        result = run_sync(
+            execute(manifest, run.path, model=model, resume=run.started, knowledge=knowledge)
         )
-        audit.append(
-            "engine", "engine.result", {"status": result.status, "strategy": point.strategy}
-        )
-        result = result.model_copy(
-            update={
-                "wall_time_s": round(time.perf_counter() - started, 6),
-                "audit_head": audit.head,
-                "audit_records": audit.count,
-            }
-        )
+        run.write_metrics(manifest, result)
     finally:
-        audit.close()
-        cache.close()
-    write_json_atomic(run_dir / "result.json", result.model_dump(mode="json"))
-    return result
+        shared.close()
+    return summarise(run.path, point, reused=model.hits, skipped=False)
 
 
-def _execute(
-    jobs: Sequence[tuple[RunPoint, int | None]],
-    spec: ExperimentSpec,
-    root: Path,
-    project: Path,
-    *,
-    workers: int,
-    ray_address: str | None,
-    on_done: Callable[[RunSummary], None],
-) -> list[RunSummary]:
-    if ray_address:
+Job = tuple[RunPoint, Budget | None]
+
+
+class Dispatcher:
+    """Runs sweep points: in this process, in one pool of worker processes kept for the whole
+    sweep (deliberations and baselines), or on Ray. Finished points never reach a worker."""
+
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        root: Path,
+        project: Path,
+        *,
+        workers: int,
+        ray_address: str | None,
+        on_done: Callable[[RunSummary], None],
+    ) -> None:
+        self.spec, self.root, self.project = spec, root, project
+        self.workers, self.ray_address, self.on_done = workers, ray_address, on_done
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Dispatcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, jobs: Sequence[Job]) -> list[RunSummary]:
+        """Every job's summary, in completion order (finished points first)."""
+        out: list[RunSummary] = []
+        pending: list[Job] = []
+        for point, budget in jobs:
+            done = finished(self.spec, point, self.root)
+            if done is None:
+                pending.append((point, budget))
+            else:
+                self.on_done(done)
+                out.append(done)
+        if not pending:
+            return out
+        if self.ray_address:
+            return out + self._ray(pending)
+        if self.workers <= 1 or len(pending) == 1:
+            for point, budget in pending:
+                out.append(self._report(run_point(self.spec, point, self.root, self.project, budget)))
+            return out
+        if self._pool is None:
+            # forkserver: one clean process imports the package once and forks the workers, so a
+            # worker neither re-imports everything (spawn) nor inherits the caller's threads (fork).
+            context = get_context("forkserver")
+            context.set_forkserver_preload(["hivemind_lab.experiments.runner"])
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+        futures = [
+            self._pool.submit(run_point, self.spec, p, self.root, self.project, b)
+            for p, b in pending
+        ]
+        out += [self._report(f.result()) for f in as_completed(futures)]
+        return out
+
+    def _report(self, summary: RunSummary) -> RunSummary:
+        self.on_done(summary)
+        return summary
+
+    def _ray(self, jobs: Sequence[Job]) -> list[RunSummary]:
         import ray
 
         if not ray.is_initialized():
-            if ray_address == "local":
-                ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+            if self.ray_address == "local":
+                ray.init(
+                    num_cpus=os.cpu_count() or 1,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    _node_ip_address="127.0.0.1",
+                )
             else:
-                ray.init(address=ray_address, log_to_driver=False)
+                ray.init(address=self.ray_address, log_to_driver=False)
         task = ray.remote(run_point)
-        pending = [task.remote(spec, p, root, project, b) for p, b in jobs]  # type: ignore[call-arg]
+        pending = [task.remote(self.spec, p, self.root, self.project, b) for p, b in jobs]  # type: ignore[call-arg]
         out = []
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            summary = ray.get(done[0])
-            on_done(summary)
-            out.append(summary)
-        return out
-    if workers <= 1:
-        out = []
-        for p, b in jobs:
-            summary = run_point(spec, p, root, project, b)
-            on_done(summary)
-            out.append(summary)
-        return out
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_point, spec, p, root, project, b) for p, b in jobs]
-        out = []
-        for future in as_completed(futures):
-            summary = future.result()
-            on_done(summary)
-            out.append(summary)
+            out.append(self._report(ray.get(done[0])))
         return out
 
 
@@ -350,39 +307,30 @@ def run(
     done = on_done or (lambda s: None)
     started = time.perf_counter()
     summaries: list[RunSummary] = []
-    if spec.space.kind == "optuna":
-        summaries = _optuna(
-            spec, root, project, workers=workers, ray_address=ray_address, on_done=done, total=total
-        )
-    else:
-        points = expand(spec)
-        if total:
-            total(len(points))
-        delib = [p for p in points if p.strategy == "deliberation"]
-        summaries = _execute(
-            [(p, None) for p in delib],
-            spec,
-            root,
-            project,
-            workers=workers,
-            ray_address=ray_address,
-            on_done=done,
-        )
-        by_key = {(s.point.problem, s.point.seed, s.point.calibrations): s for s in summaries}
-        baseline_jobs = []
-        for p in points:
-            if p.strategy != "deliberation":
-                sibling = by_key[(p.problem, p.seed, p.calibrations)]
-                baseline_jobs.append((p, sibling.theory_calls))
-        summaries += _execute(
-            baseline_jobs,
-            spec,
-            root,
-            project,
-            workers=workers,
-            ray_address=ray_address,
-            on_done=done,
-        )
+    with Dispatcher(
+        spec, root, project, workers=workers, ray_address=ray_address, on_done=done
+    ) as dispatcher:
+        if spec.space.kind == "optuna":
+            summaries = _optuna(spec, dispatcher, total=total)
+        else:
+            points = expand(spec)
+            if total:
+                total(len(points))
+            summaries = dispatcher.run([(p, None) for p in points if p.strategy == "deliberation"])
+            by_key = {(s.point.problem, s.point.seed, s.point.calibrations): s for s in summaries}
+            baseline_jobs: list[Job] = []
+            for p in points:
+                if p.strategy != "deliberation":
+                    sibling = by_key[(p.problem, p.seed, p.calibrations)]
+                    score_calls = sibling.calls - sibling.theory_calls
+                    budget = Budget(
+                        calls=max(1, sibling.calls),
+                        tokens=sibling.tokens,
+                        tokens_per_score=(sibling.tokens - sibling.theory_tokens)
+                        // max(1, score_calls),
+                    )
+                    baseline_jobs.append((p, budget))
+            summaries += dispatcher.run(baseline_jobs)
     return SweepReport(
         experiment=spec.name,
         root=str(root),
@@ -392,14 +340,7 @@ def run(
 
 
 def _optuna(
-    spec: ExperimentSpec,
-    root: Path,
-    project: Path,
-    *,
-    workers: int,
-    ray_address: str | None,
-    on_done: Callable[[RunSummary], None],
-    total: Callable[[int], None] | None,
+    spec: ExperimentSpec, dispatcher: Dispatcher, *, total: Callable[[int], None] | None
 ) -> list[RunSummary]:
     import optuna
 
@@ -419,19 +360,11 @@ def _optuna(
             }
         )
         points = expand(spec.model_copy(update={"baselines": ()}), [cal])
-        batch = _execute(
-            [(p, None) for p in points],
-            spec,
-            root,
-            project,
-            workers=workers,
-            ray_address=ray_address,
-            on_done=on_done,
-        )
+        batch = dispatcher.run([(p, None) for p in points])
         study.tell(trial, objective(batch, spec.space.objective))
         out += batch
     write_json_atomic(
-        root / "optuna.json", {"best_value": study.best_value, "best_params": study.best_params}
+        dispatcher.root / "optuna.json", {"best_value": study.best_value, "best_params": study.best_params}
     )
     return out
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from hivemind_lab.audit.log import canonical_json
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits
+from hivemind_lab.monitor import DEFAULT_EMBEDDER, EmbedderName
 
 CALIBRATIONS = ("stubbornness", "similarity_threshold", "severity")
 Strategy = Literal["deliberation", "vote", "single_agent"]
@@ -73,6 +74,10 @@ class ExperimentSpec(Frozen):
     space: Space = Space()
     seeds: tuple[int, ...] = (0,)
     baselines: tuple[Literal["vote", "single_agent"], ...] = ()
+    embedder: EmbedderName = DEFAULT_EMBEDDER
+    """The monitor's embedder (a similarity threshold means something only for one embedder)."""
+    latency_s: float = Field(default=0.0, ge=0.0, le=60.0)
+    """Artificial seconds added to every model call (benchmarks of parallel sweeps)."""
 
     @property
     def digest(self) -> str:
