@@ -154,6 +154,7 @@ class Deliberation:
         on_progress: ProgressCallback | None = None,
     ) -> None:
         self.request = request
+        self.context = request.context()
         self.calibrations = calibrations
         self.limits = limits
         self.knowledge = knowledge
@@ -235,7 +236,7 @@ class Deliberation:
         out = await theory.propose(
             self.caller,
             self.knowledge.theory_agents,
-            self.request.problem,
+            self.context,
             regeneration=s.regeneration,
             excluded=s.excluded,
             is_repeat=self._repeat_check(s.excluded),
@@ -330,7 +331,7 @@ class Deliberation:
             self.caller,
             self.knowledge.theory_agents,
             s.solutions,
-            self.request.problem,
+            self.context,
             mode=self.request.critique_mode,
         )
         self.audit.extend(
@@ -344,7 +345,7 @@ class Deliberation:
             self.knowledge.theory_agents,
             s.solutions,
             s.critiques,
-            self.request.problem,
+            self.context,
             stubbornness=self.calibrations.stubbornness,
             round=s.round + 1,
             is_repeat=self._repeat_check(s.excluded),
@@ -376,6 +377,7 @@ class Deliberation:
             self.knowledge.constraint_agents,
             [(sol.id, sol.view()) for sol in solutions],
             severity=self.calibrations.severity,
+            context=self.context,
         )
         self.audit.extend(
             [

@@ -7,10 +7,26 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from hivemind_lab.agents.schemas import DecisionContext
+from hivemind_lab.decision import (
+    MAX_OPTION_CHARS,
+    MAX_OPTIONS,
+    Fact,
+    OptionsSource,
+    extract_facts,
+    extract_options,
+)
 from hivemind_lab.errors import InputError
-from hivemind_lab.problems import AttachedDocument
+from hivemind_lab.problems import AttachedDocument, Problem
 
 ProfileName = Literal["enterprise", "individual"]
 CritiqueMode = Literal["pairwise", "batched"]
@@ -30,6 +46,7 @@ ALLOWED: dict[str, str] = {
     "concurrency": "integer 1-512",
     "profile": "enterprise, individual or a non-empty list of constraint names",
     "critique_mode": "pairwise or batched",
+    "options": f"up to {MAX_OPTIONS} non-empty option names of at most {MAX_OPTION_CHARS} characters",
 }
 
 
@@ -98,6 +115,48 @@ class DeliberationRequest(BaseModel):
     """pairwise: N(N-1) critique calls a round; batched: one call per critic (N calls)."""
     problem_id: str = "ad-hoc"
     """Identifier of the problem (for reports and graph export)."""
+    problem_title: str = ""
+    """The problem's title (for reports)."""
+    options: tuple[str, ...] = Field(default=(), max_length=MAX_OPTIONS)
+    """The courses of action the client weighs; read from the question when not given."""
+    options_source: OptionsSource = "agents"
+    """Where the options came from (``agents``: none found, agents propose their own)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_from_question(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("options"):
+            found = extract_options(str(data.get("problem", "")))
+            data = {
+                **data,
+                "options": found,
+                "options_source": "extracted" if found else "agents",
+            }
+        elif isinstance(data, dict) and "options_source" not in data:
+            data = {**data, "options_source": "given"}
+        return data
+
+    @field_validator("options")
+    @classmethod
+    def _option_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        cleaned = tuple(v.strip() for v in value)
+        if any(not v or len(v) > MAX_OPTION_CHARS for v in cleaned):
+            raise ValueError(f"each option must be 1-{MAX_OPTION_CHARS} characters")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("options must be distinct")
+        return cleaned
+
+    def context(self) -> DecisionContext:
+        """The decision as every agent sees it: question, options and facts."""
+        return DecisionContext(problem=self.problem, options=self.options, facts=self.facts())
+
+    def facts(self) -> tuple[Fact, ...]:
+        """The client's facts: client and market data cut into citable statements."""
+        return extract_facts(
+            self.problem,
+            [(d.id, d.text) for d in self.client_data],
+            [(d.id, d.text) for d in self.market_data],
+        )
 
     @field_validator("problem")
     @classmethod
@@ -130,3 +189,28 @@ def build(model: type[M], **values: Any) -> M:
             f"{err['msg'].rstrip('.').lower()}, got {got!r}"[:300],
             allowed=ALLOWED.get(field),
         ) from None
+
+
+def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
+    """The deliberation request for a problem: its question, options, data and suggested
+    sliders, with any slider or option given in ``overrides`` (None means "use the problem's").
+
+    The one place a problem becomes a request (CLI, notebooks, sweeps and tests use it).
+    """
+    values: dict[str, Any] = {
+        "problem": problem.question,
+        "problem_id": problem.id,
+        "problem_title": problem.title,
+        "sufficiency": problem.suggested.sufficiency,
+        "feasibility": problem.suggested.feasibility,
+        "density": problem.suggested.density,
+        "client_data": problem.client_data,
+        "market_data": problem.market_data,
+        "profile": problem.profile
+        if problem.profile in ("enterprise", "individual")
+        else tuple(p.strip() for p in problem.profile.split(",") if p.strip()),
+    }
+    if problem.options:
+        values["options"] = problem.options
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return build(DeliberationRequest, **values)

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.schemas import Evidence, ScoreOutput, ScoreTask, SolutionView
+from hivemind_lab.agents.schemas import (
+    DecisionContext,
+    Evidence,
+    ScoreOutput,
+    ScoreTask,
+    SolutionView,
+)
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
@@ -110,11 +116,15 @@ async def score(
     solutions: Sequence[tuple[str, SolutionView]],
     *,
     severity: float,
+    context: DecisionContext | None = None,
 ) -> list[ConstraintScore]:
-    """Every constraint agent scores every solution 0-100."""
+    """Every constraint agent scores every solution 0-100, seeing the client's problem,
+    options and facts but never the theory agents' justifications."""
+    fields = dict(context) if context is not None else {"problem": ""}
 
     async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
         task = ScoreTask(
+            **fields,
             constraint=agent.constraint,
             severity=severity,
             solution_id=solution_id,
@@ -151,12 +161,15 @@ async def score_set(
     solutions: Sequence[tuple[str, SolutionView]],
     *,
     severity: float,
+    context: DecisionContext | None = None,
 ) -> ScoredSet:
     """Score a solution set, asking once per distinct solution (identical ones share scores)."""
     distinct: dict[str, tuple[str, SolutionView]] = {}
     for solution_id, view in solutions:
         distinct.setdefault(view.text(), (solution_id, view))
-    scored = await score(caller, agents, list(distinct.values()), severity=severity)
+    scored = await score(
+        caller, agents, list(distinct.values()), severity=severity, context=context
+    )
     per_solution = [
         x.model_copy(update={"solution_id": solution_id})
         for solution_id, view in solutions

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +43,10 @@ class Problem(BaseModel):
     profile: str = Field(default="enterprise", min_length=1)
     """Practicality profile the problem calls for (enterprise, individual or a custom one)."""
     question: str = Field(min_length=1)
+    options: tuple[Annotated[str, Field(min_length=1, max_length=160)], ...] = Field(
+        default=(), max_length=8
+    )
+    """The courses of action the client weighs (read from the question when empty)."""
     suggested: SuggestedInputs = SuggestedInputs()
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()
@@ -73,6 +79,56 @@ def load_problems(folder: str | Path) -> list[Problem]:
     return sorted((load_problem(p) for p in paths), key=lambda p: p.id)
 
 
-def problem_from_text(text: str) -> Problem:
-    """Wrap a bare question typed on the command line."""
-    return Problem(id="ad-hoc", title=text.strip()[:80] or "ad hoc", question=text)
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+_PATH_LIKE = re.compile(r"^\S+(?:[/\\]\S*|\.[A-Za-z0-9]{1,8})$")
+
+
+def problem_from_text(text: str, *, id: str = "ad-hoc") -> Problem:
+    """Wrap a bare question (typed, or read from a text file)."""
+    if not text.strip():
+        raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
+    first = text.strip().splitlines()[0].lstrip("# ").strip()
+    title = first if len(first) <= 120 else first[:119].rsplit(" ", 1)[0] + "…"
+    slug = re.sub(r"[^a-z0-9]+", "-", id.lower()).strip("-") or "ad-hoc"
+    return Problem(id=slug, title=title or "ad hoc", question=text.strip())
+
+
+def resolve_problem(argument: str) -> Problem:
+    """A ``--problem`` argument: a .toml file, a .txt/.md file (its text is the question), or
+    the question itself. Something that looks like a path but is not a file is an error."""
+    if not argument.strip():
+        raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
+    single_token = not re.search(r"\s", argument.strip())
+    path = Path(argument.strip())
+    try:
+        exists = "\n" not in argument and path.exists()
+    except OSError:  # e.g. a name too long for the file system: it is text
+        exists = False
+    looks_like_path = exists or (single_token and bool(_PATH_LIKE.match(argument.strip())))
+    if not looks_like_path:
+        return problem_from_text(argument)
+    if not exists:
+        raise InputError(
+            "problem",
+            f"file {str(path)!r} does not exist",
+            allowed="a .toml, .txt or .md file, or the problem as text",
+        )
+    if path.is_dir():
+        raise InputError(
+            "problem", f"{str(path)!r} is a directory", allowed="a .toml, .txt or .md file"
+        )
+    if path.suffix.lower() == ".toml":
+        return load_problem(path)
+    if path.suffix.lower() in TEXT_SUFFIXES:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError("problem", f"cannot read {str(path)!r} ({exc})") from None
+        if not text.strip():
+            raise InputError("problem", f"{str(path)!r} is empty", allowed="a non-empty question")
+        return problem_from_text(text, id=path.stem)
+    raise InputError(
+        "problem",
+        f"{str(path)!r} has an unsupported suffix {path.suffix!r}",
+        allowed="a .toml, .txt or .md file, or the problem as text",
+    )

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hivemind_lab.agents.schemas import CritiquePoint, SolutionView
+from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, SolutionView
 
 SCHEMA_VERSION = 1
 
@@ -34,10 +34,16 @@ class Solution(Frozen):
     citations: tuple[str, ...] = ()
     adopted: tuple[str, ...] = ()
     """Critique claims adopted in this revision."""
+    stances: tuple[OptionStance, ...] = ()
+    """The solution's stance on each of the problem's options it addresses."""
+    facts_used: tuple[str, ...] = ()
+    """Ids of the client facts the solution relies on."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
-        return SolutionView(title=self.title, recommendations=self.recommendations)
+        return SolutionView(
+            title=self.title, recommendations=self.recommendations, stances=self.stances
+        )
 
     def text(self) -> str:
         """What the solution recommends, as one text (what the monitor compares)."""

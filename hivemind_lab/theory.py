@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import (
@@ -17,6 +17,7 @@ from hivemind_lab.agents.schemas import (
     CritiqueOutput,
     CritiqueTarget,
     CritiqueTask,
+    DecisionContext,
     Evidence,
     ProposalOutput,
     ProposeTask,
@@ -37,6 +38,8 @@ MAX_ATTEMPTS = 3
 """Proposals an agent may make per phase before it abstains for refusing to stop repeating."""
 EVIDENCE_K = 6
 SHARED_K = 2
+OPTION_K = 3
+"""Passages an agent retrieves per option."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,28 @@ class TheoryAgent:
     slice: Slice
     index: RetrievalIndex
     shared: RetrievalIndex
+    titles: Mapping[str, str] = field(default_factory=dict)
+    _memo: dict[tuple[str, tuple[str, ...]], tuple[Evidence, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _hits(self, query: str, k: int, *, about: tuple[int, ...] = ()) -> list[Evidence]:
+        return [
+            Evidence(
+                id=hit.passage.id,
+                document_id=hit.passage.document_id,
+                text=hit.passage.text,
+                score=hit.score,
+                topics=hit.passage.topics,
+                title=self.titles.get(hit.passage.document_id, ""),
+                about=about,
+            )
+            for hit in self.index.search(query, k)
+        ]
 
     def evidence(self, query: str, k: int = EVIDENCE_K) -> tuple[Evidence, ...]:
         """Top-k passages of the agent's own slice, then the best client/market passages."""
-        hits = [*self.index.search(query, k), *self.shared.search(query, SHARED_K)]
-        return tuple(
+        shared = [
             Evidence(
                 id=hit.passage.id,
                 document_id=hit.passage.document_id,
@@ -59,8 +79,30 @@ class TheoryAgent:
                 score=hit.score,
                 topics=hit.passage.topics,
             )
-            for hit in hits
-        )
+            for hit in self.shared.search(query, SHARED_K)
+        ]
+        return (*self._hits(query, k), *shared)
+
+    def option_evidence(self, problem: str, options: Sequence[str]) -> tuple[Evidence, ...]:
+        """The agent's own passages on each option (problem + option as the query), each
+        passage once with the options it was retrieved for. Memoised: the same evidence serves
+        the agent's proposal, its critiques of every peer and its revisions."""
+        key = (problem, tuple(options))
+        if key in self._memo:
+            return self._memo[key]
+        if not options:
+            found = self.evidence(problem)
+        else:
+            about: dict[str, list[int]] = {}
+            best: dict[str, Evidence] = {}
+            for i, option in enumerate(options):
+                for ev in self._hits(f"{option}. {option}. {problem}", OPTION_K):
+                    about.setdefault(ev.id, []).append(i)
+                    if ev.id not in best or ev.score > best[ev.id].score:
+                        best[ev.id] = ev
+            found = tuple(best[pid].model_copy(update={"about": tuple(about[pid])}) for pid in best)
+        self._memo[key] = found
+        return found
 
 
 def build_agents(
@@ -85,6 +127,7 @@ def build_agents(
                 slice=s,
                 index=RetrievalIndex(passages),
                 shared=shared_index,
+                titles={doc_id: documents[doc_id].title for doc_id in s.document_ids},
             )
         )
     return agents
@@ -104,6 +147,8 @@ def _solution(agent_id: str, out: ProposalOutput, *, regeneration: int, round: i
         rationale=out.rationale,
         citations=tuple(out.citations),
         adopted=tuple(out.adopted) if isinstance(out, RevisionOutput) else (),
+        stances=tuple(out.stances),
+        facts_used=tuple(out.facts_used),
     )
 
 
@@ -119,7 +164,7 @@ class ProposalRound:
 async def propose(
     caller: AgentCaller,
     agents: Sequence[TheoryAgent],
-    problem: str,
+    context: DecisionContext,
     *,
     regeneration: int,
     excluded: Sequence[SolutionView],
@@ -131,9 +176,9 @@ async def propose(
         refused: list[str] = []
         for attempt in range(MAX_ATTEMPTS):
             task = ProposeTask(
+                **dict(context),
                 agent_id=agent.id,
-                problem=problem,
-                evidence=agent.evidence(problem),
+                evidence=agent.option_evidence(context.problem, context.options),
                 excluded=tuple(excluded),
                 attempt=attempt,
             )
@@ -157,7 +202,7 @@ async def critique(
     caller: AgentCaller,
     agents: Sequence[TheoryAgent],
     solutions: Mapping[str, Solution],
-    problem: str,
+    context: DecisionContext,
     *,
     mode: str = "pairwise",
 ) -> list[Critique]:
@@ -186,17 +231,13 @@ async def critique(
             if not peers:
                 return []
             task = BatchCritiqueTask(
+                **dict(context),
                 critic_id=critic.id,
-                problem=problem,
                 critic_position=solutions[critic.id].view(),
                 targets=tuple(
-                    CritiqueTarget(
-                        target_id=t.id,
-                        target=solutions[t.id].view(),
-                        evidence=critic.evidence(solutions[t.id].text()),
-                    )
-                    for t in peers
+                    CritiqueTarget(target_id=t.id, target=solutions[t.id].view()) for t in peers
                 ),
+                evidence=critic.option_evidence(context.problem, context.options),
             )
             out = await caller.ask(critic.id, task, BatchCritiqueOutput)
             by_target = {c.target_id: c for c in out.critiques}
@@ -211,12 +252,12 @@ async def critique(
 
     async def pair(critic: TheoryAgent, target: TheoryAgent) -> Critique:
         task = CritiqueTask(
+            **dict(context),
             critic_id=critic.id,
-            problem=problem,
             critic_position=solutions[critic.id].view(),
             target_id=target.id,
             target=solutions[target.id].view(),
-            evidence=critic.evidence(solutions[target.id].text()),
+            evidence=critic.option_evidence(context.problem, context.options),
         )
         out = await caller.ask(critic.id, task, CritiqueOutput)
         return make(critic, target, out.points, out.summary)
@@ -237,7 +278,7 @@ async def revise(
     agents: Sequence[TheoryAgent],
     solutions: Mapping[str, Solution],
     critiques: Sequence[Critique],
-    problem: str,
+    context: DecisionContext,
     *,
     stubbornness: float,
     round: int,
@@ -253,16 +294,19 @@ async def revise(
             if c.target_id == agent.id
         )
         task = ReviseTask(
+            **dict(context),
             agent_id=agent.id,
-            problem=problem,
             current=ProposalOutput(
                 title=current.title,
+                stances=list(current.stances),
                 recommendations=list(current.recommendations),
                 rationale=current.rationale,
                 citations=list(current.citations),
+                facts_used=list(current.facts_used),
             ),
             critiques=received,
             stubbornness=stubbornness,
+            evidence=agent.option_evidence(context.problem, context.options),
         )
         out = await caller.ask(agent.id, task, RevisionOutput)
         revised = _solution(agent.id, out, regeneration=current.regeneration, round=round)

@@ -26,50 +26,89 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-11-29.1"
+PROMPT_VERSION = "2026-12-01.1"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 
 _SYSTEM = {
     "theory": (
-        "You are a theory agent in a strategic deliberation. Your knowledge is the evidence "
-        "given to you: a slice of a peer-reviewed strategy knowledge base. Argue only from it, "
-        "cite passage ids, and answer with a single JSON object following the schema."
+        "You are a theory agent in a strategic deliberation for one client. Your knowledge is "
+        "the evidence given to you: a slice of a peer-reviewed strategy knowledge base. Answer "
+        "the client's actual decision: choose or sequence among its options, use its facts, "
+        "argue only from your evidence, cite passage ids and fact ids, and answer with a single "
+        "JSON object following the schema."
     ),
     "practicality": (
         "You are a practicality agent representing one real-world feasibility constraint. You "
-        "see proposed actions without their justification. Judge only whether the actions are "
-        "feasible under your constraint, using your constraint knowledge, and answer with a "
-        "single JSON object following the schema."
+        "see the client's problem, its options and facts, and the proposed actions without "
+        "their theoretical justification. Judge only whether the actions are feasible for this "
+        "client under your constraint, using your constraint knowledge and the client's facts, "
+        "and answer with a single JSON object following the schema."
     ),
 }
 
 _INSTRUCTIONS = {
     "propose": (
-        "Propose a solution to the problem: a short title and up to max_recommendations concrete, "
-        "self-contained recommendations grounded in your evidence, a rationale, and the ids of "
-        "the passages you relied on. Do not propose anything in `excluded` or close to it."
+        "Propose a solution to the client's decision. `options` lists the courses of action "
+        "the client weighs (by 0-based index); if it is empty, propose your own. Give a stance "
+        "on each option you address (pursue now, later in a sequence, or avoid), a short title "
+        "naming the chosen option, and up to max_recommendations concrete recommendations: the "
+        "first states the choice or sequence, each names an option or a client fact (quote its "
+        "figure), and none merely restates a general finding. Justify in the rationale from "
+        "your evidence (the `about` field of a passage says which options it was retrieved "
+        "for). List the passage ids in `citations` and the fact ids in `facts_used`. Do not "
+        "propose anything in `excluded` or close to it."
     ),
     "critique": (
-        "Critique the target agent's solution using only your own evidence: mark recommendations "
-        "your evidence supports or contradicts (0-based index), and name gaps your evidence "
-        "says the solution misses. Give each point a strength in [0, 1] and a citation."
+        "Critique the target agent's solution, option by option, using only your own evidence "
+        "and the client's facts. support: your evidence backs the target's stance on an option. "
+        "contradiction: your evidence backs the opposite stance on the same option. gap: an "
+        "option or a client fact the target ignores. Give each point the option index, a "
+        "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
+        "fact gap). At most six points."
     ),
     "critique_batch": (
-        "Critique each target solution in turn, using only your own evidence, exactly as for a "
-        "single critique; return one entry per target_id."
+        "Critique each target solution in turn, option by option, using only your own evidence "
+        "and the client's facts, exactly as for a single critique; return one entry per "
+        "target_id."
     ),
     "revise": (
-        "Revise your solution after reading every critique of it. Stubbornness (0 to 1) sets "
-        "how far you move: at 0 adopt every well-supported point, at 1 change nothing. List the "
+        "Revise your solution after reading every critique of it, with your own evidence shown "
+        "again. Weigh each point by the evidence behind it, not by how many critics repeated "
+        "it. Stubbornness (0 to 1) sets how far you move: at 0 adopt every well-supported "
+        "point, at 1 change nothing, and in between adopt only points whose evidence outweighs "
+        "your own by that margin. Keep addressing the client's options and facts; list the "
         "claims you adopted and rejected."
     ),
     "score": (
-        "Score the solution's feasibility under your constraint from 0 (infeasible) to 100 "
-        "(no concern), with a short reason and the risk signals you found. Severity (0 to 1) "
-        "sets how strict you are."
+        "Score the solution's feasibility for this client under your constraint, on this "
+        "rubric: 100 no concern; 75 manageable concerns with known mitigations; 50 serious "
+        "concerns that need conditions the solution does not state; 25 likely to fail under "
+        "this constraint given the client's facts; 0 infeasible or unlawful. Severity (0 to 1) "
+        "shifts you: at 0 give the benefit of the doubt, at 1 score one anchor lower whenever "
+        "a concern is not explicitly mitigated. Give a short reason naming the option and the "
+        "fact or knowledge that decides it, and the risk signals you found."
     ),
 }
+
+MAX_TOKENS: dict[str, int] = {
+    "propose": 900,
+    "critique": 700,
+    "revise": 1000,
+    "score": 300,
+}
+"""Completion budget per task (a grammar-constrained small model stops at it, never loops)."""
+CRITIQUE_TOKENS_PER_TARGET = 600
+
+
+def max_tokens_for(
+    task: ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask,
+) -> int:
+    """The completion budget for one task (a batched critique grows with its targets)."""
+    if isinstance(task, BatchCritiqueTask):
+        return 100 + CRITIQUE_TOKENS_PER_TARGET * max(1, len(task.targets))
+    return MAX_TOKENS[task.task]
+
 
 OUTPUT_TYPES: dict[str, type[BaseModel]] = {
     "propose": ProposalOutput,
@@ -97,6 +136,7 @@ def render(
         temperature=temperature,
         seed=seed,
         response_format=response_format_for(OUTPUT_TYPES[task.task]),
+        max_tokens=max_tokens_for(task),
     )
 
 

@@ -2,7 +2,9 @@
 
 A task carries everything an agent needs for one call; it is rendered into the prompt as a JSON
 block, so an LLM and the offline model read exactly the same information. Output models are the
-JSON schemas replies must follow.
+JSON schemas replies must follow. Every list and string in them is bounded and every number is
+an enumerated scale, because grammar-constrained decoding (llama.cpp) closes a list or a string
+only when the schema forces it and does not enforce numeric ranges.
 """
 
 from __future__ import annotations
@@ -11,7 +13,29 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MAX_TEXT = 1200
+from hivemind_lab.decision import Fact
+
+MAX_TEXT = 300
+"""One recommendation, critique claim or reason."""
+MAX_RATIONALE = 1200
+MAX_ID = 120
+MAX_RECOMMENDATIONS = 4
+MAX_POINTS = 6
+MAX_TARGETS = 64
+
+OptionIndex = Literal[0, 1, 2, 3, 4, 5, 6, 7]
+"""0-based index into the problem's options (at most eight)."""
+Stance = Literal["pursue", "later", "avoid"]
+"""pursue: do it now; later: sequence it after the options pursued now; avoid: do not do it."""
+Strength = Literal[1, 2, 3, 4, 5]
+"""How well the critic's evidence backs a point: 1 weak … 5 decisive."""
+ScoreValue = Literal[
+    0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100
+]
+"""Feasibility from 0 (infeasible) to 100 (no concern), in steps of five."""
+
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+Ref = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
 
 
 class Frozen(BaseModel):
@@ -26,6 +50,17 @@ class Evidence(Frozen):
     text: str
     score: float = 0.0
     topics: tuple[str, ...] = ()
+    title: str = ""
+    """The source document's title."""
+    about: tuple[int, ...] = ()
+    """Indices of the options this passage was retrieved for (empty: retrieved for the problem)."""
+
+
+class OptionStance(Frozen):
+    """A solution's stance on one of the problem's options."""
+
+    option: OptionIndex
+    stance: Stance
 
 
 class SolutionView(Frozen):
@@ -33,63 +68,80 @@ class SolutionView(Frozen):
 
     title: str
     recommendations: tuple[str, ...]
+    stances: tuple[OptionStance, ...] = ()
 
     def text(self) -> str:
         """The solution as one text, for similarity measures."""
         return " ".join(self.recommendations)
 
 
-class ProposeTask(Frozen):
+class DecisionContext(Frozen):
+    """The client's decision as every agent sees it: the question, its options, its facts."""
+
+    problem: str
+    options: tuple[str, ...] = ()
+    """The courses of action the client weighs (empty: agents propose their own)."""
+    facts: tuple[Fact, ...] = ()
+    """Client-cleared and market statements, citable by id."""
+
+
+class ProposeTask(DecisionContext):
     """Propose an initial solution from the agent's own evidence."""
 
     task: Literal["propose"] = "propose"
     agent_id: str
-    problem: str
     evidence: tuple[Evidence, ...]
     excluded: tuple[SolutionView, ...] = ()
     """Vetoed solutions: neither they nor anything close to them may be proposed again."""
     attempt: int = 0
     """How many proposals of this agent were already refused as repeats in this regeneration."""
-    max_recommendations: int = 4
+    max_recommendations: int = MAX_RECOMMENDATIONS
 
 
 class ProposalOutput(Frozen):
     """A solution with its justification."""
 
-    title: Annotated[str, Field(min_length=1, max_length=300)]
-    recommendations: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]],
-        Field(min_length=1, max_length=8),
-    ]
-    rationale: Annotated[str, Field(max_length=4 * MAX_TEXT)]
-    citations: list[str] = []
+    title: Annotated[str, Field(min_length=1, max_length=160)]
+    stances: Annotated[list[OptionStance], Field(max_length=8)] = []
+    """The solution's stance on each option it addresses."""
+    recommendations: Annotated[list[Text], Field(min_length=1, max_length=MAX_RECOMMENDATIONS)]
+    rationale: Annotated[str, Field(max_length=MAX_RATIONALE)]
+    citations: Annotated[list[Ref], Field(max_length=8)] = []
+    """Passage ids relied on."""
+    facts_used: Annotated[list[Ref], Field(max_length=6)] = []
+    """Fact ids relied on."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
-        return SolutionView(title=self.title, recommendations=tuple(self.recommendations))
+        return SolutionView(
+            title=self.title,
+            recommendations=tuple(self.recommendations),
+            stances=tuple(self.stances),
+        )
 
 
 class CritiquePoint(Frozen):
     """One point of a critique."""
 
     kind: Literal["support", "contradiction", "gap"]
-    """support: evidence backs a recommendation; contradiction: evidence goes against one;
-    gap: something the critic's evidence recommends that the solution lacks."""
-    recommendation: int | None = None
-    """0-based index of the recommendation addressed (None for gaps)."""
-    claim: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    """support: evidence backs the target's stance on an option; contradiction: evidence backs
+    the opposite stance on that option; gap: an option or a client fact the target ignores."""
+    option: OptionIndex | None = None
+    """The option addressed (None for a gap about a fact)."""
+    recommendation: Literal[0, 1, 2, 3] | None = None
+    """0-based index of the target's recommendation addressed, if one is."""
+    claim: Text
     """The critic's point, as a self-contained sentence."""
-    strength: Annotated[float, Field(ge=0.0, le=1.0)]
-    """How well the critic's evidence supports the point."""
-    citation: str | None = None
+    strength: Strength
+    citation: Annotated[str, Field(max_length=MAX_ID)] | None = None
+    """A passage id (or a fact id for a fact gap)."""
 
 
-class CritiqueTask(Frozen):
+class CritiqueTask(DecisionContext):
     """Critique one peer's solution with the critic's own evidence."""
 
     task: Literal["critique"] = "critique"
     critic_id: str
-    problem: str
     critic_position: SolutionView
     target_id: str
     target: SolutionView
@@ -97,34 +149,34 @@ class CritiqueTask(Frozen):
 
 
 class CritiqueOutput(Frozen):
-    points: list[CritiquePoint]
+    points: Annotated[list[CritiquePoint], Field(max_length=MAX_POINTS)]
     summary: Annotated[str, Field(max_length=MAX_TEXT)] = ""
 
 
 class CritiqueTarget(Frozen):
     target_id: str
     target: SolutionView
-    evidence: tuple[Evidence, ...]
 
 
-class BatchCritiqueTask(Frozen):
+class BatchCritiqueTask(DecisionContext):
     """Critique every peer in one call (same information as one call per peer)."""
 
     task: Literal["critique_batch"] = "critique_batch"
     critic_id: str
-    problem: str
     critic_position: SolutionView
     targets: tuple[CritiqueTarget, ...]
+    evidence: tuple[Evidence, ...]
+    """The critic's evidence on the options (the same for every target)."""
 
 
 class TargetCritique(Frozen):
-    target_id: str
-    points: list[CritiquePoint]
+    target_id: Ref
+    points: Annotated[list[CritiquePoint], Field(max_length=MAX_POINTS)]
     summary: Annotated[str, Field(max_length=MAX_TEXT)] = ""
 
 
 class BatchCritiqueOutput(Frozen):
-    critiques: list[TargetCritique]
+    critiques: Annotated[list[TargetCritique], Field(max_length=MAX_TARGETS)]
 
 
 class ReceivedCritique(Frozen):
@@ -132,28 +184,28 @@ class ReceivedCritique(Frozen):
     points: tuple[CritiquePoint, ...]
 
 
-class ReviseTask(Frozen):
+class ReviseTask(DecisionContext):
     """Revise the agent's solution after reading every critique of it."""
 
     task: Literal["revise"] = "revise"
     agent_id: str
-    problem: str
     current: ProposalOutput
     critiques: tuple[ReceivedCritique, ...]
     stubbornness: float
     """0 adopts every well-supported point, 1 never changes."""
     evidence: tuple[Evidence, ...] = ()
-    max_recommendations: int = 4
+    """The agent's own evidence on the options, shown again."""
+    max_recommendations: int = MAX_RECOMMENDATIONS
 
 
 class RevisionOutput(ProposalOutput):
-    adopted: list[str] = []
+    adopted: Annotated[list[Text], Field(max_length=MAX_POINTS)] = []
     """Critique claims taken into the solution."""
-    rejected: list[str] = []
+    rejected: Annotated[list[Text], Field(max_length=MAX_POINTS)] = []
     """Critique claims considered and not taken."""
 
 
-class ScoreTask(Frozen):
+class ScoreTask(DecisionContext):
     """Score one solution's feasibility under one constraint."""
 
     task: Literal["score"] = "score"
@@ -168,9 +220,9 @@ class ScoreTask(Frozen):
 
 
 class ScoreOutput(Frozen):
-    score: Annotated[int, Field(ge=0, le=100)]
+    score: ScoreValue
     reason: Annotated[str, Field(max_length=MAX_TEXT)]
-    flags: list[str] = []
+    flags: Annotated[list[Annotated[str, Field(max_length=MAX_ID)]], Field(max_length=6)] = []
     """Risk signals found in the solution."""
 
 

@@ -1,0 +1,355 @@
+"""How the offline model reads: stances of sentences towards options, and option judgements.
+
+Deterministic and lexical by design (it is not an LLM): a sentence bears on an option when it
+shares the option's distinctive word stems (or those of the option's action family: "buy" also
+matches "acquisition"); its polarity comes from cue words for success and harm, with a negator
+flipping the cue it governs. Judging an option sums the polarity of the sentences that bear on
+it, weighted by how much they bear on it and by the passage's retrieval score. Every reading is
+cached by text, so a passage read by many critics is tokenised once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hivemind_lab.agents.schemas import Evidence, OptionStance
+from hivemind_lab.decision import Fact
+from hivemind_lab.text import split_sentences, terms
+
+STEM = 5
+RELEVANT = 0.34
+"""Share of an option's weighted stems a sentence must carry to bear on it."""
+
+_POSITIVE = re.compile(
+    r"^(?:succe|outpe|profit|advant|benef|gain|grow|improv|effecti|resilie|strong|superio|"
+    r"thriv|win|reward|captur|valuab|attracti|works|pays|faster|loyal|protect|secur|robust|"
+    r"outgr|outlast|surpass|enabl|demand|enquir|interest|ahead|safer|flexib|reversib)"
+)
+_NEGATIVE = re.compile(
+    r"^(?:fail|loss|lose|losin|lost|destr|erod|dilut|cannib|declin|underperf|undermin|"
+    r"mistak|trap|burden|overpa|risk|costly|expensiv|difficu|struggl|collaps|shrink|weaken|"
+    r"damag|harm|threat|vulnerab|penalt|wast|unprofit|disappoint|rarely|seldom|worse|worst|"
+    r"problem|danger|uncertain|slow|delay|fell|shortfall|shortage|debt|deficit|disrupt|"
+    r"churn|attrition|dropp|behind|burn|overrun|litigat|lawsuit|strike|layoff|redundan|"
+    r"exodus|resist|backlash|imitat|copied)"
+)
+_NEGATOR = re.compile(
+    r"^(?:not|no|never|neither|nor|cannot|without|hardly|little|few|lack|none|n't|rarely)$"
+)
+_PRESCRIPTIVE = re.compile(
+    r"\b(?:should|must|needs? to|ought|recommend\w*|best|prefer\w*|avoid\w*|focus\w*|"
+    r"priorit\w*|pursue|adopt|invest\w*)\b",
+    re.IGNORECASE,
+)
+_RAW_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+
+FAMILIES: tuple[frozenset[str], ...] = tuple(
+    frozenset(words.split())
+    for words in (
+        "buy acqui purch takeo merge merg",
+        "sell divest sale exit dispo",
+        "build devel house inter organ",
+        "partn allia joint venture colla coope",
+        "licen royal",
+        "launc intro new",
+        "expor distr",
+        "outso contr vendo suppl",
+        "price disco cheap match undercut",
+        "close closu shut",
+        "stay remai retai keep",
+        "leave quit resig depar",
+        "expan enter entry",
+        "autom robot",
+        "cut reduc trim",
+        "subsc recur",
+        "premi brand quali",
+        "pilot trial test stage phase",
+    )
+)
+"""Action families: stems that stand for the same kind of move in different words."""
+_HIGH_COMMITMENT = frozenset(
+    [
+        "buy",
+        "acqui",
+        "purch",
+        "takeo",
+        "build",
+        "launc",
+        "found",
+        "leave",
+        "quit",
+        "open",
+        "enter",
+        "expan",
+        "inves",
+        "const",
+        "plant",
+        "facto",
+        "line",
+        "showr",
+    ]
+)
+_LOW_COMMITMENT = frozenset(
+    [
+        "licen",
+        "partn",
+        "allia",
+        "pilot",
+        "trial",
+        "test",
+        "stage",
+        "phase",
+        "expor",
+        "distr",
+        "part-",
+        "parti",
+        "negot",
+        "stay",
+        "remai",
+        "wait",
+        "defer",
+        "decli",
+        "keep",
+        "targe",
+    ]
+)
+_STRESS = frozenset(
+    [
+        "cash",
+        "runwa",
+        "debt",
+        "loss",
+        "losse",
+        "burn",
+        "margi",
+        "liqui",
+        "borro",
+        "lever",
+        "covena",
+        "capit",
+        "fundi",
+        "defic",
+        "short",
+        "savin",
+        "mortg",
+        "incom",
+        "salar",
+    ]
+)
+"""Stems of facts about the client's capacity to absorb a costly, irreversible move."""
+
+
+def stems_of(text: str) -> tuple[str, ...]:
+    """Content-word stems in order (stopwords removed)."""
+    return tuple(t[:STEM] for t in terms(text))
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    stems: frozenset[str]
+    polarity: float
+    """-1 (harm) … +1 (success), from cue words; 0 when neutral."""
+    prescriptive: bool
+
+
+def polarity(text: str) -> float:
+    """Net cue polarity of a text in [-1, 1]; a negator flips the cue it precedes."""
+    pos = neg = 0
+    flip_until = -1
+    words = _RAW_WORD.findall(text.casefold())
+    for i, word in enumerate(words):
+        if _NEGATOR.match(word) or word.endswith("n't"):
+            flip_until = i + 3
+            continue
+        sign = 1 if _POSITIVE.match(word) else -1 if _NEGATIVE.match(word) else 0
+        if sign and i <= flip_until:
+            sign = -sign
+        pos += sign > 0
+        neg += sign < 0
+    return 0.0 if pos == neg == 0 else (pos - neg) / (pos + neg)
+
+
+@functools.lru_cache(maxsize=32768)
+def read_passage(text: str) -> tuple[Sentence, ...]:
+    """The sentences of a passage with their stems and polarity (cached by text)."""
+    out = []
+    for sentence in split_sentences(text):
+        stems = frozenset(stems_of(sentence))
+        if len(stems) < 3:
+            continue
+        out.append(
+            Sentence(sentence, stems, polarity(sentence), bool(_PRESCRIPTIVE.search(sentence)))
+        )
+    return tuple(out)
+
+
+def expand(stems: frozenset[str]) -> frozenset[str]:
+    """Stems plus the other members of their action families."""
+    extra = {m for family in FAMILIES if stems & family for m in family}
+    return stems | extra
+
+
+@functools.lru_cache(maxsize=4096)
+def option_weights(options: tuple[str, ...]) -> tuple[dict[str, float], ...]:
+    """Per option, the weight of each stem: distinctive stems weigh 1, shared ones less."""
+    own = [frozenset(stems_of(o)) for o in options]
+    weights = []
+    for stems in own:
+        w: dict[str, float] = {}
+        for stem in expand(stems):
+            shared = sum(stem in expand(other) for other in own)
+            base = 1.0 if stem in stems else 0.6
+            w[stem] = base / shared if shared else base
+        weights.append(w)
+    return tuple(weights)
+
+
+def bearing(stems: frozenset[str], weights: dict[str, float]) -> float:
+    """How much a text bears on an option: its share of the option's own-stem weight."""
+    total = sum(weights.values()) or 1.0
+    got = sum(w for s, w in weights.items() if s in stems)
+    return min(1.0, 1.6 * got / total)
+
+
+def commitment(option: str) -> float:
+    """How costly and irreversible an option is: 1 high, 0.5 neutral, 0 low."""
+    stems = expand(frozenset(stems_of(option)))
+    if stems & _HIGH_COMMITMENT and not stems & _LOW_COMMITMENT:
+        return 1.0
+    if stems & _LOW_COMMITMENT:
+        return 0.0
+    return 0.5
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """An agent's reading of one option from its own evidence and the client's facts."""
+
+    option: int
+    score: float
+    """Net stance in about [-1.5, 1.5]: positive favours doing it now."""
+    support: tuple[str, ...]
+    """Passage ids whose sentences favour the option."""
+    against: tuple[str, ...]
+    facts_for: tuple[str, ...]
+    facts_against: tuple[str, ...]
+    topics: tuple[str, ...]
+    """Topics of the passages that decided it, strongest first."""
+
+    @property
+    def weight(self) -> float:
+        """How much evidence the judgement rests on (0 none … 1 a lot)."""
+        n = len(self.support) + len(self.against)
+        return 1.0 - math.exp(-n / 3)
+
+
+def stress(facts: Sequence[Fact]) -> float:
+    """How strained the client's capacity is, from negative facts about cash, debt, income."""
+    hits = sum(
+        1
+        for f in facts
+        if f.source != "market" and set(stems_of(f.text)) & _STRESS and polarity(f.text) < 0
+    )
+    return min(1.0, hits / 2)
+
+
+def judge(
+    options: tuple[str, ...], evidence: Sequence[Evidence], facts: Sequence[Fact]
+) -> tuple[Judgement, ...]:
+    """Judge every option from the evidence that bears on it and from the facts."""
+    weights = option_weights(options)
+    top = max((e.score for e in evidence), default=0.0) or 1.0
+    strain = stress(facts)
+    out = []
+    for index, w in enumerate(weights):
+        net = 0.0
+        mass = 0.0
+        support: dict[str, float] = {}
+        against: dict[str, float] = {}
+        topics: dict[str, float] = {}
+        for ev in evidence:
+            retrieved_for = index in ev.about
+            prior = 1.0 if retrieved_for or not ev.about else 0.5
+            rank = 0.5 + 0.5 * ev.score / top
+            for sentence in read_passage(ev.text):
+                # A passage retrieved for the option bears on it as a whole, more so in the
+                # sentences that name it.
+                b = max(bearing(sentence.stems, w), 0.4 if retrieved_for else 0.0)
+                if b < RELEVANT:
+                    continue
+                tone = sentence.polarity or (0.5 if sentence.prescriptive else 0.0)
+                weight = b * prior * rank
+                mass += weight
+                net += weight * tone
+                if tone > 0:
+                    support[ev.id] = support.get(ev.id, 0.0) + weight * tone
+                elif tone < 0:
+                    against[ev.id] = against.get(ev.id, 0.0) - weight * tone
+                for topic in ev.topics[:1]:
+                    topics[topic] = topics.get(topic, 0.0) + weight * abs(tone)
+        evidence_score = net / (mass + 0.5)
+        facts_for, facts_against, fact_score = [], [], 0.0
+        for fact in facts:
+            b = bearing(frozenset(stems_of(fact.text)), w)
+            if b < RELEVANT:
+                continue
+            tone = polarity(fact.text)
+            fact_score += 0.3 * b * tone
+            if tone > 0:
+                facts_for.append(fact.id)
+            elif tone < 0:
+                facts_against.append(fact.id)
+        score = evidence_score + fact_score - 0.15 * strain * commitment(options[index])
+        out.append(
+            Judgement(
+                option=index,
+                score=round(score, 6),
+                support=tuple(sorted(support, key=lambda k: (-support[k], k))),
+                against=tuple(sorted(against, key=lambda k: (-against[k], k))),
+                facts_for=tuple(facts_for),
+                facts_against=tuple(facts_against),
+                topics=tuple(sorted(topics, key=lambda k: (-topics[k], k))),
+            )
+        )
+    return tuple(out)
+
+
+STANCE_VALUE = {"pursue": 1.0, "later": 0.3, "avoid": -1.0}
+
+
+def stance_map(stances: Sequence[OptionStance]) -> dict[int, str]:
+    """Option index → stance (the last word on an option counts)."""
+    return {s.option: s.stance for s in stances}
+
+
+def relevant_fact(
+    option: str, options: tuple[str, ...], facts: Sequence[Fact], *, prefer: Sequence[str] = ()
+) -> Fact | None:
+    """The client fact that bears most distinctively on an option (client data first), or the
+    first fact with a figure when none does. A fact that names every option (the question
+    restating its choices) bears on none of them."""
+    if not facts:
+        return None
+    index = options.index(option) if option in options else -1
+    weights = option_weights(options) if index >= 0 else (dict.fromkeys(stems_of(option), 1.0),)
+    own = weights[index] if index >= 0 else weights[0]
+    rank = {"client": 0, "market": 1, "question": 2}
+
+    def distinct(f: Fact) -> float:
+        stems = frozenset(stems_of(f.text))
+        others = [bearing(stems, w) for i, w in enumerate(weights) if w is not own]
+        return bearing(stems, own) - max(others, default=0.0) + (0.5 if f.id in prefer else 0.0)
+
+    def key(f: Fact) -> tuple[bool, int, float, int]:
+        return (distinct(f) < RELEVANT * 0.5, rank[f.source], -distinct(f), facts.index(f))
+
+    best = min(facts, key=key)
+    if not key(best)[0]:
+        return best
+    figures = [f for f in facts if any(ch.isdigit() for ch in f.text)]
+    return min(figures or list(facts), key=lambda f: (rank[f.source], facts.index(f)))

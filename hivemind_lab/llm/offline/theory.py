@@ -1,0 +1,488 @@
+"""The offline theory agent: propose, critique and revise by reasoning about the options.
+
+- propose: judge each option from the agent's own evidence and the client's facts, then
+  recommend a choice or a sequence among the options, each recommendation naming an option or
+  a client fact; the reason is written in the model's own words and cites passage and fact ids.
+- critique: option by option: support (the critic's evidence backs the target's stance),
+  contradiction (it backs the opposite stance on the same option), gap (an option or a client
+  fact the target ignores).
+- revise: weigh critique points by the distinct evidence behind them (a passage cited by five
+  critics counts once), adopt the points whose weight clears the agent's stubbornness, and
+  re-decide from the moved option scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hivemind_lab.agents.schemas import (
+    MAX_POINTS,
+    MAX_TEXT,
+    BatchCritiqueOutput,
+    BatchCritiqueTask,
+    CritiqueOutput,
+    CritiquePoint,
+    CritiqueTask,
+    DecisionContext,
+    Evidence,
+    OptionStance,
+    ProposalOutput,
+    ProposeTask,
+    ReviseTask,
+    RevisionOutput,
+    SolutionView,
+    TargetCritique,
+)
+from hivemind_lab.decision import Fact, fact_snippet
+from hivemind_lab.llm.offline.reading import (
+    STANCE_VALUE,
+    Judgement,
+    bearing,
+    commitment,
+    judge,
+    option_weights,
+    read_passage,
+    relevant_fact,
+    stance_map,
+    stems_of,
+)
+
+CLEAR = 0.08
+"""An option score beyond ±CLEAR is a clear stance; inside it, no stance."""
+SEQUENCE_MARGIN = 0.15
+"""Two options closer than this are sequenced, the less committing one first."""
+
+
+def _short(label: str, limit: int = 70) -> str:
+    if len(label) <= limit:
+        return label
+    return label[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _lower(label: str) -> str:
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+
+
+def _fit(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _topic(j: Judgement) -> str:
+    return j.topics[0].replace("-", " ") if j.topics else "this option"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A decision among the options: what to do now, later, and not at all."""
+
+    now: tuple[int, ...]
+    later: tuple[int, ...] = ()
+    avoid: tuple[int, ...] = ()
+
+    def stances(self) -> list[OptionStance]:
+        named = [(self.now, "pursue"), (self.later, "later"), (self.avoid, "avoid")]
+        return [
+            OptionStance.model_validate({"option": i, "stance": stance})
+            for group, stance in named
+            for i in group
+        ]
+
+    def key(self) -> tuple[frozenset[int], frozenset[int]]:
+        return frozenset(self.now), frozenset(self.later)
+
+
+def plans(options: tuple[str, ...], scores: Sequence[float]) -> list[Plan]:
+    """Candidate plans, best first: the preferred plan, then each other option chosen alone."""
+    ranked = sorted(range(len(options)), key=lambda i: (-scores[i], i))
+    worst = ranked[-1]
+    avoid = (worst,) if len(ranked) > 1 and scores[worst] < -CLEAR else ()
+    best = ranked[0]
+    out: list[Plan] = []
+    if len(ranked) > 1:
+        second = ranked[1]
+        if scores[second] > CLEAR and scores[best] - scores[second] < SEQUENCE_MARGIN:
+            first, then = sorted(
+                (best, second), key=lambda i: (commitment(options[i]), -scores[i], i)
+            )
+            out.append(Plan((first,), (then,), tuple(a for a in avoid if a not in (first, then))))
+    later = tuple(i for i in ranked[1:2] if scores[i] > CLEAR)
+    out.append(Plan((best,), later, tuple(a for a in avoid if a != best and a not in later)))
+    for i in ranked[1:]:
+        out.append(Plan((i,), (), tuple(a for a in avoid if a != i)))
+    unique: dict[tuple[frozenset[int], frozenset[int]], Plan] = {}
+    for plan in out:
+        unique.setdefault(plan.key(), plan)
+    return list(unique.values())
+
+
+@dataclass(frozen=True)
+class Written:
+    title: str
+    recommendations: list[str]
+    rationale: str
+    citations: list[str]
+    facts_used: list[str]
+
+
+def write_plan(
+    ctx: DecisionContext,
+    plan: Plan,
+    judgements: Sequence[Judgement],
+    scores: Sequence[float],
+    *,
+    prefer_facts: Sequence[str] = (),
+    limit: int = 4,
+) -> Written:
+    """The plan as recommendations that each name an option or a client fact."""
+    options, facts = ctx.options, list(ctx.facts)
+    x = plan.now[0]
+    jx = judgements[x]
+    label = options[x]
+    recs: list[str] = []
+    if plan.later:
+        y = plan.later[0]
+        recs.append(
+            f"Start with {_lower(label)}, then {_lower(options[y])}: the first commits less and "
+            f"this slice's work on {_topic(jx)} backs it."
+        )
+    else:
+        recs.append(f"Choose {_lower(label)}: this slice's work on {_topic(jx)} backs it most.")
+    used: list[str] = []
+    fact = relevant_fact(label, options, facts, prefer=prefer_facts)
+    if fact is not None:
+        used.append(fact.id)
+        recs.append(f"Tie {_lower(_short(label))} to the client's figures: {fact_snippet(fact)}.")
+    if plan.later:
+        y = plan.later[0]
+        later_fact = relevant_fact(options[y], options, [f for f in facts if f.id not in used])
+        if later_fact:
+            used.append(later_fact.id)
+        recs.append(
+            f"Commit to {_lower(_short(options[y]))} only after {_lower(_short(label, 50))} "
+            "shows results"
+            + (f", judged against {fact_snippet(later_fact, 90)}." if later_fact else ".")
+        )
+    for z in plan.avoid:
+        jz = judgements[z]
+        against_fact = next((f for f in facts if f.id in jz.facts_against), None)
+        if against_fact:
+            used.append(against_fact.id)
+        recs.append(
+            f"Avoid {_lower(_short(options[z]))} for now"
+            + (
+                f": {fact_snippet(against_fact, 110)}."
+                if against_fact
+                else ": the evidence runs against it."
+            )
+        )
+    if commitment(label) >= 1.0 and len(recs) < limit:
+        strain = next((f for f in facts if f.id in jx.facts_against and f.id not in used), None)
+        if strain is not None:
+            used.append(strain.id)
+            recs.append(f"Stage {_lower(_short(label, 60))} in steps: {fact_snippet(strain, 110)}.")
+    recs = [_fit(r) for r in recs[:limit]]
+    citations = list(
+        dict.fromkeys(
+            [*jx.support[:4], *(c for z in plan.avoid for c in judgements[z].against[:2])]
+        )
+    )[:8]
+    parts = [
+        f"{_short(options[i], 50)}: {scores[i]:+.2f} ({len(judgements[i].support)} for "
+        f"[{', '.join(judgements[i].support[:2])}], {len(judgements[i].against)} against "
+        f"[{', '.join(judgements[i].against[:2])}])"
+        for i in sorted(range(len(options)), key=lambda i: -scores[i])
+    ]
+    rationale = (
+        "Each option judged from this slice's passages that bear on it and from the client's "
+        "facts: " + "; ".join(parts) + f". Facts used: {', '.join(used) or 'none'}."
+    )
+    title = (
+        f"{_short(label, 70)} first, then {_lower(_short(options[plan.later[0]], 70))}"
+        if plan.later
+        else _short(label, 150)
+    )
+    return Written(title, recs, rationale[:1200], citations, list(dict.fromkeys(used))[:6])
+
+
+def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
+    """No options given: propose the agent's own course of action from its evidence."""
+    problem = frozenset(stems_of(task.problem))
+    excluded = {r for view in task.excluded for r in view.recommendations}
+    candidates: list[tuple[float, str, str]] = []
+    top = max((e.score for e in task.evidence), default=0.0) or 1.0
+    for ev in task.evidence:
+        for s in read_passage(ev.text):
+            if not s.prescriptive or len(s.text) > 260:
+                continue
+            on_topic = len(s.stems & problem) / math.sqrt(len(s.stems))
+            candidates.append(
+                (-(on_topic + 0.4 * ev.score / top + 0.3 * s.polarity), s.text, ev.id)
+            )
+    candidates.sort()
+    fresh = [c for c in candidates if f"Own option: {c[1]}" not in excluded]
+    if len(fresh) <= task.attempt:
+        return ProposalOutput(
+            title="No new proposal",
+            recommendations=[
+                "Gather more evidence before acting; this slice offers no new option."
+            ],
+            rationale="Every course of action this agent's evidence supports was excluded.",
+        )
+    _, action, citation = fresh[task.attempt]
+    recs = [_fit(f"Own option: {action}")]
+    fact = relevant_fact(action, (action,), list(task.facts))
+    if fact is not None:
+        recs.append(_fit(f"Fit it to the client's position: {fact_snippet(fact)}."))
+    return ProposalOutput(
+        title=_short(f"Own option: {action}", 150),
+        recommendations=recs,
+        rationale=f"The problem names no options, so this agent proposes its own from [{citation}].",
+        citations=[citation],
+        facts_used=[fact.id] if fact else [],
+    )
+
+
+def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
+    """Choose or sequence among the options from the agent's own evidence and the facts."""
+    if not task.options:
+        return _own_options(task, seed)
+    judgements = judge(task.options, task.evidence, task.facts)
+    scores = [j.score for j in judgements]
+    excluded = {
+        (
+            frozenset(s.option for s in v.stances if s.stance == "pursue"),
+            frozenset(s.option for s in v.stances if s.stance == "later"),
+        )
+        for v in task.excluded
+    }
+    fresh = [p for p in plans(task.options, scores) if p.key() not in excluded]
+    if len(fresh) <= task.attempt:
+        return ProposalOutput(
+            title="No new proposal",
+            recommendations=["Gather more evidence before acting: every option was vetoed."],
+            rationale="Every plan this agent's evidence supports was excluded after a veto.",
+        )
+    plan = fresh[task.attempt]
+    w = write_plan(task, plan, judgements, scores, limit=task.max_recommendations)
+    return ProposalOutput(
+        title=w.title,
+        stances=plan.stances(),
+        recommendations=w.recommendations,
+        rationale=w.rationale,
+        citations=w.citations,
+        facts_used=w.facts_used,
+    )
+
+
+def _strength(x: float) -> int:
+    return max(1, min(5, 1 + round(4 * min(1.0, abs(x)))))
+
+
+def _rec_index(view: SolutionView, option: str) -> int | None:
+    stems = frozenset(stems_of(option))
+    for i, rec in enumerate(view.recommendations[:4]):
+        if stems and len(stems & frozenset(stems_of(rec))) / len(stems) >= 0.6:
+            return i
+    return None
+
+
+def _critique_points(
+    ctx: DecisionContext, position: SolutionView, target: SolutionView, evidence: Sequence[Evidence]
+) -> tuple[list[CritiquePoint], str]:
+    options = ctx.options
+    judgements = judge(options, evidence, ctx.facts) if options else ()
+    mine = stance_map(position.stances)
+    theirs = stance_map(target.stances)
+    points: list[tuple[float, CritiquePoint]] = []
+    for j in judgements:
+        view = j.score + 0.3 * STANCE_VALUE.get(mine.get(j.option, ""), 0.0)
+        label = _short(options[j.option], 80)
+        stance = theirs.get(j.option)
+        cite_for = j.support[0] if j.support else None
+        cite_against = j.against[0] if j.against else None
+        if stance in ("pursue", "later") and view < -CLEAR:
+            claim = (
+                f"Against {(stance == 'later' and 'planning') or 'pursuing'} {_lower(label)}: my "
+                f"evidence weighs against it ({len(j.against)} passage(s))."
+            )
+            points.append(
+                (
+                    2 + abs(view),
+                    _point("contradiction", j.option, target, options, claim, view, cite_against),
+                )
+            )
+        elif stance == "avoid" and view > CLEAR:
+            claim = f"For {_lower(label)}, which the solution rules out: my evidence favours it ({len(j.support)} passage(s))."
+            points.append(
+                (
+                    2 + view,
+                    _point("contradiction", j.option, target, options, claim, view, cite_for),
+                )
+            )
+        elif stance is not None and (view > CLEAR) == (stance != "avoid") and abs(view) > CLEAR:
+            cite = cite_for if view > 0 else cite_against
+            claim = f"Agree on {_lower(label)}: my evidence points the same way ({len(j.support)} for, {len(j.against)} against)."
+            points.append(
+                (abs(view), _point("support", j.option, target, options, claim, view, cite))
+            )
+        elif stance is None and view > CLEAR:
+            claim = f"Consider {_lower(label)}, which the solution ignores: my evidence favours it ({len(j.support)} passage(s))."
+            points.append(
+                (1 + view, _point("gap", j.option, target, options, claim, view, cite_for))
+            )
+    chosen = [i for i, s in theirs.items() if s == "pursue" and i < len(options)]
+    if chosen and ctx.facts:
+        text = frozenset(stems_of(" ".join(target.recommendations)))
+        w = option_weights(options)[chosen[0]]
+        gaps = [
+            (bearing(frozenset(stems_of(f.text)), w), f)
+            for f in ctx.facts
+            if len(frozenset(stems_of(f.text)) & text) < 0.5 * len(frozenset(stems_of(f.text)))
+        ]
+        gaps = [(b, f) for b, f in gaps if b >= 0.34]
+        if gaps:
+            b, fact = max(gaps, key=lambda g: (g[0], -ctx.facts.index(g[1])))
+            claim = f"The solution ignores a client fact that bears on {_lower(_short(options[chosen[0]], 60))}: {fact_snippet(fact, 120)}."
+            points.append(
+                (
+                    1 + b,
+                    CritiquePoint.model_validate(
+                        {
+                            "kind": "gap",
+                            "option": chosen[0],
+                            "claim": _fit(claim),
+                            "strength": _strength(b),
+                            "citation": fact.id,
+                        }
+                    ),
+                )
+            )
+    points.sort(key=lambda p: -p[0])
+    kept = [p for _, p in points[:MAX_POINTS]]
+    counts = {k: sum(p.kind == k for p in kept) for k in ("support", "contradiction", "gap")}
+    summary = (
+        f"{counts['support']} stance(s) supported and {counts['contradiction']} contradicted by my "
+        f"evidence; {counts['gap']} gap(s) in options or client facts."
+    )
+    return kept, summary
+
+
+def _point(
+    kind: str,
+    option: int,
+    target: SolutionView,
+    options: tuple[str, ...],
+    claim: str,
+    view: float,
+    citation: str | None,
+) -> CritiquePoint:
+    return CritiquePoint.model_validate(
+        {
+            "kind": kind,
+            "option": option,
+            "recommendation": _rec_index(target, options[option]),
+            "claim": _fit(claim),
+            "strength": _strength(view),
+            "citation": citation,
+        }
+    )
+
+
+def critique(task: CritiqueTask) -> CritiqueOutput:
+    """Critique one target, option by option."""
+    points, summary = _critique_points(task, task.critic_position, task.target, task.evidence)
+    return CritiqueOutput(points=points, summary=summary)
+
+
+def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
+    """The same critique as `critique`, for every target in one reply."""
+    out = []
+    for target in task.targets:
+        points, summary = _critique_points(task, task.critic_position, target.target, task.evidence)
+        out.append(TargetCritique(target_id=target.target_id, points=points, summary=summary))
+    return BatchCritiqueOutput(critiques=out)
+
+
+def _direction(point: CritiquePoint, stance: str | None) -> float:
+    """+1 when a point argues for doing the option, -1 against."""
+    if point.kind == "gap":
+        return 1.0
+    held = STANCE_VALUE.get(stance or "", 0.0)
+    sign = 1.0 if held >= 0 else -1.0
+    return sign if point.kind == "support" else -sign
+
+
+def revise(task: ReviseTask) -> RevisionOutput:
+    """Move option scores by the evidence-weighted critique points that clear stubbornness."""
+    current = task.current
+    if not task.options:
+        return RevisionOutput(**current.model_dump(), adopted=[], rejected=[])
+    judgements = judge(task.options, task.evidence, task.facts)
+    held = stance_map(current.stances)
+    base = [0.5 * j.score + 0.5 * STANCE_VALUE.get(held.get(j.option, ""), 0.0) for j in judgements]
+    groups: dict[tuple[int, float], dict[str, float]] = {}
+    key: tuple[int, float]
+    claims: dict[tuple[int, float], list[str]] = {}
+    fact_gaps: dict[str, tuple[float, str]] = {}
+    for received in task.critiques:
+        for point in received.points:
+            if point.option is None or point.option >= len(task.options):
+                continue
+            if (
+                point.kind == "gap"
+                and point.citation
+                and point.citation.startswith(tuple(f.id for f in task.facts))
+            ):
+                prev = fact_gaps.get(point.citation, (0.0, point.claim))
+                fact_gaps[point.citation] = (max(prev[0], point.strength / 5), point.claim)
+                continue
+            key = (point.option, _direction(point, held.get(point.option)))
+            source = point.citation or f"uncited:{received.critic_id}"
+            weight = point.strength / 5 * (1.0 if point.citation else 0.5)
+            group = groups.setdefault(key, {})
+            group[source] = max(group.get(source, 0.0), weight)  # one passage counts once
+            claims.setdefault(key, []).append(point.claim)
+    adopted: list[str] = []
+    rejected: list[str] = []
+    scores = list(base)
+    s = task.stubbornness
+    for key in sorted(groups, key=lambda k: (k[0], -k[1])):
+        weight = 1.0 - math.prod(1.0 - 0.6 * w for w in groups[key].values())
+        claim = claims[key][0]
+        if key[1] < 0 and held.get(key[0]) is None:
+            continue  # an argument against an option the agent does not hold
+        if weight > s and s < 1.0:
+            scores[key[0]] += key[1] * weight * (1.0 - s)
+            adopted.append(claim)
+        else:
+            rejected.append(claim)
+    prefer = [fid for fid, (w, claim) in sorted(fact_gaps.items()) if w > s and s < 1.0]
+    adopted += [fact_gaps[f][1] for f in prefer]
+    rejected += [fact_gaps[f][1] for f in sorted(fact_gaps) if f not in prefer]
+    if not adopted:
+        return RevisionOutput(**current.model_dump(), adopted=[], rejected=rejected[:MAX_POINTS])
+    plan = plans(task.options, scores)[0]
+    w = write_plan(
+        task, plan, judgements, scores, prefer_facts=prefer, limit=task.max_recommendations
+    )
+    base_rationale = w.rationale.split(" | Revision:")[0]
+    rationale = (
+        f"{base_rationale} | Revision: adopted {len(adopted)} of {len(adopted) + len(rejected)} "
+        f"critique point group(s) whose evidence weight cleared stubbornness {s:.2f}."
+    )
+    return RevisionOutput(
+        title=w.title,
+        stances=plan.stances(),
+        recommendations=w.recommendations,
+        rationale=rationale[:1200],
+        citations=list(dict.fromkeys([*w.citations, *current.citations]))[:8],
+        facts_used=w.facts_used,
+        adopted=[_fit(a) for a in adopted[:MAX_POINTS]],
+        rejected=[_fit(r) for r in rejected[:MAX_POINTS]],
+    )
+
+
+def facts_by_id(facts: Sequence[Fact]) -> dict[str, Fact]:
+    return {f.id: f for f in facts}
