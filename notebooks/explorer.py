@@ -1,9 +1,14 @@
-"""Calibration explorer: reactive sliders over a cached sweep (`marimo run notebooks/explorer.py`)."""
+"""Calibration explorer: reactive sliders over a cached sweep (`marimo run notebooks/explorer.py`).
+
+Move the severity and similarity-threshold sliders (they step through the values the sweep ran);
+the charts show rounds to halt and mean feasibility against stubbornness at that point.
+Everything is served from this machine: the sweep runs offline and charts embed no remote assets.
+"""
 
 import marimo
 
 __generated_with = "0.25.2"
-app = marimo.App(width="medium")
+app = marimo.App(width="medium", app_title="Calibration explorer")
 
 
 @app.cell
@@ -19,6 +24,17 @@ def _():
 
 
 @app.cell
+def _(mo):
+    mo.md(
+        "# Calibration explorer\n"
+        "Rounds to halt and mean feasibility against stubbornness, for the severity and "
+        "similarity threshold chosen below, over the `grocer-calibration` sweep. "
+        "*Offline stand-in (not an LLM): illustrative figures.*"
+    )
+    return
+
+
+@app.cell
 def _(cached_sweep, project_root):
     # Finished points are read from experiments/runs/; missing ones run offline first (~20 s).
     runs = cached_sweep(project_root())
@@ -28,17 +44,15 @@ def _(cached_sweep, project_root):
 @app.cell
 def _(mo, runs):
     delib = runs.filter(runs["strategy"] == "deliberation")
-    severity = mo.ui.dropdown(
-        options=[str(v) for v in sorted(delib["severity"].unique())],
-        value=str(delib["severity"].min()),
-        label="severity",
+    severities = sorted(delib["severity"].unique().to_list())
+    similarities = sorted(delib["similarity_threshold"].unique().to_list())
+    severity = mo.ui.slider(
+        steps=severities, value=severities[0], label="severity", show_value=True
     )
-    similarity = mo.ui.dropdown(
-        options=[str(v) for v in sorted(delib["similarity_threshold"].unique())],
-        value=str(delib["similarity_threshold"].min()),
-        label="similarity threshold",
+    similarity = mo.ui.slider(
+        steps=similarities, value=similarities[0], label="similarity threshold", show_value=True
     )
-    mo.hstack([severity, similarity])
+    mo.hstack([severity, similarity], justify="start", gap=2)
     return delib, severity, similarity
 
 
@@ -51,7 +65,8 @@ def _(delib, mo, pl, plots, severity, similarity):
     mo.vstack(
         [
             mo.md(
-                f"**{view.height} runs** at severity {severity.value}, similarity {similarity.value}"
+                f"**{view.height} runs** at severity {severity.value}, "
+                f"similarity threshold {similarity.value}"
             ),
             plots.line_by(
                 view, "stubbornness", "total_rounds", title="Rounds to halt against stubbornness"
