@@ -105,8 +105,8 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
         parts = [re.sub(r"[,;]?\s*(?:and|or)?\s*$", "", p) for p in parts]
     elif ";" in text:
         parts = text.split(";")
-    elif "," in text:
-        parts = text.split(",")
+    elif re.search(r",\s", text):
+        parts = re.split(r",(?=\s)", text)  # "2,400" is a number, not a list
         if not any(re.match(r"\s*or\s", p) for p in parts[1:]) and " or " in parts[-1]:
             # "A, B or C" (no serial comma): the last part holds two items.
             parts = [*parts[:-1], *parts[-1].rsplit(" or ", 1)]

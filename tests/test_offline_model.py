@@ -1,4 +1,4 @@
-"""The offline agent model: deterministic, evidence-driven behaviour of each agent task."""
+"""The offline agent model: it reasons about the client's options, deterministically."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from hivemind_lab.agents.prompts import parse_task, render
+from hivemind_lab.agents.prompts import MAX_TOKENS, parse_task, render
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
     CritiquePoint,
     CritiqueTarget,
     CritiqueTask,
     Evidence,
+    OptionStance,
     ProposalOutput,
     ProposeTask,
     ReceivedCritique,
@@ -20,39 +21,74 @@ from hivemind_lab.agents.schemas import (
     ScoreTask,
     SolutionView,
 )
+from hivemind_lab.decision import Fact
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.offline import OfflineAgentModel
+from hivemind_lab.llm.offline.practicality import matched
 
-PROBLEM = "How should a regional grocer respond to a hard discounter cutting prices?"
-
-PRICING = Evidence(
-    id="pricing#0",
-    document_id="pricing",
+PROBLEM = (
+    "An e-bike maker must choose between premium cargo bikes, licensing its drivetrain to car "
+    "makers, or a subscription service."
+)
+OPTIONS = (
+    "Premium cargo bikes",
+    "Licensing its drivetrain to car makers",
+    "A subscription service",
+)
+FACTS = (
+    Fact(id="cd-1.1", text="Cash runway is 14 months at the current burn rate.", source="client"),
+    Fact(
+        id="cd-1.2",
+        text="Two car makers sent licensing enquiries for the drivetrain in 2026.",
+        source="client",
+    ),
+    Fact(id="md-1.1", text="Cargo bike sales in Europe grew 11 percent in 2025.", source="market"),
+)
+LICENSING_GOOD = Evidence(
+    id="lic#0",
+    document_id="lic",
     score=9.0,
-    topics=("pricing",),
+    topics=("licensing",),
+    about=(1,),
     text=(
-        "Incumbents should not match a discounter's price across the whole range when their "
-        "advantage rests on service. Grocers facing a discounter should cut prices only on the "
-        "few hundred lines shoppers compare."
+        "Licensing a proven component to larger manufacturers earns royalties with little "
+        "capital and succeeds when the licensor keeps improving the technology. Firms that "
+        "license their drivetrain gain scale and steady revenue."
     ),
 )
-SCALE = Evidence(
-    id="scale#0",
-    document_id="scale",
+CARGO_RISKY = Evidence(
+    id="cargo#0",
+    document_id="cargo",
     score=8.0,
-    topics=("cost-leadership",),
+    topics=("product-launch",),
+    about=(0,),
     text=(
-        "A grocer facing a discounter must lower its cost base through scale purchasing before "
-        "any price response. Retail chains should close unprofitable stores to fund lower prices."
+        "Premium cargo bike launches are costly: tooling, dealer training and inventory burn "
+        "cash for years, and most new premium lines struggle to reach volume."
     ),
 )
-CLIENT = Evidence(
-    id="cd-1#0",
-    document_id="cd-1",
-    score=20.0,
-    topics=("client-data",),
-    text="Stores near discounter openings lost 7.8 percent of sales in the first year of competition.",
+SUBSCRIPTION_GOOD = Evidence(
+    id="sub#0",
+    document_id="sub",
+    score=8.5,
+    topics=("business-models",),
+    about=(2,),
+    text=(
+        "A subscription service builds recurring revenue and loyal customers, and subscription "
+        "models succeed where maintenance is a real burden for owners."
+    ),
 )
+
+
+def propose_task(*evidence: Evidence, **extra) -> ProposeTask:
+    return ProposeTask(
+        agent_id="theory-00",
+        problem=PROBLEM,
+        options=OPTIONS,
+        facts=FACTS,
+        evidence=evidence,
+        **extra,
+    )
 
 
 async def ask(task, seed: int | None = 0) -> dict:
@@ -61,143 +97,212 @@ async def ask(task, seed: int | None = 0) -> dict:
 
 
 async def test_same_request_gives_byte_identical_reply():
-    task = ProposeTask(agent_id="a", problem=PROBLEM, evidence=(PRICING, SCALE, CLIENT))
+    task = propose_task(LICENSING_GOOD, CARGO_RISKY, SUBSCRIPTION_GOOD)
     model = OfflineAgentModel()
-    first = await model.complete(render(task, seed=3))
-    second = await model.complete(render(task, seed=3))
-    assert first.content == second.content
-    assert first.usage == second.usage
-    assert first.usage.prompt_tokens > 100
+    a = await model.complete(render(task, seed=3))
+    b = await model.complete(render(task, seed=3))
+    assert a.content == b.content
 
 
-async def test_proposals_come_from_the_agents_own_evidence_not_client_data():
-    a = await ask(ProposeTask(agent_id="a", problem=PROBLEM, evidence=(PRICING, CLIENT)))
-    b = await ask(ProposeTask(agent_id="b", problem=PROBLEM, evidence=(SCALE, CLIENT)))
-    assert a["recommendations"] != b["recommendations"]
-    assert all(r in PRICING.text for r in a["recommendations"])
-    assert all(r in SCALE.text for r in b["recommendations"])
-    assert a["citations"] == ["pricing#0"]
-    assert a["title"].startswith("Pricing plan")
+async def test_proposal_chooses_among_the_options_and_names_a_client_fact():
+    out = ProposalOutput.model_validate(await ask(propose_task(LICENSING_GOOD, CARGO_RISKY)))
+    stances = {s.option: s.stance for s in out.stances}
+    assert stances[1] == "pursue"  # the evidence favours licensing
+    assert stances.get(0) == "avoid"  # and weighs against the costly launch
+    assert OPTIONS[1].lower() in out.recommendations[0].lower()
+    assert "lic#0" in out.citations
+    assert out.facts_used and set(out.facts_used) <= {f.id for f in FACTS}
+    fact_texts = {f.id: f.text for f in FACTS}
+    quoted = [fid for fid in out.facts_used if fact_texts[fid].rstrip(".") in " ".join(out.recommendations)]
+    assert quoted, out.recommendations
+    for rec in out.recommendations:  # every recommendation names an option or a fact
+        assert any(o.lower() in rec.lower() for o in OPTIONS) or any(
+            f.text.rstrip(".")[:40] in rec for f in FACTS
+        ), rec
 
 
-async def test_excluded_solutions_are_not_proposed_again():
-    first = await ask(ProposeTask(agent_id="a", problem=PROBLEM, evidence=(PRICING, SCALE)))
-    vetoed = SolutionView(title=first["title"], recommendations=tuple(first["recommendations"]))
-    again = await ask(
-        ProposeTask(agent_id="a", problem=PROBLEM, evidence=(PRICING, SCALE), excluded=(vetoed,))
+async def test_different_evidence_gives_a_different_decision():
+    licensing = ProposalOutput.model_validate(await ask(propose_task(LICENSING_GOOD, CARGO_RISKY)))
+    subscription = ProposalOutput.model_validate(
+        await ask(propose_task(SUBSCRIPTION_GOOD, CARGO_RISKY))
     )
-    assert not set(again["recommendations"]) & set(first["recommendations"])
+    assert licensing.stances != subscription.stances
+    doing = {s.option for s in subscription.stances if s.stance in ("pursue", "later")}
+    assert 2 in doing
+    assert 2 not in {s.option for s in licensing.stances}
 
 
-async def test_critique_cites_the_critics_evidence_and_finds_contradiction_and_gaps():
-    target = SolutionView(
+async def test_excluded_plans_are_not_proposed_again():
+    first = ProposalOutput.model_validate(await ask(propose_task(LICENSING_GOOD, CARGO_RISKY)))
+    again = ProposalOutput.model_validate(
+        await ask(propose_task(LICENSING_GOOD, CARGO_RISKY, excluded=(first.view(),)))
+    )
+    assert again.stances != first.stances
+
+
+async def test_without_options_agents_propose_their_own_and_say_so():
+    advice = Evidence(
+        id="adv#0",
+        document_id="adv",
+        score=3.0,
+        text="Firms that want to grow should license a proven component before building plants.",
+    )
+    task = ProposeTask(agent_id="a", problem="How should we grow?", evidence=(advice,))
+    out = ProposalOutput.model_validate(await ask(task))
+    assert out.recommendations[0].startswith("Own option:")
+    assert not out.stances
+
+
+def _critique(position: SolutionView, target: SolutionView, *evidence: Evidence) -> CritiqueTask:
+    return CritiqueTask(
+        critic_id="theory-01",
+        problem=PROBLEM,
+        options=OPTIONS,
+        facts=FACTS,
+        critic_position=position,
+        target_id="theory-02",
+        target=target,
+        evidence=evidence,
+    )
+
+
+def _view(*stances: tuple[int, str], recs: tuple[str, ...] = ("Do it.",)) -> SolutionView:
+    return SolutionView(
         title="t",
-        recommendations=("Incumbents should match a discounter's price across the whole range.",),
+        recommendations=recs,
+        stances=tuple(OptionStance.model_validate({"option": o, "stance": s}) for o, s in stances),
     )
-    position = SolutionView(
-        title="mine",
-        recommendations=("Retail chains should close unprofitable stores to fund lower prices.",),
-    )
-    out = await ask(
-        CritiqueTask(
-            critic_id="c",
-            problem=PROBLEM,
-            critic_position=position,
-            target_id="t",
-            target=target,
-            evidence=(PRICING,),
-        )
-    )
-    kinds = {p["kind"]: p for p in out["points"]}
-    assert kinds["contradiction"]["citation"] == "pricing#0"
-    assert kinds["contradiction"]["recommendation"] == 0
-    assert kinds["gap"]["claim"] == position.recommendations[0]
-    assert all(0 <= p["strength"] <= 1 for p in out["points"])
+
+
+async def test_critique_contradiction_comes_from_evidence_without_negation_words():
+    # The critic's evidence on cargo bikes speaks of cost and struggle: no "not", "never", "no".
+    target = _view((0, "pursue"), recs=("Choose premium cargo bikes now.",))
+    position = _view((1, "pursue"), (0, "avoid"))
+    out = await ask(_critique(position, target, CARGO_RISKY, LICENSING_GOOD))
+    points = [CritiquePoint.model_validate(p) for p in out["points"]]
+    contradiction = [p for p in points if p.kind == "contradiction"]
+    assert contradiction and contradiction[0].option == 0
+    assert contradiction[0].citation == "cargo#0"
+    assert contradiction[0].recommendation == 0
+    assert any(p.kind == "gap" and p.option == 1 for p in points)  # licensing ignored
+
+
+async def test_critique_names_a_client_fact_the_target_ignores():
+    target = _view((1, "pursue"), recs=("Choose licensing its drivetrain to car makers.",))
+    out = await ask(_critique(_view((1, "pursue")), target, LICENSING_GOOD))
+    gaps = [p for p in out["points"] if p["kind"] == "gap" and p["citation"] == "cd-1.2"]
+    assert gaps, out["points"]
 
 
 async def test_batched_critique_says_the_same_as_pairwise():
-    position = SolutionView(title="mine", recommendations=(SCALE.text.split(". ")[0] + ".",))
-    targets = [
-        SolutionView(
-            title="t1", recommendations=("Incumbents should match a discounter's price.",)
-        ),
-        SolutionView(title="t2", recommendations=("Grocers should cut prices on compared lines.",)),
-    ]
-    pairwise = [
-        await ask(
-            CritiqueTask(
-                critic_id="c",
-                problem=PROBLEM,
-                critic_position=position,
-                target_id=f"t{i}",
-                target=t,
-                evidence=(PRICING,),
-            )
-        )
-        for i, t in enumerate(targets)
-    ]
-    batched = await ask(
+    position = _view((1, "pursue"), (0, "avoid"))
+    targets = [_view((0, "pursue")), _view((2, "pursue"))]
+    pairwise = [await ask(_critique(position, t, CARGO_RISKY, LICENSING_GOOD)) for t in targets]
+    batch = await ask(
         BatchCritiqueTask(
-            critic_id="c",
+            critic_id="theory-01",
             problem=PROBLEM,
+            options=OPTIONS,
+            facts=FACTS,
             critic_position=position,
             targets=tuple(
-                CritiqueTarget(target_id=f"t{i}", target=t, evidence=(PRICING,))
-                for i, t in enumerate(targets)
+                CritiqueTarget(target_id=f"t{i}", target=t) for i, t in enumerate(targets)
             ),
+            evidence=(CARGO_RISKY, LICENSING_GOOD),
         )
     )
-    assert [c["points"] for c in batched["critiques"]] == [p["points"] for p in pairwise]
+    assert [c["points"] for c in batch["critiques"]] == [p["points"] for p in pairwise]
 
 
-def _revise_task(stubbornness: float) -> ReviseTask:
+def _point(option: int, citation: str, strength: int = 4) -> CritiquePoint:
+    return CritiquePoint.model_validate(
+        {
+            "kind": "contradiction",
+            "option": option,
+            "claim": f"Against option {option} ({citation}).",
+            "strength": strength,
+            "citation": citation,
+        }
+    )
+
+
+def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> ReviseTask:
     current = ProposalOutput(
-        title="Pricing plan: x",
-        recommendations=["Own idea one is kept.", "Own idea two is kept."],
-        rationale="because",
-        citations=["pricing#0"],
+        title="Premium cargo bikes",
+        stances=[OptionStance(option=0, stance="pursue")],
+        recommendations=["Choose premium cargo bikes."],
+        rationale="r",
     )
-    points = [
-        CritiquePoint(kind="gap", claim=f"Critic idea number {i} should be adopted.", strength=0.9)
-        for i in range(4)
-    ]
-    weak = CritiquePoint(kind="gap", claim="A weak idea should be ignored.", strength=0.1)
     return ReviseTask(
-        agent_id="a",
+        agent_id="theory-00",
         problem=PROBLEM,
+        options=OPTIONS,
+        facts=FACTS,
         current=current,
+        critiques=critiques,
         stubbornness=stubbornness,
-        critiques=(ReceivedCritique(critic_id="c1", points=(*points, weak)),),
+        evidence=(LICENSING_GOOD,),
     )
 
 
-@pytest.mark.parametrize(("stubbornness", "adopted"), [(0.0, 4), (0.5, 2), (1.0, 0)])
-async def test_stubbornness_sets_how_many_points_are_adopted(stubbornness, adopted):
-    out = await ask(_revise_task(stubbornness))
-    assert len(out["adopted"]) == adopted
-    assert "A weak idea should be ignored." not in out["recommendations"]
-    if stubbornness == 1.0:
-        assert out["recommendations"] == ["Own idea one is kept.", "Own idea two is kept."]
+async def test_stubbornness_acts_across_its_whole_range():
+    # Three independent passages against cargo bikes: evidence weight about 0.83.
+    three = (
+        ReceivedCritique(critic_id="a", points=(_point(0, "p1", 5),)),
+        ReceivedCritique(critic_id="b", points=(_point(0, "p2", 4),)),
+        ReceivedCritique(critic_id="c", points=(_point(0, "p3", 4),)),
+    )
+    adopted = {s: len((await ask(_revise(s, three)))["adopted"]) for s in (0.0, 0.5, 0.8, 0.95, 1.0)}
+    assert adopted[0.0] == adopted[0.5] == adopted[0.8] == 1
+    assert adopted[0.95] == adopted[1.0] == 0
+    moved = await ask(_revise(0.8, three))
+    assert {s["option"]: s["stance"] for s in moved["stances"]}.get(0) != "pursue"
 
 
-async def test_severity_lowers_feasibility_scores_and_red_flags_are_found():
-    view = SolutionView(title="t", recommendations=("Launch a price war with below-cost pricing.",))
-    scores = []
-    for severity in (0.0, 0.5, 1.0):
-        out = await ask(
-            ScoreTask(
-                constraint="legal",
-                severity=severity,
-                solution_id="s",
-                solution=view,
-                evidence=(),
-                red_flags=("below-cost pricing", "tying"),
-                mitigations=(),
-            )
-        )
-        scores.append(out["score"])
-        assert out["flags"] == ["below-cost pricing"]
-    assert scores[0] > scores[1] > scores[2]
+async def test_points_weigh_by_evidence_not_by_how_many_critics_repeat_them():
+    same_passage = tuple(
+        ReceivedCritique(critic_id=c, points=(_point(0, "p1", 5),)) for c in "abcdef"
+    )
+    distinct = tuple(
+        ReceivedCritique(critic_id=c, points=(_point(0, f"p{i}", 5),))
+        for i, c in enumerate("abcdef")
+    )
+    # Six critics citing one passage weigh as one (0.6); six passages weigh far more.
+    assert (await ask(_revise(0.7, same_passage)))["adopted"] == []
+    assert len((await ask(_revise(0.7, distinct)))["adopted"]) == 1
+
+
+def _score_task(recs: tuple[str, ...], severity: float, stances=((1, "pursue"),)) -> ScoreTask:
+    return ScoreTask(
+        problem=PROBLEM,
+        options=OPTIONS,
+        facts=FACTS,
+        constraint="financial",
+        severity=severity,
+        solution_id="s",
+        solution=_view(*stances, recs=recs),
+        evidence=(),
+        red_flags=("market allocation", "minority stake", "debt-financed acquisition"),
+        mitigations=("staged rollout",),
+    )
+
+
+def test_red_flags_match_as_phrases_in_context():
+    assert matched(["market allocation"], ["Agree a market allocation with the rival."])
+    assert not matched(["market allocation"], ["Create new market space; allocation of staff."])
+    assert not matched(["minority stake"], ["Everything is at stake for the minority owners."])
+    assert not matched(["market allocation"], ["Do not agree a market allocation."])
+
+
+async def test_severity_lowers_scores_and_flags_and_facts_weigh_on_committing_options():
+    risky = ("Fund a debt-financed acquisition of a rival.",)
+    lenient = await ask(_score_task(risky, 0.1))
+    strict = await ask(_score_task(risky, 0.9))
+    assert strict["score"] > -1 and lenient["score"] > strict["score"]
+    assert "debt-financed acquisition" in strict["flags"]
+    assert strict["score"] % 5 == 0
+    clean = await ask(_score_task(("License the drivetrain with a staged rollout.",), 0.5))
+    assert clean["score"] > (await ask(_score_task(risky, 0.5)))["score"]
 
 
 async def test_offline_model_refuses_prompts_that_are_not_agent_tasks():
@@ -206,6 +311,33 @@ async def test_offline_model_refuses_prompts_that_are_not_agent_tasks():
         await OfflineAgentModel().complete(request)
 
 
-def test_task_round_trips_through_the_prompt():
-    task = ProposeTask(agent_id="a", problem=PROBLEM, evidence=(PRICING,))
-    assert parse_task(render(task)) == task
+def test_task_round_trips_through_the_prompt_with_a_token_limit():
+    task = propose_task(LICENSING_GOOD)
+    request = render(task)
+    assert parse_task(request) == task
+    assert request.max_tokens == MAX_TOKENS["propose"]
+
+
+def test_every_output_list_and_string_is_bounded():
+    from hivemind_lab.agents.prompts import OUTPUT_TYPES
+
+    def walk(schema: dict, defs: dict, path: str) -> None:
+        if "$ref" in schema:
+            walk(defs[schema["$ref"].split("/")[-1]], defs, path)
+            return
+        for alt in schema.get("anyOf", []):
+            walk(alt, defs, path)
+        kind = schema.get("type")
+        if kind == "array":
+            assert "maxItems" in schema, path
+            walk(schema["items"], defs, path + "[]")
+        elif kind == "string" and "enum" not in schema and "const" not in schema:
+            assert "maxLength" in schema, path
+        elif kind in ("number", "integer"):
+            assert "enum" in schema, path  # grammars do not enforce ranges, only enums
+        for name, sub in schema.get("properties", {}).items():
+            walk(sub, defs, f"{path}.{name}")
+
+    for name, output in OUTPUT_TYPES.items():
+        schema = output.model_json_schema()
+        walk(schema, schema.get("$defs", {}), name)

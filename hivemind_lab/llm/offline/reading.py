@@ -299,7 +299,7 @@ def judge(
             if b < RELEVANT:
                 continue
             tone = polarity(fact.text)
-            fact_score += 0.3 * b * tone
+            fact_score += 0.15 * b * tone
             if tone > 0:
                 facts_for.append(fact.id)
             elif tone < 0:

@@ -62,7 +62,10 @@ def _short(label: str, limit: int = 70) -> str:
 
 
 def _lower(label: str) -> str:
-    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+    """Lower-case an option's first word to use it mid-sentence (acronyms and names keep
+    their case: "ICU post", "Enter Germany" → "enter Germany")."""
+    word = label.split(" ", 1)[0]
+    return label[:1].lower() + label[1:] if word[1:].islower() or word == "A" else label
 
 
 def _fit(text: str) -> str:
@@ -336,11 +339,13 @@ def _critique_points(
     if chosen and ctx.facts:
         text = frozenset(stems_of(" ".join(target.recommendations)))
         w = option_weights(options)[chosen[0]]
-        gaps = [
-            (bearing(frozenset(stems_of(f.text)), w), f)
-            for f in ctx.facts
-            if len(frozenset(stems_of(f.text)) & text) < 0.5 * len(frozenset(stems_of(f.text)))
-        ]
+        option_stems = frozenset(stem for weights in option_weights(options) for stem in weights)
+
+        def ignored(fact: Fact) -> bool:
+            own = frozenset(stems_of(fact.text)) - option_stems  # what the fact adds
+            return bool(own) and len(own & text) < 0.5 * len(own)
+
+        gaps = [(bearing(frozenset(stems_of(f.text)), w), f) for f in ctx.facts if ignored(f)]
         gaps = [(b, f) for b, f in gaps if b >= 0.34]
         if gaps:
             b, fact = max(gaps, key=lambda g: (g[0], -ctx.facts.index(g[1])))

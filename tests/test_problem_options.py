@@ -1,0 +1,176 @@
+"""Problem understanding: options from varied phrasings, facts, and one problem loader."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hivemind_lab.decision import extract_facts, extract_options, fact_snippet
+from hivemind_lab.errors import InputError
+from hivemind_lab.inputs import DeliberationRequest, request_for
+from hivemind_lab.problems import load_problems, resolve_problem
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (
+            "The board must decide whether to enter Germany, France or Spain.",
+            ("Enter Germany", "Enter France", "Enter Spain"),
+        ),
+        (
+            "An e-bike maker has four paths: premium cargo bikes; licensing its drivetrain; a "
+            "subscription service; or a sale to private equity. Its runway is 14 months.",
+            (
+                "Premium cargo bikes",
+                "Licensing its drivetrain",
+                "A subscription service",
+                "A sale to private equity",
+            ),
+        ),
+        (
+            "A nurse has three offers: (1) an ICU post, (2) a travel contract paying 2,400 a "
+            "week and (3) a teaching role. Which should she take?",
+            ("An ICU post", "A travel contract paying 2,400 a week", "A teaching role"),
+        ),
+        (
+            "Should Meridian respond, and if so, should it launch a low-cost product, acquire "
+            "or partner with a low-cost maker, or concentrate on its high-end customers?",
+            (
+                "Launch a low-cost product",
+                "Acquire or partner with a low-cost maker",
+                "Concentrate on its high-end customers",
+            ),
+        ),
+        ("Should Velora make or buy its battery packs?", ("Make its battery packs", "Buy its battery packs")),
+        ("Should I stay or go?", ("Stay", "Go")),
+        (
+            "The airline faces high-speed rail. It can cut routes, lease smaller jets or partner "
+            "with the rail operator. What should it do?",
+            ("Cut routes", "Lease smaller jets", "Partner with the rail operator"),
+        ),
+        (
+            "Our options:\n- Sell the business\n- Merge with a rival\n- Stay independent\n",
+            ("Sell the business", "Merge with a rival", "Stay independent"),
+        ),
+        (
+            "Halden's alternatives are to buy it, to license its software, or to build an "
+            "internal team.",
+            ("Buy it", "License its software", "Build an internal team"),
+        ),
+        ("How should Northfield respond to the discounter over the next three years?", ()),
+        ("What should Ashcombe do about the mill, and how should it handle its stakeholders?", ()),
+    ],
+)
+def test_options_are_read_from_varied_phrasings(question, options):
+    assert extract_options(question) == options
+
+
+def test_facts_come_from_client_and_market_data_then_the_questions_figures():
+    facts = extract_facts(
+        "A firm has 14 months of cash. Should it grow? It is family owned.",
+        client_data=[("cd-1", "Revenue 12 million.\nDebt 3 million; covenant at 2.5x.")],
+        market_data=[("md-1", "The market grows 4 percent a year.")],
+    )
+    assert [f.id for f in facts] == ["cd-1.1", "cd-1.2", "md-1.1", "question.1", "question.2"]
+    assert all(not f.text.endswith("?") for f in facts)
+    assert fact_snippet(facts[0]) == "Revenue 12 million"
+
+
+def test_every_shipped_problem_lists_its_options():
+    for problem in load_problems(PROBLEMS):
+        assert 2 <= len(problem.options) <= 8, problem.id
+        assert request_for(problem).options_source == "given"
+
+
+def test_a_request_without_options_reads_them_or_says_agents_propose_their_own():
+    extracted = DeliberationRequest(
+        problem="Should we license or sell the patent?", sufficiency=1, feasibility=50, density=100
+    )
+    assert extracted.options_source == "extracted" and len(extracted.options) == 2
+    open_ended = DeliberationRequest(
+        problem="How should we grow?", sufficiency=1, feasibility=50, density=100
+    )
+    assert open_ended.options == () and open_ended.options_source == "agents"
+
+
+def test_problem_argument_forms(tmp_path):
+    long_text = "Should the cooperative " + "expand its dairy processing capacity " * 12 + "or wait?"
+    assert len(long_text) > 255
+    assert resolve_problem(long_text).question == long_text
+    txt = tmp_path / "airline.txt"
+    txt.write_text("A regional airline faces high-speed rail. Should it cut routes or partner?")
+    problem = resolve_problem(str(txt))
+    assert problem.id == "airline" and "high-speed rail" in problem.question
+    md = tmp_path / "nurse.md"
+    md.write_text("# Three offers\n\nShould Dana take the ICU post or the teaching role?\n")
+    assert resolve_problem(str(md)).title == "Three offers"
+    assert resolve_problem(str(PROBLEMS / "insurer-analytics-acquisition.toml")).options
+
+
+@pytest.mark.parametrize("argument", ["missing/problem.txt", "typo.toml", "", "   "])
+def test_bad_problem_arguments_name_the_problem(argument):
+    with pytest.raises(InputError, match="problem"):
+        resolve_problem(argument)
+
+
+def test_a_directory_is_not_a_problem(tmp_path):
+    with pytest.raises(InputError, match="is a directory"):
+        resolve_problem(str(tmp_path))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from hivemind_lab.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+    )
+
+
+def test_cli_refuses_a_missing_problem_file_and_writes_nothing(tmp_path):
+    out = tmp_path / "run"
+    done = _cli("deliberate", "--problem", str(tmp_path / "nope.txt"), "--out", str(out))
+    assert done.returncode == 2
+    assert "nope.txt" in done.stderr and "does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+    blank = _cli("deliberate", "--problem", "", "--out", str(out))
+    assert blank.returncode == 2 and "problem" in blank.stderr and "Traceback" not in blank.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_cli_runs_a_plain_text_problem_file(tmp_path):
+    problem = tmp_path / "bakery.txt"
+    problem.write_text(
+        "A family bakery with 14 months of cash and a 9 percent margin must choose whether to "
+        "open a second shop, sell wholesale to cafes, or launch online ordering. Which?"
+    )
+    out = tmp_path / "run"
+    done = _cli(
+        "deliberate",
+        "--problem",
+        str(problem),
+        "--kb",
+        str(KNOWLEDGE),
+        "--practicality-kb",
+        str(PRACTICALITY),
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    import json
+
+    result = json.loads((out / "result.json").read_text())
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["request"]["options_source"] == "extracted"
+    assert len(manifest["request"]["options"]) == 3
+    if result["conclusions"]:
+        top = result["conclusions"][0]
+        options = [o.lower() for o in manifest["request"]["options"]]
+        assert any(o in top["recommendations"][0].lower() for o in options)
