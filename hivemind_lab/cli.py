@@ -70,6 +70,8 @@ token_app = typer.Typer(
 app.add_typer(kb_app, name="kb")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
+llm_app = typer.Typer(help="The local language-model server (llama.cpp).", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
 mcp_app.add_typer(token_app, name="token")
 
 console = Console()
@@ -162,20 +164,6 @@ def kb_slice(
         err_console.print(f"[yellow]warning:[/] {note}")
 
 
-def _model(backend: str, model: str | None, base_url: str | None, latency: float) -> Any:
-    from hivemind_lab.llm.latency import LatencyChatModel
-    from hivemind_lab.llm.offline import OfflineAgentModel
-    from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
-
-    if backend == "offline":
-        chat: Any = OfflineAgentModel()
-    elif backend == "openai":
-        chat = OpenAIChatModel(OpenAIConfig.from_env(model=model, base_url=base_url))
-    else:
-        raise HivemindError(f"backend: unknown backend {backend!r} (allowed: offline, openai)")
-    return LatencyChatModel(chat, latency) if latency > 0 else chat
-
-
 @app.command()
 def deliberate(
     problem: Annotated[
@@ -233,13 +221,24 @@ def deliberate(
         str, typer.Option(help="pairwise (N(N−1) calls) or batched (N calls).")
     ] = "pairwise",
     backend: Annotated[
-        str, typer.Option(help="offline (no network) or openai (any compatible endpoint).")
+        str,
+        typer.Option(
+            help="offline (no network), openai (any compatible endpoint) or local (a llama.cpp "
+            "server started for the run; set up by `make llama`)."
+        ),
     ] = "offline",
     model: Annotated[
         str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
+    ] = None,
+    model_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="GGUF model for the local backend (or HIVEMIND_MODEL_FILE).",
+            show_default="the bundled SmolLM2-135M (plumbing, not strategy)",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for slicing and agents.")] = 0,
     max_rounds: Annotated[int, typer.Option(help="Rounds before stopping as non_converged.")] = 6,
@@ -263,8 +262,15 @@ def deliberate(
     """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
     # Only the light input modules before validation: a bad value is answered in well under a
     # second; the deliberation machinery (scikit-learn, the OpenAI SDK, plotly) loads after.
-    from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits, build
-    from hivemind_lab.problems import Problem, load_problem, problem_from_text
+    from hivemind_lab.inputs import (
+        PRESETS,
+        Calibrations,
+        DeliberationRequest,
+        Limits,
+        build,
+        request_for,
+    )
+    from hivemind_lab.problems import resolve_problem
 
     try:
         if resume is not None:
@@ -285,17 +291,17 @@ def deliberate(
             )
             backend, model = (
                 manifest["backend"],
-                manifest["model"] if manifest["backend"] != "offline" else None,
+                manifest["model"] if manifest["backend"] == "openai" else None,
             )
+            if backend == "local" and model_file is None:  # the weights the run started with
+                model_file = Path(manifest.get("model_info", {}).get("model_path", "")) or None
             run_dir = resume
         else:
             if problem is None:
-                raise HivemindError("problem: required (a problem .toml file or the problem text)")
-            prob: Problem = (
-                load_problem(problem)
-                if problem.endswith(".toml") or Path(problem).is_file()
-                else problem_from_text(problem)
-            )
+                raise HivemindError(
+                    "problem: required (a .toml, .txt or .md problem file, or the problem text)"
+                )
+            prob = resolve_problem(problem)
             if preset not in PRESETS:
                 raise HivemindError(f"preset: unknown {preset!r} (allowed: {', '.join(PRESETS)})")
             base = PRESETS[preset]
@@ -307,20 +313,18 @@ def deliberate(
                 else similarity,
                 severity=base.severity if severity is None else severity,
             )
-            chosen_profile: Any = profile or prob.profile
-            if "," in chosen_profile or chosen_profile not in ("enterprise", "individual"):
-                chosen_profile = tuple(p.strip() for p in chosen_profile.split(",") if p.strip())
-            request = build(
-                DeliberationRequest,
-                problem=prob.question,
-                sufficiency=prob.suggested.sufficiency if sufficiency is None else sufficiency,
-                feasibility=prob.suggested.feasibility if feasibility is None else feasibility,
-                density=prob.suggested.density if density is None else density,
-                client_data=prob.client_data,
-                market_data=prob.market_data,
+            chosen_profile: Any = profile
+            if profile is not None and (
+                "," in profile or profile not in ("enterprise", "individual")
+            ):
+                chosen_profile = tuple(p.strip() for p in profile.split(",") if p.strip())
+            request = request_for(
+                prob,
+                sufficiency=sufficiency,
+                feasibility=feasibility,
+                density=density,
                 profile=chosen_profile,
                 critique_mode=critique_mode,
-                problem_id=prob.id,
             )
             limits = build(
                 Limits,
@@ -331,11 +335,16 @@ def deliberate(
             )
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
-        chat = _model(backend, model, base_url, latency)
+        from hivemind_lab.llm.factory import backend_choice  # loads the openai SDK: ~1 s
+
+        choice = backend_choice(
+            backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
+        )
     except HivemindError as exc:
         raise _fail(exc) from None
     from hivemind_lab.deliberation import Progress as RunProgress
     from hivemind_lab.deliberation import deliberate_async
+    from hivemind_lab.llm.factory import open_model
     from hivemind_lab.reports import write_report
 
     columns = (
@@ -359,23 +368,34 @@ def deliberate(
             )
 
         try:
-            result = asyncio.run(
-                deliberate_async(
-                    request,
-                    cal,
-                    limits,
-                    model=chat,
-                    run_dir=run_dir,
-                    seed=seed,
-                    knowledge_base=kb,
-                    practicality_kb=practicality_kb,
-                    on_progress=on_progress,
-                    resume=resume is not None,
+            # A local server lives for this block only and is stopped by its PID on any exit.
+            with open_model(choice, concurrency=limits.concurrency) as chat:
+                served = getattr(chat, "server", None)
+                if served is not None:
+                    err_console.print(
+                        f"local model {served.info.model_file} on llama-server "
+                        f"{served.base_url} (pid {served.pid})",
+                        highlight=False,
+                    )
+                result = asyncio.run(
+                    deliberate_async(
+                        request,
+                        cal,
+                        limits,
+                        model=chat,
+                        run_dir=run_dir,
+                        seed=seed,
+                        knowledge_base=kb,
+                        practicality_kb=practicality_kb,
+                        on_progress=on_progress,
+                        resume=resume is not None,
+                    )
                 )
-            )
         except HivemindError as exc:
             failure = _erase(bar, exc)
     if failure is not None:
+        if (run_dir / "manifest.json").exists() and not (run_dir / "result.json").exists():
+            err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure)
     report = write_report(run_dir, force=True)
     _print_summary(result, run_dir)
@@ -397,6 +417,45 @@ def _print_summary(result: Any, run_dir: Path) -> None:
     if result.conclusions:
         console.print(table)
     console.print(f"run directory: {run_dir}")
+
+
+@llm_app.command("serve")
+def llm_serve(
+    model_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="GGUF model file (or HIVEMIND_MODEL_FILE).",
+            show_default="the bundled SmolLM2-135M (plumbing, not strategy)",
+        ),
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 0,
+    slots: Annotated[int, typer.Option(help="Requests decoded in parallel (-np).")] = 2,
+    context_size: Annotated[int, typer.Option(help="Tokens of context per slot.")] = 4096,
+) -> None:
+    """Run the local backend's llama.cpp server in the foreground (Ctrl-C stops it), for
+    notebooks and sweeps that point the openai backend at it."""
+    from hivemind_lab.llm.factory import BackendChoice, local_server
+
+    try:
+        choice = BackendChoice(backend="local", model_file=model_file, context_size=context_size)
+        server = local_server(choice, slots=slots, port=port)
+        with server:
+            info = server.endpoint.info
+            console.print(
+                f"llama-server {info.server_version} serving {info.model_file} "
+                f"(sha256 {info.model_sha256[:12]}…, {info.slots} slots × {info.context_size} "
+                f"tokens, {info.threads} threads) at [bold]{server.base_url}[/] (pid {server.pid})"
+            )
+            console.print(
+                f"use it: hivemind-lab deliberate --backend openai --base-url {server.base_url} "
+                f"--model {info.model_file} --concurrency {info.slots} …"
+            )
+            code = server.wait()
+            raise HivemindError(f"llama-server exited with code {code}:\n{server.log_tail()}")
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        err_console.print("stopped")
 
 
 @audit_app.command("verify")

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from hivemind_lab.deliberation import deliberate
-from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.inputs import Calibrations, Limits, request_for
 from hivemind_lab.llm.offline import OfflineAgentModel
 from hivemind_lab.problems import Problem, load_problems
 from hivemind_lab.results import DeliberationResult
@@ -44,17 +44,8 @@ def run_deliberation(
     """One offline deliberation into ``run_dir`` (a fresh temporary folder by default)."""
     root = root or project_root()
     run_dir = run_dir or Path(tempfile.mkdtemp(prefix="hivemind-")) / "run"
-    request = DeliberationRequest.model_validate(
-        {
-            "problem": problem.question,
-            "sufficiency": sufficiency,
-            "feasibility": feasibility,
-            "density": density,
-            "client_data": problem.client_data,
-            "market_data": problem.market_data,
-            "problem_id": problem.id,
-            "profile": problem.profile,
-        }
+    request = request_for(
+        problem, sufficiency=sufficiency, feasibility=feasibility, density=density
     )
     result = deliberate(
         request,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,16 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge
+from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.execute import execute
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.spec import ExperimentSpec
-from hivemind_lab.inputs import Calibrations, DeliberationRequest
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, request_for
+from hivemind_lab.llm import factory
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.llm.latency import LatencyChatModel
+from hivemind_lab.llm.factory import BackendChoice
+from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.monitor import make_embedder
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs import Budget, ExperimentInfo, RunDir, write_json_atomic
@@ -77,34 +81,43 @@ class SweepReport(BaseModel):
         return sum(r.reused_calls for r in self.runs if not r.skipped)
 
 
-def make_model(spec: ExperimentSpec) -> ChatModel:
-    """The spec's backend (with its artificial latency, for benchmarks)."""
-    chat: ChatModel
-    if spec.backend == "offline":
-        from hivemind_lab.llm.offline import OfflineAgentModel
+def make_model(spec: ExperimentSpec, endpoint: LocalEndpoint | None = None) -> ChatModel:
+    """The spec's backend (local: the sweep's server at ``endpoint``), with its artificial
+    latency for benchmarks."""
+    choice = BackendChoice(backend=spec.backend, model=spec.model, latency_s=spec.latency_s)
+    return factory.make_model(choice, endpoint=endpoint)
 
-        chat = OfflineAgentModel()
-    else:
-        from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
 
-        chat = OpenAIChatModel(OpenAIConfig.from_env(model=spec.model))
-    return LatencyChatModel(chat, spec.latency_s) if spec.latency_s > 0 else chat
+@contextmanager
+def local_endpoint(
+    spec: ExperimentSpec, project: Path, *, slots: int, ray_address: str | None = None
+) -> Iterator[LocalEndpoint | None]:
+    """For the local backend, one llama.cpp server for the whole sweep (stopped by its PID at
+    the end, whatever happens); None for other backends."""
+    if spec.backend != "local":
+        yield None
+        return
+    if ray_address not in (None, "local"):
+        raise InputError(
+            "ray",
+            "the local backend serves on 127.0.0.1, out of reach of a Ray cluster",
+            allowed="--ray local, or no --ray",
+        )
+    model_file = project / spec.model_file if spec.model_file else None
+    # The spec alone names the weights (run ids hash it): HIVEMIND_MODEL_FILE is not read.
+    env = {k: v for k, v in os.environ.items() if k != "HIVEMIND_MODEL_FILE"}
+    choice = BackendChoice(backend="local", model_file=model_file)
+    with factory.local_server(choice, slots=slots, env=env) as server:
+        yield server.endpoint
 
 
 def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
-    problem = load_problem(project / point.problem)
-    return DeliberationRequest.model_validate(
-        {
-            "problem": problem.question,
-            "sufficiency": spec.inputs.sufficiency,
-            "feasibility": spec.inputs.feasibility,
-            "density": spec.inputs.density,
-            "client_data": problem.client_data,
-            "market_data": problem.market_data,
-            "profile": problem.profile,
-            "critique_mode": spec.inputs.critique_mode,
-            "problem_id": problem.id,
-        }
+    return request_for(
+        load_problem(project / point.problem),
+        sufficiency=spec.inputs.sufficiency,
+        feasibility=spec.inputs.feasibility,
+        density=spec.inputs.density,
+        critique_mode=spec.inputs.critique_mode,
     )
 
 
@@ -139,7 +152,12 @@ def finished(spec: ExperimentSpec, point: RunPoint, root: Path) -> RunSummary | 
 
 
 def run_point(
-    spec: ExperimentSpec, point: RunPoint, root: Path, project: Path, budget: Budget | None = None
+    spec: ExperimentSpec,
+    point: RunPoint,
+    root: Path,
+    project: Path,
+    budget: Budget | None = None,
+    endpoint: LocalEndpoint | None = None,
 ) -> RunSummary:
     """Run one point into ``root/<run-id>`` (skip it if finished, resume it if interrupted)."""
     done = finished(spec, point, root)
@@ -149,7 +167,7 @@ def run_point(
     if run.path.exists() and not run.started:  # killed before its manifest: nothing to keep
         shutil.rmtree(run.path)
     shared = ResponseCache(root / "shared-cache.sqlite")
-    model = CachingChatModel(make_model(spec), shared)
+    model = CachingChatModel(make_model(spec, endpoint), shared)
     try:
         if run.started:
             manifest = run.read_manifest()
@@ -205,8 +223,10 @@ class Dispatcher:
         workers: int,
         ray_address: str | None,
         on_done: Callable[[RunSummary], None],
+        endpoint: LocalEndpoint | None = None,
     ) -> None:
         self.spec, self.root, self.project = spec, root, project
+        self.endpoint = endpoint
         self.workers, self.ray_address, self.on_done = workers, ray_address, on_done
         self._pool: ProcessPoolExecutor | None = None
 
@@ -234,7 +254,10 @@ class Dispatcher:
             return out + self._ray(pending)
         if self.workers <= 1 or len(pending) == 1:
             for point, budget in pending:
-                out.append(self._report(run_point(self.spec, point, self.root, self.project, budget)))
+                summary = run_point(
+                    self.spec, point, self.root, self.project, budget, self.endpoint
+                )
+                out.append(self._report(summary))
             return out
         if self._pool is None:
             # forkserver: one clean process imports the package once and forks the workers, so a
@@ -243,7 +266,7 @@ class Dispatcher:
             context.set_forkserver_preload(["hivemind_lab.experiments.runner"])
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         futures = [
-            self._pool.submit(run_point, self.spec, p, self.root, self.project, b)
+            self._pool.submit(run_point, self.spec, p, self.root, self.project, b, self.endpoint)
             for p, b in pending
         ]
         out += [self._report(f.result()) for f in as_completed(futures)]
@@ -267,7 +290,10 @@ class Dispatcher:
             else:
                 ray.init(address=self.ray_address, log_to_driver=False)
         task = ray.remote(run_point)
-        pending = [task.remote(self.spec, p, self.root, self.project, b) for p, b in jobs]  # type: ignore[call-arg]
+        pending = [
+            task.remote(self.spec, p, self.root, self.project, b, self.endpoint)  # type: ignore[call-arg]
+            for p, b in jobs
+        ]
         out = []
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
@@ -307,9 +333,19 @@ def run(
     done = on_done or (lambda s: None)
     started = time.perf_counter()
     summaries: list[RunSummary] = []
-    with Dispatcher(
-        spec, root, project, workers=workers, ray_address=ray_address, on_done=done
-    ) as dispatcher:
+    slots = max(1, workers) * spec.limits.concurrency
+    with (
+        local_endpoint(spec, project, slots=slots, ray_address=ray_address) as endpoint,
+        Dispatcher(
+            spec,
+            root,
+            project,
+            workers=workers,
+            ray_address=ray_address,
+            on_done=done,
+            endpoint=endpoint,
+        ) as dispatcher,
+    ):
         if spec.space.kind == "optuna":
             summaries = _optuna(spec, dispatcher, total=total)
         else:
