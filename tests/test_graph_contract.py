@@ -518,3 +518,96 @@ def test_bulk_ingest_then_detect_conflicts_against_it(graph):
             [{"subject": "x", "predicate": "is", "obj": "y", "confidence": 3}], model="loader"
         )
     assert count(graph, "Assertion") == 51
+
+
+# -- retract -----------------------------------------------------------------------------------
+
+
+def test_retract_withdraws_own_assertion_closes_its_conflicts_and_keeps_history(graph):
+    mine = graph.assert_claim("pricing power", "is", "durable", 0.9, T, "moat", model="claude")
+    other = graph.assert_claim("pricing power", "is", "fragile", 0.8, T, model="grok")
+    (hit,) = other.conflicts_detected
+    graph.assert_claim("switching costs", "cause", "pricing power", 0.7, T, model="claude")
+    before = graph.divergence("claude", "grok", T)
+    assert len(before.direct_conflicts) == 1
+
+    result = graph.retract(mine.assertion_id, "new data on churn", model="claude")
+    assert result.outcome == "withdrawn"
+    assert result.conflicts_closed == (hit.conflict_id,)
+    assert result.held_by is None
+    # Provenance keeps the claim and records who withdrew it, when and why.
+    row = graph.store.read(
+        "MATCH (w:Withdrawal)-[:WITHDRAWS]->(a:Assertion {id: $id})-[:ASSERTED_BY]->(m:Model) "
+        "RETURN a.status AS status, a.evidence AS ev, m.name AS owner, w.model AS by, "
+        "w.reason AS reason, w.created_at AS at",
+        {"id": mine.assertion_id},
+    )
+    assert row == [
+        {
+            "status": "withdrawn",
+            "ev": "moat",
+            "owner": "claude",
+            "by": "claude",
+            "reason": "new data on churn",
+            "at": result.withdrawn_at,
+        }
+    ]
+    (view,) = graph.conflicts(T, "all")
+    assert (view.status, view.resolution) == ("withdrawn", "withdrawn")
+    assert graph.conflicts(T) == []
+    # Divergence, query and conflict detection stop counting it.
+    after = graph.divergence("claude", "grok", T)
+    assert after.direct_conflicts == ()
+    assert [c.object for c in after.unique_to_a] == ["pricing power"]
+    assert [c.object for c in after.unique_to_b] == ["fragile"]
+    answer = graph.query("What about pricing power?", 400, T, 0.0, model="gemini")
+    assert "durable" not in answer
+    assert "fragile" in answer
+    again = graph.assert_claim("pricing power", "is", "modest", 0.6, T, model="gemini")
+    assert [c.with_assertion for c in again.conflicts_detected] == [other.assertion_id]
+
+
+def test_retract_refuses_what_the_model_does_not_hold(graph):
+    claim = graph.assert_claim("margin", "is", "thin", 0.7, T, model="claude")
+    with pytest.raises(InputError, match="assertion_id") as refused:
+        graph.retract(claim.assertion_id, "not mine", model="grok")
+    assert "claude" in str(refused.value)
+    with pytest.raises(InputError, match="assertion_id"):
+        graph.retract("no-such-id", "typo", model="claude")
+    with pytest.raises(InputError, match="reason"):
+        graph.retract(claim.assertion_id, "  ", model="claude")
+    assert count(graph, "Withdrawal") == 0
+    graph.retract(claim.assertion_id, "changed my mind", model="claude")
+    with pytest.raises(InputError, match="withdrawn"):
+        graph.retract(claim.assertion_id, "twice", model="claude")
+    assert count(graph, "Withdrawal") == 1
+
+
+def test_retract_of_a_corroborated_claim_leaves_it_with_its_other_holders(graph):
+    first = graph.assert_claim("discounter", "causes", "price war", 0.8, T, model="claude")
+    graph.assert_claim("discounter", "causes", "price war", 0.6, T, "store visits", model="grok")
+    graph.assert_claim("discounter", "causes", "price war", 0.5, T, model="gemini")
+    clash = graph.assert_claim("discounter", "causes", "price war", 0.5, T, model="mistral")
+    assert clash.outcome == "corroborated"
+
+    support = graph.retract(first.assertion_id, "overstated", model="gemini")
+    assert (support.outcome, support.held_by) == ("support_withdrawn", "claude")
+    handed = graph.retract(first.assertion_id, "outside my remit", model="claude")
+    assert (handed.outcome, handed.held_by) == ("handed_over", "grok")
+    row = graph.store.read(
+        "MATCH (a:Assertion {id: $id})-[:ASSERTED_BY]->(m:Model) RETURN a.status AS status, "
+        "a.source_model AS owner, m.name AS edge, a.confidence AS c, a.evidence AS ev, "
+        "a.support AS support",
+        {"id": first.assertion_id},
+    )[0]
+    assert row == {
+        "status": "active",
+        "owner": "grok",
+        "edge": "grok",
+        "c": pytest.approx(0.6),
+        "ev": "store visits",
+        "support": 2,
+    }
+    assert count(graph, "Withdrawal") == 2
+    held = graph.divergence("grok", "claude", T)
+    assert [c.object for c in held.unique_to_a] == ["price war"]

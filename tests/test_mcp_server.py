@@ -29,6 +29,7 @@ TOOLS = {
     "hivemind_resolve",
     "hivemind_divergence",
     "hivemind_patterns",
+    "hivemind_retract",
 }
 T = "theory"
 
@@ -165,6 +166,14 @@ async def test_stdio_lists_tools_with_schemas_and_calls_every_tool(tmp_path):
             await client.call_tool("hivemind_patterns", {"domain": T, "min_frequency": 1})
         )
         assert set(patterns) >= {"motifs", "clusters", "islands", "cross_model_patterns"}
+        withdrawn = data(
+            await client.call_tool(
+                "hivemind_retract",
+                {"assertion_id": first["assertion_id"], "reason": "disproven by the vote"},
+            )
+        )
+        assert withdrawn["model"] == "claude"
+        assert listed["hivemind_retract"].annotations.destructive_hint is True
 
 
 @pytest.mark.parametrize(

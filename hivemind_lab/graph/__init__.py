@@ -9,6 +9,7 @@ from hivemind_lab.graph.models import (
     ConflictView,
     DivergenceReport,
     PatternReport,
+    RetractResult,
     VoteResult,
 )
 from hivemind_lab.graph.predicates import PredicateRegistry
@@ -23,6 +24,7 @@ __all__ = [
     "HivemindGraph",
     "PatternReport",
     "PredicateRegistry",
+    "RetractResult",
     "StoreBusyError",
     "StoreError",
     "VoteResult",

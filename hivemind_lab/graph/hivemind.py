@@ -11,10 +11,11 @@ from hivemind_lab.graph.consensus import ConsensusOps
 from hivemind_lab.graph.core import conflict_id
 from hivemind_lab.graph.insights import InsightOps
 from hivemind_lab.graph.query import QueryOps
+from hivemind_lab.graph.retraction import RetractOps
 
 __all__ = ["HivemindGraph", "conflict_id"]
 
 
-class HivemindGraph(AssertOps, ConsensusOps, QueryOps, InsightOps):
+class HivemindGraph(AssertOps, ConsensusOps, QueryOps, InsightOps, RetractOps):
     """Operations on the shared knowledge graph (assert, conflicts, resolve, query, divergence,
-    patterns, provenance) over any `GraphStore`."""
+    patterns, provenance, retract) over any `GraphStore`."""

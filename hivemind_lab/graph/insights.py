@@ -54,7 +54,7 @@ class InsightOps(GraphCore):
         conflicts = []
         clashing_pairs = set()
         for c in snap.conflicts:
-            if c.domain != domain:
+            if c.domain != domain or c.status == "withdrawn":  # withdrawn claims stop counting
                 continue
             for x, y in ((c.a_id, c.b_id), (c.b_id, c.a_id)):
                 if x in ids_a and y in ids_b:

@@ -30,7 +30,7 @@ class Assertion(Frozen):
     evidence: str = ""
     created_at: str
     survived_consensus: bool | None = None
-    status: Literal["active", "disproven"] = "active"
+    status: Literal["active", "disproven", "withdrawn"] = "active"
     support: int = 1
     """How many models hold the claim (asserter plus corroborators)."""
     subject_key: str = ""
@@ -130,3 +130,20 @@ class PatternReport(Frozen):
     clusters: tuple[dict, ...]
     islands: tuple[dict, ...]
     cross_model_patterns: tuple[dict, ...]
+
+
+class RetractResult(Frozen):
+    """What `HivemindGraph.retract` returns (hivemind_retract's JSON)."""
+
+    assertion_id: str
+    outcome: Literal["withdrawn", "handed_over", "support_withdrawn"]
+    """withdrawn: the claim no longer counts; handed_over: the asserter withdrew but a
+    corroborator still holds it (and now owns it); support_withdrawn: a corroborator withdrew."""
+    model: str
+    """The model that withdrew."""
+    reason: str
+    withdrawn_at: str
+    conflicts_closed: tuple[str, ...] = ()
+    """Open conflicts closed as ``withdrawn`` because nobody holds the claim any more."""
+    held_by: str | None = None
+    """Who holds the claim afterwards (None once withdrawn)."""

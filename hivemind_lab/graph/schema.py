@@ -26,6 +26,10 @@ NODE_TABLES = {
         "id STRING PRIMARY KEY, conflict_id STRING, model STRING, resolution STRING, "
         "evidence STRING, synthesized_claim STRING, weight DOUBLE, created_at STRING"
     ),
+    "Withdrawal": (
+        "id STRING PRIMARY KEY, assertion_id STRING, model STRING, reason STRING, "
+        "outcome STRING, created_at STRING"
+    ),
     "Pattern": (
         "id STRING PRIMARY KEY, domain STRING, description STRING, frequency INT64, "
         "confidence DOUBLE, discovered_by STRING, created_at STRING"
@@ -47,6 +51,7 @@ REL_TABLES = {
     "SYNTHESIZED_FROM": "FROM Assertion TO Conflict",
     "FORKED_FROM": "FROM Assertion TO Conflict",
     "PART_OF": "FROM Assertion TO Pattern",
+    "WITHDRAWS": "FROM Withdrawal TO Assertion",
 }
 
 NEO4J_SCHEMA = [
@@ -56,6 +61,7 @@ NEO4J_SCHEMA = [
     "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE e.key IS UNIQUE",
     "CREATE CONSTRAINT vote_id IF NOT EXISTS FOR (v:Vote) REQUIRE v.id IS UNIQUE",
     "CREATE CONSTRAINT pattern_id IF NOT EXISTS FOR (p:Pattern) REQUIRE p.id IS UNIQUE",
+    "CREATE CONSTRAINT withdrawal_id IF NOT EXISTS FOR (w:Withdrawal) REQUIRE w.id IS UNIQUE",
     "CREATE INDEX assertion_subject IF NOT EXISTS FOR (a:Assertion) ON (a.subject)",
     "CREATE INDEX assertion_domain IF NOT EXISTS FOR (a:Assertion) ON (a.domain)",
     "CREATE INDEX assertion_model IF NOT EXISTS FOR (a:Assertion) ON (a.source_model)",

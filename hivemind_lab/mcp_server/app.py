@@ -1,4 +1,4 @@
-"""The MCP server: the spec's six tools over `HivemindGraph`, bound to a caller identity.
+"""The MCP server: the spec's six tools and hivemind_retract over `HivemindGraph`, bound to a caller identity.
 
 The identity a tool acts as never comes from tool arguments: over stdio and in single-user HTTP
 mode it is SOURCE_MODEL; with a token file it is the model the client's bearer token maps to.
@@ -24,6 +24,7 @@ from hivemind_lab.graph.models import (
     ConflictView,
     DivergenceReport,
     PatternReport,
+    RetractResult,
     VoteResult,
 )
 from hivemind_lab.mcp_server.arguments import (
@@ -62,6 +63,9 @@ WRITE = ToolAnnotations(
 )
 VOTE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
+RETRACT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
 )
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
@@ -235,6 +239,24 @@ def build_server(
             notifier.publish(
                 "consensus.reached", {"conflict_id": conflict_id, **result.model_dump()}
             )
+        return result
+
+    @server.tool(annotations=RETRACT, structured_output=True)
+    async def hivemind_retract(
+        assertion_id: Annotated[Text, Field(description="The assertion to withdraw.")],
+        reason: Annotated[Text, Field(description="Why you withdraw it (kept on record).")],
+    ) -> RetractResult:
+        """Withdraw an assertion you made (or your corroboration of another model's).
+
+        Nothing is deleted: the assertion keeps its provenance plus a record of who withdrew it,
+        when and why, but query, divergence and conflict detection stop counting it. Its open
+        conflicts close as "withdrawn" unless other models still hold the claim. You can never
+        withdraw another model's assertion.
+        """
+        model = identity()
+        result = await call(lambda: graph.retract(assertion_id, reason, model=model))
+        if notifier:
+            notifier.publish("assertion.withdrawn", result.model_dump())
         return result
 
     @server.tool(annotations=READ, structured_output=True)

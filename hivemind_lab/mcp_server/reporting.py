@@ -71,6 +71,9 @@ class Reporter:
             return
         with warnings.catch_warnings():
             # Logging is deprecated (not removed) in 2026-07-28; still the way to reach clients.
+            # The SDK warns when the method is called, so the await can stay outside.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            sending = self.ctx.log(level, message, logger_name="hivemind")
+            sending = self.ctx.request_context.session.send_log_message(
+                level, message, logger="hivemind", related_request_id=self.ctx.request_id
+            )
         await sending
