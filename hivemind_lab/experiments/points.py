@@ -31,6 +31,8 @@ class RunPoint(BaseModel):
             "model": spec.model,
             "knowledge_base": spec.knowledge_base,
             "embedder": spec.embedder,
+            # Only when set, so the ids of runs on other backends stay as they were.
+            **({"model_file": spec.model_file} if spec.model_file else {}),
         }
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:12]
         return f"{self.strategy}-{digest}"

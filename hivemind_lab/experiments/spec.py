@@ -67,8 +67,11 @@ class ExperimentSpec(Frozen):
     """Problem TOML files (relative to the spec's folder's parent, i.e. the project root)."""
     knowledge_base: str = "data/knowledge"
     practicality_kb: str = "data/practicality"
-    backend: Literal["offline", "openai"] = "offline"
+    backend: Literal["offline", "openai", "local"] = "offline"
     model: str | None = None
+    model_file: str | None = None
+    """local backend: a GGUF file (relative to the project root); None: the bundled
+    SmolLM2-135M, which checks the plumbing but gives no real strategy."""
     inputs: FixedInputs
     limits: Limits = Limits()
     space: Space = Space()

@@ -92,3 +92,15 @@ class ChatModel(Protocol):
     model: str
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+def describe_model(model: ChatModel) -> str:
+    """``backend/model at URL`` for error messages; the URL is looked up through wrappers
+    (cache, latency) on the backend that has one."""
+    seen: object = model
+    while seen is not None:
+        endpoint = getattr(seen, "endpoint", None)
+        if isinstance(endpoint, str):
+            return f"{model.backend}/{model.model} at {endpoint}"
+        seen = getattr(seen, "inner", None)
+    return f"{model.backend}/{model.model}"

@@ -77,6 +77,16 @@ _RETRYABLE = (
 )
 
 
+def _describe(error: Exception) -> str:
+    """A transport error in words: the SDK's "Connection error." hides the refused connection."""
+    if isinstance(error, openai.APIConnectionError) and not isinstance(
+        error, openai.APITimeoutError
+    ):
+        cause = error.__cause__
+        return f"server unreachable: {cause or error}"
+    return str(error)
+
+
 class OpenAIChatModel:
     """ChatModel over the openai SDK's async client."""
 
@@ -104,6 +114,11 @@ class OpenAIChatModel:
         self._rng = rng or random.Random()
         self.calls = 0
         self.retries = 0
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (named in every error)."""
+        return self.config.base_url or "https://api.openai.com/v1"
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -144,18 +159,21 @@ class OpenAIChatModel:
             except openai.APIStatusError as exc:
                 if exc.status_code not in _RETRY_STATUS:
                     raise LLMError(
-                        f"{self.config.model}: endpoint refused the request "
-                        f"(HTTP {exc.status_code}): {exc.message}"
+                        f"{self.config.model} at {self.endpoint}: the endpoint refused the "
+                        f"request (HTTP {exc.status_code}): {exc.message}"
                     ) from exc
                 error = exc
             if attempt == self.config.max_retries:
                 raise LLMError(
-                    f"{self.config.model}: gave up after {attempt + 1} attempts ({error})"
+                    f"{self.config.model} at {self.endpoint}: gave up after {attempt + 1} "
+                    f"attempts ({_describe(error)})"
                 ) from error
             self.retries += 1
             await self._sleep(self._backoff(attempt))
         if not completion.choices:
-            raise LLMError(f"{self.config.model}: the endpoint returned no choices")
+            raise LLMError(
+                f"{self.config.model} at {self.endpoint}: the endpoint returned no choices"
+            )
         content = completion.choices[0].message.content or ""
         prompt = completion.usage.prompt_tokens if completion.usage else 0
         output = completion.usage.completion_tokens if completion.usage else 0

@@ -10,7 +10,14 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hivemind_lab.errors import HivemindError
-from hivemind_lab.llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, ResponseFormat
+from hivemind_lab.llm.base import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    ResponseFormat,
+    describe_model,
+)
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -66,7 +73,7 @@ async def complete_structured(
             error = str(exc)[:1500]
             if attempt == max_repairs:
                 raise StructuredOutputError(
-                    f"{model.backend}/{model.model} gave no valid {output_type.__name__} after "
+                    f"{describe_model(model)} gave no valid {output_type.__name__} after "
                     f"{max_repairs + 1} attempts; last error: {error}"
                 ) from exc
             current = current.model_copy(

