@@ -49,7 +49,7 @@ unit: setup
 	$(BIN)/pytest -q && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
 	  status=$$?; scripts/neo4j stop; exit $$status
 
-bench: setup
+bench: setup llama
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:

@@ -293,8 +293,9 @@ def deliberate(
                 manifest["backend"],
                 manifest["model"] if manifest["backend"] == "openai" else None,
             )
-            if backend == "local" and model_file is None:  # the weights the run started with
-                model_file = Path(manifest.get("model_info", {}).get("model_path", "")) or None
+            started_with = manifest.get("model_info", {}).get("model_path")
+            if backend == "local" and model_file is None and started_with:
+                model_file = Path(started_with)  # the weights the run started with
             run_dir = resume
         else:
             if problem is None:
@@ -430,7 +431,7 @@ def llm_serve(
     ] = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 0,
     slots: Annotated[int, typer.Option(help="Requests decoded in parallel (-np).")] = 2,
-    context_size: Annotated[int, typer.Option(help="Tokens of context per slot.")] = 4096,
+    context_size: Annotated[int, typer.Option(help="Tokens of context per slot.")] = 8192,
 ) -> None:
     """Run the local backend's llama.cpp server in the foreground (Ctrl-C stops it), for
     notebooks and sweeps that point the openai backend at it."""

@@ -38,7 +38,7 @@ class BackendChoice(BaseModel):
     """openai: the endpoint (else OPENAI_BASE_URL)."""
     model_file: Path | None = None
     """local: a GGUF file (else HIVEMIND_MODEL_FILE, else the bundled SmolLM2-135M)."""
-    context_size: int = Field(default=4096, ge=256)
+    context_size: int = Field(default=8192, ge=256)
     """local: tokens of context per slot."""
     latency_s: float = Field(default=0.0, ge=0.0)
     """Artificial seconds per call (demos and benchmarks)."""

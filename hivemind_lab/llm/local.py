@@ -63,7 +63,7 @@ class LocalServerConfig(BaseModel):
     """The ``llama-server`` executable."""
     model_file: Path
     """A GGUF model file."""
-    context_size: int = Field(default=4096, ge=256, le=1_048_576)
+    context_size: int = Field(default=8192, ge=256, le=1_048_576)
     """Tokens of context per slot (prompt plus reply of one request)."""
     slots: int = Field(default=1, ge=1, le=64)
     """Requests decoded in parallel (``-np``); the run's concurrency."""
