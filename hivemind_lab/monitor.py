@@ -20,6 +20,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from hivemind_lab.agents.schemas import SolutionView
 from hivemind_lab.errors import InputError
 from hivemind_lab.results import (
     Cluster,
@@ -39,6 +40,11 @@ class Embedder(Protocol):
     """Recorded in every manifest: a similarity threshold only means something for one embedder."""
     version: str
     """Version of the package that provides it."""
+    floor: float
+    """Cosine that counts as no similarity: similarities are rescaled so that it maps to 0 and
+    the similarity threshold spans its whole range 0-1."""
+    default_threshold: float
+    """The threshold that clusters solution-length texts best by meaning (benchmarks/monitor_ari.py)."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -59,6 +65,9 @@ class TfidfEmbedder:
     texts that say the same in other words score low)."""
 
     name = "tfidf-1-2gram-sublinear"
+    floor = 0.0
+    """Texts sharing no term score 0 already."""
+    default_threshold = 0.3
 
     def __init__(self) -> None:
         self.version = _version("scikit-learn")
@@ -84,6 +93,13 @@ class WordLlamaEmbedder:
     """Semantic embeddings from WordLlama (static token embeddings distilled from an LLM, mean
     pooled): similar meaning in different words scores high. Its weights ship inside the
     ``wordllama`` wheel; they are loaded from there and never downloaded."""
+
+    floor = 0.5
+    """Two solution-length texts on one subject that mean different things have a raw cosine
+    below 0.48 nine times in ten (CLINC150: eight-utterance texts of two intents of one domain;
+    benchmarks/monitor_ari.py). Without it every solution to one problem scores above 0.3, and
+    thresholds 0-0.3 would all lump everything together."""
+    default_threshold = 0.5
 
     def __init__(self, config: str = "l2_supercat", dim: int = 256) -> None:
         import wordllama
@@ -130,22 +146,38 @@ def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
 
 
 def similarity_matrix(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
-    """Pairwise cosine similarities in [0, 1] (identical texts score 1)."""
+    """Pairwise similarities in [0, 1]: cosines rescaled from the embedder's floor (identical
+    texts score 1)."""
     vectors = embedder.embed(texts)
-    sims = np.clip(vectors @ vectors.T, 0.0, 1.0)
-    for i, a in enumerate(texts):  # empty vectors: identical texts still match
-        for j in range(i, len(texts)):
-            if a == texts[j]:
-                sims[i, j] = sims[j, i] = 1.0
+    floor = embedder.floor
+    sims = np.clip((vectors @ vectors.T - floor) / (1.0 - floor), 0.0, 1.0)
+    groups: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):  # empty vectors: identical texts still match
+        groups.setdefault(text, []).append(i)
+    for members in groups.values():
+        sims[np.ix_(members, members)] = 1.0
     return sims
 
 
-STANCE_WEIGHT = {"pursue": 1.0, "later": 0.5, "avoid": -1.0}
+STANCE_WEIGHT = {"pursue": 1.0, "later": 0.5, "avoid": -0.3}
+"""What a solution does weighs most; what it rules out tells solutions apart only a little
+(two plans that choose different options are different conclusions even if both avoid a third)."""
 
 
-def stance_similarity(solutions: Sequence[Solution]) -> np.ndarray:
+def solution_similarity(
+    solutions: Sequence[Solution | SolutionView], embedder: Embedder
+) -> np.ndarray:
+    """How alike solutions are: their texts' similarity, averaged with their decisions'
+    agreement when any of them takes stances on the problem's options."""
+    sims = similarity_matrix([s.text() for s in solutions], embedder)
+    if any(s.stances for s in solutions):
+        sims = (sims + stance_similarity(solutions)) / 2.0
+    return sims
+
+
+def stance_similarity(solutions: Sequence[Solution | SolutionView]) -> np.ndarray:
     """Pairwise agreement of the solutions' decisions in [0, 1]: the cosine of their stance
-    vectors over the problem's options (pursue 1, later 0.5, avoid -1), negatives clipped.
+    vectors over the problem's options (pursue 1, later 0.5, avoid -0.3), negatives clipped.
 
     Two solutions that name the same options in opposite roles read alike word for word; their
     stances tell them apart, which is what a conclusion is about.
@@ -163,6 +195,16 @@ def stance_similarity(solutions: Sequence[Solution]) -> np.ndarray:
     return sims
 
 
+def cluster_labels(sims: np.ndarray, threshold: float) -> np.ndarray:
+    """Average-linkage cluster labels (1-based) for a similarity matrix cut at ``threshold``."""
+    n = len(sims)
+    if n < 2:
+        return np.ones(n, dtype=int)
+    distance = squareform(1.0 - sims, checks=False)
+    tree = linkage(distance, method="average")
+    return np.asarray(fcluster(tree, t=1.0 - threshold + 1e-9, criterion="distance"))
+
+
 def cluster_solutions(
     solutions: Sequence[Solution], threshold: float, embedder: Embedder
 ) -> tuple[Cluster, ...]:
@@ -170,15 +212,8 @@ def cluster_solutions(
     n = len(solutions)
     if n == 0:
         return ()
-    sims = similarity_matrix([s.text() for s in solutions], embedder)
-    if any(s.stances for s in solutions):
-        sims = (sims + stance_similarity(solutions)) / 2.0
-    if n == 1:
-        labels = np.array([1])
-    else:
-        distance = squareform(1.0 - sims, checks=False)
-        tree = linkage(distance, method="average")
-        labels = fcluster(tree, t=1.0 - threshold + 1e-9, criterion="distance")
+    sims = solution_similarity(solutions, embedder)
+    labels = cluster_labels(sims, threshold)
     order: dict[int, int] = {}
     for label in labels:
         order.setdefault(int(label), len(order))
@@ -236,13 +271,19 @@ def diversity(solutions: Sequence[Solution], embedder: Embedder) -> float:
     return round(float(1.0 - (sims.sum() - n) / (n * (n - 1))), 6)
 
 
-def is_repeat(candidate: str, vetoed: Sequence[str], threshold: float, embedder: Embedder) -> bool:
-    """True when ``candidate`` is a vetoed solution or within the similarity threshold of one."""
+def is_repeat(
+    candidate: SolutionView,
+    vetoed: Sequence[SolutionView],
+    threshold: float,
+    embedder: Embedder,
+) -> bool:
+    """True when ``candidate`` is a vetoed solution or within the similarity threshold of one
+    (the same measure the monitor clusters with)."""
     if not vetoed:
         return False
-    if candidate in vetoed:
+    if any(candidate.text() == v.text() and candidate.stances == v.stances for v in vetoed):
         return True
-    sims = similarity_matrix([candidate, *vetoed], embedder)
+    sims = solution_similarity([candidate, *vetoed], embedder)
     return bool(sims[0, 1:].max() >= threshold)
 
 
