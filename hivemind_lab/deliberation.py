@@ -223,11 +223,10 @@ class Deliberation:
             )
 
     def _repeat_check(self, excluded: tuple[SolutionView, ...]) -> theory.RepeatCheck:
-        vetoed = [v.text() for v in excluded]
         threshold = self.calibrations.similarity_threshold
 
         def check(view: SolutionView) -> bool:
-            return monitor.is_repeat(view.text(), vetoed, threshold, self.embedder)
+            return monitor.is_repeat(view, excluded, threshold, self.embedder)
 
         return check
 

@@ -40,7 +40,10 @@ def make_request(problem: Problem, **overrides: Any) -> DeliberationRequest:
         "client_data": problem.client_data,
         "market_data": problem.market_data,
         "problem_id": problem.id,
+        "problem_title": problem.title,
     }
+    if problem.options:
+        values["options"] = problem.options
     values.update(overrides)
     return DeliberationRequest(**values)
 

@@ -138,6 +138,7 @@ async def test_excluded_plans_are_not_proposed_again():
         await ask(propose_task(LICENSING_GOOD, CARGO_RISKY, excluded=(first.view(),)))
     )
     assert again.stances != first.stances
+    assert again.recommendations != first.recommendations
 
 
 async def test_without_options_agents_propose_their_own_and_say_so():

@@ -57,7 +57,7 @@ def cached_calls(run_dir: Path) -> int:
 
 @pytest.mark.parametrize("crash_at", [5, 30, 80])
 def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at):
-    settings = {"feasibility": 60}
+    settings = {"feasibility": 60, "sufficiency": 1, "density": 4000}
     limits = Limits(max_regenerations=2)
     reference = run(tmp_path / "ref", grocer, limits=limits, **settings)
 
@@ -117,8 +117,10 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     common = [
         "--feasibility",
         "60",
+        "--sufficiency",
+        "1",
         "--density",
-        "8000",
+        "4000",
         "--kb",
         str(KNOWLEDGE),
         "--practicality-kb",

@@ -190,10 +190,10 @@ async def run_baseline(
             audit.append("engine", "baseline.budget_spent", {"generation": generation})
             status = "budget_exhausted"
             break
-        vetoed = [v.text() for v in excluded]
-
-        def is_repeat(view: SolutionView, vetoed: list[str] = vetoed) -> bool:
-            return monitor.is_repeat(view.text(), vetoed, cal.similarity_threshold, embedder)
+        def is_repeat(
+            view: SolutionView, vetoed: tuple[SolutionView, ...] = tuple(excluded)
+        ) -> bool:
+            return monitor.is_repeat(view, vetoed, cal.similarity_threshold, embedder)
 
         gen = await _propose_waves(
             caller,

@@ -224,8 +224,8 @@ def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
                 (-(on_topic + 0.4 * ev.score / top + 0.3 * s.polarity), s.text, ev.id)
             )
     candidates.sort()
-    fresh = [c for c in candidates if f"Own option: {c[1]}" not in excluded]
-    if len(fresh) <= task.attempt:
+    fresh = [c for c in candidates if f"Own option: {c[1]}" not in excluded] or candidates[:1]
+    if not fresh:
         return ProposalOutput(
             title="No new proposal",
             recommendations=[
@@ -233,7 +233,7 @@ def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
             ],
             rationale="Every course of action this agent's evidence supports was excluded.",
         )
-    _, action, citation = fresh[task.attempt]
+    _, action, citation = fresh[min(task.attempt, len(fresh) - 1)]
     recs = [_fit(f"Own option: {action}")]
     fact = relevant_fact(action, (action,), list(task.facts))
     if fact is not None:
@@ -260,14 +260,11 @@ def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
         )
         for v in task.excluded
     }
-    fresh = [p for p in plans(task.options, scores) if p.key() not in excluded]
-    if len(fresh) <= task.attempt:
-        return ProposalOutput(
-            title="No new proposal",
-            recommendations=["Gather more evidence before acting: every option was vetoed."],
-            rationale="Every plan this agent's evidence supports was excluded after a veto.",
-        )
-    plan = fresh[task.attempt]
+    candidates = plans(task.options, scores)
+    fresh = [p for p in candidates if p.key() not in excluded]
+    # With nothing new left the agent restates its best plan: the engine refuses it as a
+    # repeat and, after its attempts, records the agent as abstaining.
+    plan = fresh[task.attempt] if task.attempt < len(fresh) else candidates[0]
     w = write_plan(task, plan, judgements, scores, limit=task.max_recommendations)
     return ProposalOutput(
         title=w.title,
