@@ -8,8 +8,10 @@ ids (a UUIDv5), so a pair can never yield two conflicts.
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hivemind_lab.errors import InputError
@@ -19,6 +21,26 @@ from hivemind_lab.graph.models import Assertion, AssertResult, ConflictHit
 from hivemind_lab.graph.predicates import predicate_key
 from hivemind_lab.graph.store import Tx
 from hivemind_lab.text import normalise
+
+WORD = re.compile(r"\w")
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A validated claim, ready to write."""
+
+    model: str
+    subject: str
+    predicate: str
+    obj: str
+    evidence: str
+    confidence: float
+    domain: str
+    sk: str
+    pk: str
+    ok: str
+    now: str
+    new_id: str
 
 
 class AssertOps(GraphCore):
@@ -37,125 +59,17 @@ class AssertOps(GraphCore):
         model: str,
     ) -> AssertResult:
         """Store a claim as ``model``, detecting conflicts in the same transaction."""
-        model = self._model(model)
-        subject = self._text("subject", subject, limit=self.config.max_text)
-        predicate = self._text("predicate", predicate, limit=self.config.max_text)
-        obj = self._text("obj", obj, limit=self.config.max_text)
-        evidence = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
-        confidence = self._confidence("confidence", confidence)
-        domain = self._domain(domain)
-        sk, pk, ok = normalise(subject), predicate_key(predicate), normalise(obj)
-        if not pk:
-            raise InputError("predicate", "must contain a word")
-        now = now_iso(self.clock)
-        new_id = str(uuid.uuid4())
-
-        def work(tx: Tx) -> AssertResult:
-            # Lock the subject first: concurrent writers about it queue here.
-            tx.run(
-                "MERGE (e:Entity {key: $k}) ON CREATE SET e.name = $name, e.version = 1 "
-                "ON MATCH SET e.version = e.version + 1",
-                {"k": sk, "name": subject},
-            )
-            existing = tx.run(
-                "MATCH (e:Entity {key: $k})<-[:SUBJECT_REF]-(x:Assertion) "
-                "WHERE x.domain = $d AND x.status = 'active' "
-                "RETURN x.id AS id, x.predicate_key AS pk, x.object_key AS ok, "
-                "x.source_model AS model, x.created_at AS created_at",
-                {"k": sk, "d": domain},
-            )
-            existing.sort(key=lambda x: (x["created_at"], x["id"]))
-            same = [x for x in existing if x["pk"] == pk and x["ok"] == ok]
-            if same:
-                mine = [x for x in same if x["model"] == model]
-                if mine:
-                    tx.run(
-                        "MATCH (a:Assertion {id: $id}) SET a.confidence = $c, a.evidence = $ev, "
-                        "a.updated_at = $now",
-                        {"id": mine[0]["id"], "c": confidence, "ev": evidence, "now": now},
-                    )
-                    tx.run(
-                        "MATCH (m:Model {name: $m}) SET m.last_active = $now",
-                        {"m": model, "now": now},
-                    )
-                    return AssertResult(assertion_id=mine[0]["id"], outcome="updated")
-                target = same[0]["id"]
-                self._upsert_model(tx, model, now)
-                known = tx.run(
-                    "MATCH (a:Assertion {id: $id})-[c:CORROBORATED_BY]->(m:Model {name: $m}) "
-                    "RETURN count(c) AS n",
-                    {"id": target, "m": model},
-                )
-                if known and known[0]["n"]:
-                    tx.run(
-                        "MATCH (a:Assertion {id: $id})-[c:CORROBORATED_BY]->(m:Model {name: $m}) "
-                        "SET c.confidence = $c, c.evidence = $ev, c.created_at = $now",
-                        {"id": target, "m": model, "c": confidence, "ev": evidence, "now": now},
-                    )
-                else:
-                    tx.run(
-                        "MATCH (a:Assertion {id: $id}), (m:Model {name: $m}) "
-                        "CREATE (a)-[:CORROBORATED_BY {confidence: $c, evidence: $ev, created_at: $now}]->(m) "
-                        "SET a.support = a.support + 1",
-                        {"id": target, "m": model, "c": confidence, "ev": evidence, "now": now},
-                    )
-                return AssertResult(assertion_id=target, outcome="corroborated")
-
-            self._upsert_model(tx, model, now)
-            self._create_assertion(
-                tx,
-                id=new_id,
-                subject=subject,
-                predicate=predicate,
-                obj=obj,
-                sk=sk,
-                pk=pk,
-                ok=ok,
-                confidence=confidence,
-                model=model,
-                domain=domain,
-                evidence=evidence,
-                now=now,
-                survived=None,
-            )
-            hits = []
-            for x in existing:
-                kind = self.predicates.conflict(x["pk"], x["ok"], pk, ok)
-                if kind is None:
-                    continue
-                cid = conflict_id(x["id"], new_id)
-                tx.run(
-                    "MERGE (c:Conflict {id: $cid}) ON CREATE SET c.domain = $d, c.subject = $s, "
-                    "c.kind = $kind, c.status = 'unresolved', c.a_id = $a, c.b_id = $b, "
-                    "c.created_at = $now",
-                    {
-                        "cid": cid,
-                        "d": domain,
-                        "s": subject,
-                        "kind": kind,
-                        "a": x["id"],
-                        "b": new_id,
-                        "now": now,
-                    },
-                )
-                tx.run(
-                    "MATCH (c:Conflict {id: $cid}), (a:Assertion {id: $a}), (b:Assertion {id: $b}) "
-                    "CREATE (c)-[:INVOLVES {side: 'a'}]->(a), (c)-[:INVOLVES {side: 'b'}]->(b), "
-                    "(b)-[:CONFLICTS_WITH]->(a)",
-                    {"cid": cid, "a": x["id"], "b": new_id},
-                )
-                hits.append(
-                    ConflictHit(
-                        conflict_id=cid,
-                        with_assertion=x["id"],
-                        type="negates" if kind == "negation" else "contradicts",
-                        other_model=x["model"],
-                    )
-                )
-            return AssertResult(assertion_id=new_id, conflicts_detected=tuple(hits))
-
+        c = self._claim(subject, predicate, obj, confidence, domain, evidence, model)
+        model, subject, predicate, obj, evidence = (
+            c.model,
+            c.subject,
+            c.predicate,
+            c.obj,
+            c.evidence,
+        )
+        confidence, domain, sk, pk, ok, now = c.confidence, c.domain, c.sk, c.pk, c.ok, c.now
         before = self.store.version
-        result = self.store.write(work)
+        result = self.store.write(lambda tx: self._assert_in(tx, c))
 
         def change(snap: GraphSnapshot) -> bool:
             if result.outcome == "created":
@@ -206,6 +120,167 @@ class AssertOps(GraphCore):
 
         self._after_write(before, change)
         return result
+
+    def assert_many(self, claims: Sequence[Mapping[str, Any]]) -> list[AssertResult]:
+        """Assert many claims in one transaction, in order, each exactly as `assert_claim`
+        would (rows carry subject, predicate, obj, confidence, model and optional domain and
+        evidence). Every row is validated first, so a bad row leaves nothing written."""
+        checked = []
+        for i, row in enumerate(claims):
+            missing = [
+                k for k in ("subject", "predicate", "obj", "confidence", "model") if k not in row
+            ]
+            if missing:
+                raise InputError(f"claims[{i}]", f"missing {', '.join(missing)}")
+            checked.append(
+                self._claim(
+                    row["subject"],
+                    row["predicate"],
+                    row["obj"],
+                    row["confidence"],
+                    row.get("domain", "general"),
+                    row.get("evidence", ""),
+                    row["model"],
+                )
+            )
+        results = self.store.write(lambda tx: [self._assert_in(tx, c) for c in checked])
+        self._touched()
+        return results
+
+    def _claim(
+        self,
+        subject: object,
+        predicate: object,
+        obj: object,
+        confidence: object,
+        domain: object,
+        evidence: object,
+        model: str,
+    ) -> _Claim:
+        model = self._model(model)
+        subject = self._text("subject", subject, limit=self.config.max_text)
+        predicate = self._text("predicate", predicate, limit=self.config.max_text)
+        obj = self._text("obj", obj, limit=self.config.max_text)
+        evidence = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
+        confidence = self._confidence("confidence", confidence)
+        domain = self._domain(domain)
+        sk, pk, ok = normalise(subject), predicate_key(predicate), normalise(obj)
+        if not WORD.search(pk):
+            raise InputError("predicate", f"must contain a word, got {predicate!r}")
+        return _Claim(
+            model,
+            subject,
+            predicate,
+            obj,
+            evidence,
+            confidence,
+            domain,
+            sk,
+            pk,
+            ok,
+            now_iso(self.clock),
+            str(uuid.uuid4()),
+        )
+
+    def _assert_in(self, tx: Tx, c: _Claim) -> AssertResult:
+        # Lock the c.subject first: concurrent writers about it queue here.
+        tx.run(
+            "MERGE (e:Entity {key: $k}) ON CREATE SET e.name = $name, e.version = 1 "
+            "ON MATCH SET e.version = e.version + 1",
+            {"k": c.sk, "name": c.subject},
+        )
+        existing = tx.run(
+            "MATCH (e:Entity {key: $k})<-[:SUBJECT_REF]-(x:Assertion) "
+            "WHERE x.domain = $d AND x.status = 'active' "
+            "RETURN x.id AS id, x.predicate_key AS pk, x.object_key AS ok, "
+            "x.source_model AS model, x.created_at AS created_at",
+            {"k": c.sk, "d": c.domain},
+        )
+        existing.sort(key=lambda x: (x["created_at"], x["id"]))
+        same = [x for x in existing if x["pk"] == c.pk and x["ok"] == c.ok]
+        if same:
+            mine = [x for x in same if x["model"] == c.model]
+            if mine:
+                tx.run(
+                    "MATCH (a:Assertion {id: $id}) SET a.confidence = $c, a.evidence = $ev, "
+                    "a.updated_at = $now",
+                    {"id": mine[0]["id"], "c": c.confidence, "ev": c.evidence, "now": c.now},
+                )
+                tx.run(
+                    "MATCH (m:Model {name: $m}) SET m.last_active = $now",
+                    {"m": c.model, "now": c.now},
+                )
+                return AssertResult(assertion_id=mine[0]["id"], outcome="updated")
+            target = same[0]["id"]
+            self._upsert_model(tx, c.model, c.now)
+            known = tx.run(
+                "MATCH (a:Assertion {id: $id})-[c:CORROBORATED_BY]->(m:Model {name: $m}) "
+                "RETURN count(c) AS n",
+                {"id": target, "m": c.model},
+            )
+            if known and known[0]["n"]:
+                tx.run(
+                    "MATCH (a:Assertion {id: $id})-[c:CORROBORATED_BY]->(m:Model {name: $m}) "
+                    "SET c.confidence = $c, c.evidence = $ev, c.created_at = $now",
+                    {"id": target, "m": c.model, "c": c.confidence, "ev": c.evidence, "now": c.now},
+                )
+            else:
+                tx.run(
+                    "MATCH (a:Assertion {id: $id}), (m:Model {name: $m}) "
+                    "CREATE (a)-[:CORROBORATED_BY {confidence: $c, evidence: $ev, created_at: $now}]->(m) "
+                    "SET a.support = a.support + 1",
+                    {"id": target, "m": c.model, "c": c.confidence, "ev": c.evidence, "now": c.now},
+                )
+            return AssertResult(assertion_id=target, outcome="corroborated")
+
+        self._upsert_model(tx, c.model, c.now)
+        self._create_assertion(
+            tx,
+            id=c.new_id,
+            subject=c.subject,
+            predicate=c.predicate,
+            obj=c.obj,
+            sk=c.sk,
+            pk=c.pk,
+            ok=c.ok,
+            confidence=c.confidence,
+            model=c.model,
+            domain=c.domain,
+            evidence=c.evidence,
+            now=c.now,
+            survived=None,
+        )
+        hits = []
+        rows = []
+        for x in existing:
+            kind = self.predicates.conflict(x["pk"], x["ok"], c.pk, c.ok)
+            if kind is None:
+                continue
+            cid = conflict_id(x["id"], c.new_id)
+            rows.append({"cid": cid, "kind": kind, "a": x["id"]})
+            hits.append(
+                ConflictHit(
+                    conflict_id=cid,
+                    with_assertion=x["id"],
+                    type="negates" if kind == "negation" else "contradicts",
+                    other_model=x["model"],
+                )
+            )
+        if rows:
+            params = {"rows": rows, "d": c.domain, "s": c.subject, "b": c.new_id, "now": c.now}
+            tx.run(
+                "UNWIND $rows AS r MERGE (c:Conflict {id: r.cid}) ON CREATE SET c.domain = $d, "
+                "c.subject = $s, c.kind = r.kind, c.status = 'unresolved', c.a_id = r.a, "
+                "c.b_id = $b, c.created_at = $now",
+                params,
+            )
+            tx.run(
+                "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (a:Assertion {id: r.a}), "
+                "(b:Assertion {id: $b}) CREATE (c)-[:INVOLVES {side: 'a'}]->(a), "
+                "(c)-[:INVOLVES {side: 'b'}]->(b), (b)-[:CONFLICTS_WITH]->(a)",
+                params,
+            )
+        return AssertResult(assertion_id=c.new_id, conflicts_detected=tuple(hits))
 
     def bulk_assert(self, rows: Sequence[dict[str, Any]], *, model: str) -> int:
         """Ingest many claims at once without conflict detection (known-consistent data).

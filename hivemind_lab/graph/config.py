@@ -29,6 +29,8 @@ ENV_VARIABLES = {
     "NEO4J_DATABASE": "neo4j_database",
     "CONFLICT_THRESHOLD": "conflict_threshold",
     "CONSENSUS_PHI": "consensus_phi",
+    "CONSENSUS_QUORUM": "consensus_quorum",
+    "VOTING_WINDOW_HOURS": "voting_window_hours",
     "MAX_CONTEXT_TOKENS": "max_context_tokens",
 }
 
@@ -53,9 +55,20 @@ class GraphConfig(BaseModel):
     neo4j_password: str | None = Field(default=None, repr=False)
     neo4j_database: str | None = None
     conflict_threshold: int = Field(default=3, ge=1, le=1000)
-    """Votes needed before a conflict can be decided."""
+    """Minimum number of voters before a conflict can be decided (not a stopping rule: the
+    decision waits for the electorate, see `voting_window_hours`)."""
     consensus_phi: float = Field(default=0.618, gt=0.5, le=1.0)
     """Weighted share the top resolution needs (φ⁻¹ by default)."""
+    consensus_quorum: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Share of a contest's holders that must have voted to decide when the voting window
+    closes before all of them have."""
+    voting_window_hours: float = Field(default=72.0, gt=0)
+    """After this long (from the contest's first conflict) a quorum suffices; before it, every
+    model holding a side must have voted."""
+    record_prior_mean: float = Field(default=0.7, gt=0.0, lt=1.0)
+    """Prior share of decided claims won, for a model without a track record."""
+    record_prior_strength: float = Field(default=4.0, gt=0.0)
+    """How many decided claims the prior is worth."""
     domains: tuple[str, ...] = DEFAULT_DOMAINS
     """Allowed knowledge domains."""
     auto_fork_days: float = Field(default=30.0, gt=0)

@@ -1,61 +1,98 @@
-"""Conflicts and consensus: list conflicts, record votes, decide and apply resolutions."""
+"""Conflicts and consensus: list conflicts, record votes, decide contests and apply verdicts.
+
+The decision rule and the weights are pure functions in `hivemind_lab.graph.tally`; this module
+reads a contest inside the voting transaction, applies the decision once and keeps the track
+records. A vote locks the subject entity first (as an assert does), so concurrent voters on one
+contest queue up and a decision is applied exactly once on both stores.
+"""
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, timedelta
+import functools
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hivemind_lab.errors import InputError
-from hivemind_lab.graph.core import GraphCore, now_iso
+from hivemind_lab.graph.contests import ContestOps, record_ballot
+from hivemind_lab.graph.core import now_iso
 from hivemind_lab.graph.models import (
-    CONSENSUS_MODEL,
     RESOLUTIONS,
     AssertionSide,
     ConflictView,
     VoteResult,
 )
+from hivemind_lab.graph.session import VoteSession
 from hivemind_lab.graph.store import Tx
-from hivemind_lab.text import normalise
+from hivemind_lab.graph.tally import FORK, SYNTHESIZE, Ballot, Pair
+
+SETTLE_EVERY_S = 60.0
+"""How often (graph clock) a vote also sweeps for stale conflicts and closed voting windows."""
 
 
-class ConsensusOps(GraphCore):
+class ConsensusOps(ContestOps):
     """hivemind_conflicts and hivemind_resolve."""
 
-    # -- conflicts ---------------------------------------------------------------------------
+    _settled_at: datetime | None = None
+
+    # -- maintenance (writes) ----------------------------------------------------------------
+    def settle(self) -> dict[str, int]:
+        """Close what is due: fork conflicts unresolved past ``auto_fork_days`` and decide
+        contests whose voting window has closed with a quorum. A write: call it from write
+        paths (resolve does, at most every minute) or a timer, never from a read."""
+        self._settled_at = self.clock()
+        forked = self.auto_fork()
+        cutoff = self._iso(self.clock() - timedelta(hours=self.config.voting_window_hours))
+        due = self.store.read(
+            "MATCH (c:Conflict) WHERE c.status = 'unresolved' AND c.created_at < $cutoff "
+            "RETURN c.id AS id ORDER BY c.created_at, c.id",
+            {"cutoff": cutoff},
+        )
+        decided = 0
+        for row in due:
+            if self.store.write(functools.partial(self._close_if_due, cid=row["id"])):
+                decided += 1
+        if decided:
+            self._touched()
+        return {"forked": forked, "decided": decided}
+
+    def _iso(self, moment: datetime) -> str:
+        return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+    def _close_if_due(self, tx: Tx, cid: str) -> bool:
+        session = VoteSession()
+        found = self._conflict(tx, session, cid)
+        if found is None or found["status"] != "unresolved":
+            return False
+        domain, sk = found["domain"], found["sk"]
+        contest = self._subject(tx, session, sk, domain).contest(cid)
+        decision = self._decision(tx, session, contest, domain, sk)
+        if not decision.final:
+            return False
+        self._apply(tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk)
+        return True
+
     def auto_fork(self) -> int:
         """Fork conflicts left unresolved longer than ``auto_fork_days``; returns how many."""
-        cutoff = (self.clock() - timedelta(days=self.config.auto_fork_days)).astimezone(UTC)
-        cutoff_iso = cutoff.isoformat(timespec="microseconds")
+        cutoff = self._iso(self.clock() - timedelta(days=self.config.auto_fork_days))
         stale = self.store.read(
             "MATCH (c:Conflict) WHERE c.status = 'unresolved' AND c.created_at < $cutoff "
             "RETURN c.id AS id",
-            {"cutoff": cutoff_iso},
+            {"cutoff": cutoff},
         )
         if not stale:
             return 0
         now = now_iso(self.clock)
 
         def work(tx: Tx) -> int:
-            forked = 0
-            for row in stale:
-                current = tx.run("MATCH (c:Conflict {id: $id}) RETURN c.status AS status", row)
-                if not current or current[0]["status"] != "unresolved":
-                    continue
-                self._apply(
-                    tx,
-                    row["id"],
-                    "fork",
-                    now=now,
-                    score=0.0,
-                    winners=[],
-                    claim=None,
-                    domain="",
-                    subject="",
-                    a_id="",
-                    b_id="",
-                )
-                forked += 1
-            return forked
+            live = tx.run(
+                "UNWIND $ids AS cid MATCH (c:Conflict {id: cid}) WHERE c.status = 'unresolved' "
+                "RETURN c.id AS id, c.a_id AS a_id, c.b_id AS b_id",
+                {"ids": [r["id"] for r in stale]},
+            )
+            pairs = [Pair(r["id"], r["a_id"], r["b_id"]) for r in live]
+            self._fork(tx, pairs, now=now, score=0.0, winners=[])
+            return len(pairs)
 
         count = self.store.write(work)
         self._touched()
@@ -68,7 +105,6 @@ class ConsensusOps(GraphCore):
             raise InputError(
                 "status", f"unknown status {status!r}", allowed="unresolved, resolved, forked, all"
             )
-        self.auto_fork()
         rows = self.store.read(
             "MATCH (c:Conflict)-[ra:INVOLVES]->(a:Assertion), (c)-[rb:INVOLVES]->(b:Assertion) "
             "WHERE c.domain = $d AND ($st = 'all' OR c.status = $st) AND ra.side = 'a' AND rb.side = 'b' "
@@ -115,21 +151,6 @@ class ConsensusOps(GraphCore):
         ]
 
     # -- resolve -----------------------------------------------------------------------------
-    def vote_weight(self, model: str, domain: str, tx: Tx | None = None) -> float:
-        """Average confidence of the model's surviving (not disproven) assertions in the domain,
-        floored at 0.1 so a newcomer still has a voice."""
-        query = (
-            "MATCH (a:Assertion)-[:ASSERTED_BY]->(m:Model {name: $m}) "
-            "WHERE a.domain = $d AND a.status = 'active' RETURN avg(a.confidence) AS w"
-        )
-        rows = (
-            tx.run(query, {"m": model, "d": domain})
-            if tx
-            else self.store.read(query, {"m": model, "d": domain})
-        )
-        weight = rows[0]["w"] if rows and rows[0]["w"] is not None else 0.0
-        return round(max(float(weight), 0.1), 6)
-
     def resolve(
         self,
         conflict_id: str,
@@ -139,183 +160,149 @@ class ConsensusOps(GraphCore):
         *,
         model: str,
     ) -> VoteResult:
-        """Record ``model``'s vote (a re-vote replaces it) and decide when consensus is reached."""
+        """Record ``model``'s vote (a re-vote replaces it) and decide the conflict's contest
+        once its electorate has voted (see `hivemind_lab.graph.tally.decide`); returns the
+        contest's standing and whether the decision is final."""
+        row = self._checked_vote(conflict_id, resolution, evidence, synthesized_claim, model)
+        last = self._settled_at
+        if last is None or (self.clock() - last).total_seconds() >= SETTLE_EVERY_S:
+            self.settle()
+        now = now_iso(self.clock)
+        result = self.store.write(lambda tx: self._vote(tx, VoteSession(), *row, now))
+        self._touched()
+        return result
+
+    def resolve_many(
+        self, votes: Sequence[Mapping[str, Any]], *, skip_closed: bool = False
+    ) -> list[VoteResult | None]:
+        """Apply many votes in one transaction, in order, each exactly as `resolve` would
+        (rows carry conflict_id, resolution, model and optional evidence, synthesized_claim).
+        Validation happens first, so a bad row leaves nothing written; a vote on a decided
+        conflict fails the batch, or with ``skip_closed`` is skipped (``None``)."""
+        checked = []
+        for i, v in enumerate(votes):
+            missing = [k for k in ("conflict_id", "resolution", "model") if k not in v]
+            if missing:
+                raise InputError(f"votes[{i}]", f"missing {', '.join(missing)}")
+            checked.append(
+                self._checked_vote(
+                    v["conflict_id"],
+                    v["resolution"],
+                    v.get("evidence", ""),
+                    v.get("synthesized_claim", ""),
+                    v["model"],
+                )
+            )
+        self.settle()
+        now = now_iso(self.clock)
+
+        def work(tx: Tx) -> list[VoteResult | None]:
+            session = VoteSession()
+            out: list[VoteResult | None] = []
+            for row in checked:
+                found = self._conflict(tx, session, row[0])
+                if skip_closed and found is not None and found["status"] != "unresolved":
+                    out.append(None)
+                    continue
+                out.append(self._vote(tx, session, *row, now))
+            return out
+
+        results = self.store.write(work)
+        self._touched()
+        return results
+
+    def _checked_vote(
+        self, conflict_id: object, resolution: object, evidence: object, claim: object, model: str
+    ) -> tuple[str, str, str, str, str]:
         model = self._model(model)
-        conflict_id = self._text("conflict_id", conflict_id, limit=100)
+        cid = self._text("conflict_id", conflict_id, limit=100)
         if resolution not in RESOLUTIONS:
             raise InputError(
                 "resolution", f"unknown resolution {resolution!r}", allowed=", ".join(RESOLUTIONS)
             )
-        evidence = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
-        claim = self._text(
-            "synthesized_claim", synthesized_claim, limit=self.config.max_text, required=False
+        text = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
+        proposal = self._text(
+            "synthesized_claim", claim, limit=self.config.max_text, required=False
         )
-        if resolution == "synthesize" and not claim:
+        if resolution == "synthesize" and not proposal:
             raise InputError("synthesized_claim", "required when resolution is 'synthesize'")
-        self.auto_fork()
-        now = now_iso(self.clock)
-        phi, needed = self.config.consensus_phi, self.config.conflict_threshold
+        return cid, str(resolution), text, proposal, model
 
-        def work(tx: Tx) -> VoteResult:
-            found = tx.run(
-                "MATCH (c:Conflict {id: $id}) RETURN c.status AS status, c.domain AS domain, "
-                "c.subject AS subject, c.a_id AS a_id, c.b_id AS b_id",
-                {"id": conflict_id},
-            )
-            if not found:
-                raise InputError("conflict_id", f"unknown conflict {conflict_id!r}")
-            c = found[0]
-            if c["status"] != "unresolved":
-                raise InputError(
-                    "conflict_id",
-                    f"conflict {conflict_id!r} is already {c['status']}",
-                    allowed="an unresolved conflict",
-                )
-            weight = self.vote_weight(model, c["domain"], tx)
-            vote_id = f"{conflict_id}|{model}"
-            tx.run(
-                "MERGE (v:Vote {id: $vid}) ON CREATE SET v.conflict_id = $cid, v.model = $m, "
-                "v.resolution = $r, v.evidence = $ev, v.synthesized_claim = $claim, v.weight = $w, "
-                "v.created_at = $now ON MATCH SET v.resolution = $r, v.evidence = $ev, "
-                "v.synthesized_claim = $claim, v.weight = $w, v.created_at = $now",
-                {
-                    "vid": vote_id,
-                    "cid": conflict_id,
-                    "m": model,
-                    "r": resolution,
-                    "ev": evidence,
-                    "claim": claim,
-                    "w": weight,
-                    "now": now,
-                },
-            )
-            tx.run(
-                "MATCH (v:Vote {id: $vid}), (c:Conflict {id: $cid}) MERGE (v)-[:VOTED_ON]->(c)",
-                {"vid": vote_id, "cid": conflict_id},
-            )
-            votes = tx.run(
-                "MATCH (v:Vote)-[:VOTED_ON]->(c:Conflict {id: $cid}) RETURN v.model AS model, "
-                "v.resolution AS resolution, v.weight AS weight, v.synthesized_claim AS claim, "
-                "v.created_at AS created_at",
-                {"cid": conflict_id},
-            )
-            totals = dict.fromkeys(RESOLUTIONS, 0.0)
-            for v in votes:
-                totals[v["resolution"]] += float(v["weight"])
-            grand = sum(totals.values()) or 1.0
-            shares: dict[str, float] = {r: round(t / grand, 6) for r, t in totals.items()}
-            top = max(RESOLUTIONS, key=lambda r: (shares[r], -RESOLUTIONS.index(r)))
-            reached = len(votes) >= needed and shares[top] >= phi
-            synthesized = None
-            status = "unresolved"
-            if reached:
-                winners = sorted(v["model"] for v in votes if v["resolution"] == top)
-                chosen = None
-                if top == "synthesize":
-                    best = max(
-                        (v for v in votes if v["resolution"] == "synthesize" and v["claim"]),
-                        key=lambda v: (v["weight"], v["created_at"]),
-                    )
-                    chosen = best["claim"]
-                synthesized = self._apply(
-                    tx,
-                    conflict_id,
-                    top,
-                    now=now,
-                    score=shares[top],
-                    winners=winners,
-                    claim=chosen,
-                    domain=c["domain"],
-                    subject=c["subject"],
-                    a_id=c["a_id"],
-                    b_id=c["b_id"],
-                )
-                status = "forked" if top == "fork" else "resolved"
-            return VoteResult(
-                voter=model,
-                resolution=resolution,
-                weight=weight,
-                current_votes=shares,
-                vote_count=len(votes),
-                votes_needed=needed,
-                consensus_reached=reached,
-                consensus_resolution=top if reached else None,
-                threshold=phi,
-                status=status,
-                synthesized_assertion_id=synthesized,
-            )
-
-        result = self.store.write(work)
-        self._touched()
-        return result
-
-    def _apply(
+    def _vote(
         self,
         tx: Tx,
-        cid: str,
+        session: VoteSession,
+        conflict_id: str,
         resolution: str,
-        *,
+        evidence: str,
+        claim: str,
+        model: str,
         now: str,
-        score: float,
-        winners: list[str],
-        claim: str | None,
-        domain: str,
-        subject: str,
-        a_id: str,
-        b_id: str,
-    ) -> str | None:
-        """Carry out a decided resolution inside the voting transaction."""
-        status = "forked" if resolution == "fork" else "resolved"
+    ) -> VoteResult:
+        found = self._conflict(tx, session, conflict_id)
+        if found is None:
+            raise InputError("conflict_id", f"unknown conflict {conflict_id!r}")
+        if found["status"] != "unresolved":
+            raise InputError(
+                "conflict_id",
+                f"conflict {conflict_id!r} is already {found['status']}",
+                allowed="an unresolved conflict",
+            )
+        domain, sk = found["domain"], found["sk"]
+        self._subject(tx, session, sk, domain)
+        ballot = Ballot(conflict_id, model, resolution, claim)  # type: ignore[arg-type]
+        record_ballot(session, sk, domain, ballot)
+        contest = session.subjects[(sk, domain)].contest(conflict_id)
+        decision = self._decision(tx, session, contest, domain, sk)
+        weight = decision.standing.weights.get(model, 0.0)
         tx.run(
-            "MATCH (c:Conflict {id: $id}) SET c.status = $st, c.resolution = $r, c.resolved_at = $now, "
-            "c.consensus_score = $score",
-            {"id": cid, "st": status, "r": resolution, "now": now, "score": score},
+            "MATCH (c:Conflict {id: $cid}) MERGE (v:Vote {id: $vid}) ON CREATE SET "
+            "v.conflict_id = $cid, v.model = $m, v.resolution = $r, v.evidence = $ev, "
+            "v.synthesized_claim = $claim, v.weight = $w, v.created_at = $now "
+            "ON MATCH SET v.resolution = $r, v.evidence = $ev, v.synthesized_claim = $claim, "
+            "v.weight = $w, v.created_at = $now MERGE (v)-[:VOTED_ON]->(c)",
+            {
+                "vid": f"{conflict_id}|{model}",
+                "cid": conflict_id,
+                "m": model,
+                "r": resolution,
+                "ev": evidence,
+                "claim": claim,
+                "w": weight,
+                "now": now,
+            },
         )
-        for name in winners:
-            tx.run(
-                "MATCH (c:Conflict {id: $id}), (m:Model {name: $m}) CREATE (c)-[:RESOLVED_BY]->(m)",
-                {"id": cid, "m": name},
+        synthesized = None
+        if decision.final:
+            synthesized = self._apply(
+                tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk
             )
-        if resolution in ("accept_a", "accept_b"):
-            win, lose = (a_id, b_id) if resolution == "accept_a" else (b_id, a_id)
-            tx.run("MATCH (a:Assertion {id: $id}) SET a.survived_consensus = true", {"id": win})
-            tx.run(
-                "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = false, a.status = 'disproven'",
-                {"id": lose},
-            )
-            tx.run(
-                "MATCH (a:Assertion {id: $id})-[:ASSERTED_BY]->(m:Model) "
-                "SET m.conflict_wins = m.conflict_wins + 1",
-                {"id": win},
-            )
-            return None
-        if resolution == "fork":
-            tx.run(
-                "MATCH (c:Conflict {id: $id})-[:INVOLVES]->(a:Assertion) SET a.survived_consensus = true "
-                "CREATE (a)-[:FORKED_FROM]->(c)",
-                {"id": cid},
-            )
-            return None
-        new_id = str(uuid.uuid4())
-        self._upsert_model(tx, CONSENSUS_MODEL, now)
-        self._create_assertion(
-            tx,
-            id=new_id,
-            subject=subject,
-            predicate="synthesized_as",
-            obj=claim or "",
-            sk=normalise(subject),
-            pk="synthesized_as",
-            ok=normalise(claim or ""),
-            confidence=round(score, 6),
-            model=CONSENSUS_MODEL,
-            domain=domain,
-            evidence=f"Synthesized from conflict {cid}",
-            now=now,
-            survived=True,
+        shares = decision.standing.shares
+        a_id, b_id = found["a_id"], found["b_id"]
+        top = decision.standing.top if decision.final else None
+        mine = {a_id: "accept_a", b_id: "accept_b"}.get(top or "", top)
+        electorate = contest.electorate
+        return VoteResult(
+            voter=model,
+            resolution=resolution,  # type: ignore[arg-type]  # checked against RESOLUTIONS
+            weight=weight,
+            current_votes={
+                "accept_a": shares.get(a_id, 0.0),
+                "accept_b": shares.get(b_id, 0.0),
+                "synthesize": shares.get(SYNTHESIZE, 0.0),
+                "fork": shares.get(FORK, 0.0),
+            },
+            vote_count=len(contest.voters),
+            votes_needed=self.config.conflict_threshold,
+            consensus_reached=decision.final,
+            consensus_resolution=mine if mine in RESOLUTIONS else None,
+            threshold=self.config.consensus_phi,
+            status=("forked" if top == FORK else "resolved") if decision.final else "unresolved",
+            synthesized_assertion_id=synthesized,
+            final=decision.final,
+            standing=shares,
+            winner=top,
+            electorate=len(electorate),
+            electorate_voted=len(electorate & contest.voters),
+            weights=decision.standing.weights,
         )
-        tx.run(
-            "MATCH (s:Assertion {id: $sid}), (c:Conflict {id: $cid}) CREATE (s)-[:SYNTHESIZED_FROM]->(c)",
-            {"sid": new_id, "cid": cid},
-        )
-        return new_id

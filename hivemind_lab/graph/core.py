@@ -16,6 +16,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
@@ -40,6 +41,13 @@ _ASSERTION_FIELDS = (
 
 def now_iso(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def unwind(tx: Tx, query: str, params: dict[str, Any]) -> None:
+    """Run an ``UNWIND $list`` statement, skipped when the list is empty (LadybugDB cannot
+    type an empty list parameter, and there is nothing to do)."""
+    if all(v for v in params.values() if isinstance(v, list)):
+        tx.run(query, params)
 
 
 def conflict_id(first: str, second: str) -> str:

@@ -8,11 +8,12 @@ from typing import Any
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import communities, entity_graph, islands, triangle_cycles
-from hivemind_lab.graph.core import GraphCore, now_iso
+from hivemind_lab.graph.contests import ContestOps
+from hivemind_lab.graph.core import now_iso
 from hivemind_lab.graph.models import Assertion, ClaimRef, DivergenceReport, PatternReport
 
 
-class InsightOps(GraphCore):
+class InsightOps(ContestOps):
     """hivemind_divergence, hivemind_patterns and the provenance queries."""
 
     # -- divergence --------------------------------------------------------------------------
@@ -118,6 +119,8 @@ class InsightOps(GraphCore):
             divergence_score=round(score, 6),
             blind_spots_a=tuple(sorted(domains_b - domains_a)),
             blind_spots_b=tuple(sorted(domains_a - domains_b)),
+            record_a=self.track_record(model_a, domain),
+            record_b=self.track_record(model_b, domain),
         )
 
     # -- patterns ----------------------------------------------------------------------------
@@ -290,13 +293,22 @@ class InsightOps(GraphCore):
         )
 
     def win_rates(self) -> list[dict[str, Any]]:
-        """Conflict wins per model relative to its assertions."""
+        """Per model: claims consensus decided (held as asserter or corroborator, all domains),
+        how many won, and the share won."""
         rows = self.store.read(
-            "MATCH (m:Model) RETURN m.name AS model, m.conflict_wins AS wins, "
-            "m.assertion_count AS assertions, m.last_active AS last_active"
+            "MATCH (m:Model) RETURN m.name AS model, m.assertion_count AS assertions, "
+            "m.last_active AS last_active"
         )
+        records: dict[str, tuple[int, int]] = {}
+        for r in self.store.read(
+            "MATCH (r:Record) RETURN r.model AS model, r.decided AS decided, r.won AS won"
+        ):
+            decided, won = records.get(r["model"], (0, 0))
+            records[r["model"]] = (decided + r["decided"], won + r["won"])
         for r in rows:
-            r["win_rate"] = round((r["wins"] or 0) / r["assertions"], 6) if r["assertions"] else 0.0
+            decided, won = records.get(r["model"], (0, 0))
+            r["decided"], r["wins"] = decided, won
+            r["win_rate"] = round(won / decided, 6) if decided else 0.0
         return sorted(rows, key=lambda r: (-r["win_rate"], r["model"]))
 
     def models(self) -> dict[str, dict[str, Any]]:

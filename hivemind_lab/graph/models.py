@@ -84,7 +84,12 @@ class ConflictView(Frozen):
 
 
 class VoteResult(Frozen):
-    """The spec's hivemind_resolve JSON."""
+    """The spec's hivemind_resolve JSON, plus where the contest stands and whether it is final.
+
+    A conflict is decided together with every unresolved conflict about the same subject that
+    shares a side with it (its *contest*); ``standing`` gives the weighted share of each
+    competing assertion (by id), ``fork`` and ``synthesize``.
+    """
 
     vote_recorded: bool = True
     voter: str
@@ -98,6 +103,39 @@ class VoteResult(Frozen):
     threshold: float
     status: str
     synthesized_assertion_id: str | None = None
+    final: bool = False
+    """The decision is final: no more votes are taken on this conflict."""
+    standing: dict[str, float] = Field(default_factory=dict)
+    """Weighted share per competing assertion id, ``fork`` and ``synthesize``."""
+    winner: str | None = None
+    """The winning assertion id, ``fork`` or ``synthesize`` once final."""
+    electorate: int = 0
+    """Models holding a side of the contest (asserters and corroborators)."""
+    electorate_voted: int = 0
+    """How many of them have voted."""
+    weights: dict[str, float] = Field(default_factory=dict)
+    """Each voter's current weight (track record × confidence factor)."""
+
+
+class TrackRecord(Frozen):
+    """A model's record in one domain: how many of its claims consensus decided, how many won,
+    and the vote weight that follows (see docs/design/consensus.md)."""
+
+    model: str
+    domain: str
+    decided: int
+    """Claims the model held (asserted or corroborated) that a decided contest ruled on."""
+    won: int
+    """Of those, the claims that survived."""
+    ballots: int
+    """Contests of the domain the model voted in (decided or open)."""
+    agreed: int
+    """Of those, how many its ballot carried the refined consensus (truth-discovery rounds
+    seeded with the decided record)."""
+    reliability: float
+    """Smoothed share agreed: (agreed + prior mean × strength) / (ballots + strength)."""
+    weight: float
+    """Vote weight in a two-sided conflict, before the confidence factor."""
 
 
 class ClaimRef(Frozen):
@@ -120,6 +158,9 @@ class DivergenceReport(Frozen):
     divergence_score: float = Field(ge=0.0, le=1.0)
     blind_spots_a: tuple[str, ...]
     blind_spots_b: tuple[str, ...]
+    record_a: TrackRecord | None = None
+    """Model A's consensus track record and vote weight in the domain."""
+    record_b: TrackRecord | None = None
 
 
 class PatternReport(Frozen):

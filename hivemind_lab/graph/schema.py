@@ -26,6 +26,7 @@ NODE_TABLES = {
         "id STRING PRIMARY KEY, conflict_id STRING, model STRING, resolution STRING, "
         "evidence STRING, synthesized_claim STRING, weight DOUBLE, created_at STRING"
     ),
+    "Record": "id STRING PRIMARY KEY, model STRING, domain STRING, decided INT64, won INT64",
     "Withdrawal": (
         "id STRING PRIMARY KEY, assertion_id STRING, model STRING, reason STRING, "
         "outcome STRING, created_at STRING"
@@ -60,6 +61,7 @@ NEO4J_SCHEMA = [
     "CREATE CONSTRAINT model_name IF NOT EXISTS FOR (m:Model) REQUIRE m.name IS UNIQUE",
     "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE e.key IS UNIQUE",
     "CREATE CONSTRAINT vote_id IF NOT EXISTS FOR (v:Vote) REQUIRE v.id IS UNIQUE",
+    "CREATE CONSTRAINT record_id IF NOT EXISTS FOR (r:Record) REQUIRE r.id IS UNIQUE",
     "CREATE CONSTRAINT pattern_id IF NOT EXISTS FOR (p:Pattern) REQUIRE p.id IS UNIQUE",
     "CREATE CONSTRAINT withdrawal_id IF NOT EXISTS FOR (w:Withdrawal) REQUIRE w.id IS UNIQUE",
     "CREATE INDEX assertion_subject IF NOT EXISTS FOR (a:Assertion) ON (a.subject)",

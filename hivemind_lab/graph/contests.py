@@ -1,0 +1,392 @@
+"""Contests in the store: read a subject's open conflicts inside a vote's transaction (after
+taking the subject's lock), weigh the voters, and apply a final decision once (verdicts,
+conflict statuses, track records)."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from hivemind_lab.graph.core import GraphCore, now_iso, unwind
+from hivemind_lab.graph.models import CONSENSUS_MODEL, TrackRecord
+from hivemind_lab.graph.session import DomainBallots, SubjectState, VoteSession
+from hivemind_lab.graph.store import Tx
+from hivemind_lab.graph.tally import (
+    FORK,
+    SYNTHESIZE,
+    Ballot,
+    Contest,
+    Decision,
+    Pair,
+    RecordPrior,
+    Rule,
+    choices,
+    decide,
+    record_weight,
+    refine,
+    reliability,
+    standing,
+    verdicts,
+)
+from hivemind_lab.text import normalise
+
+
+def record_id(model: str, domain: str) -> str:
+    """Key of a model's track record in a domain."""
+    return f"{model}|{domain}"
+
+
+class _Reader:
+    """A read-only stand-in for a transaction, for loaders used outside a write."""
+
+    def __init__(self, read: Any) -> None:
+        self.run = read
+
+
+class ContestOps(GraphCore):
+    """Store side of the consensus rule in `hivemind_lab.graph.tally`."""
+
+    @property
+    def _prior(self) -> RecordPrior:
+        return RecordPrior(self.config.record_prior_mean, self.config.record_prior_strength)
+
+    @property
+    def _rule(self) -> Rule:
+        return Rule(
+            phi=self.config.consensus_phi,
+            min_votes=self.config.conflict_threshold,
+            quorum=self.config.consensus_quorum,
+            window_s=self.config.voting_window_hours * 3600,
+        )
+
+    # -- track records -----------------------------------------------------------------------
+    def track_record(self, model: str, domain: str = "general") -> TrackRecord:
+        """``model``'s record in ``domain``: decided claims won (hard outcomes), its ballots'
+        agreement with the refined consensus, and the vote weight that follows."""
+        model, domain = self._model(model), self._domain(domain)
+        session = VoteSession()
+        reader = _Reader(self.store.read)
+        records = self._records(reader, session, domain)
+        won, decided = records.get(model, (0, 0))
+        ballots = self._domain_ballots(reader, session, domain)
+        counts = refine(ballots.by_contest(), ballots.values(), records, self._prior)
+        agreed, voted = counts.get(model, (0, 0))
+        return TrackRecord(
+            model=model,
+            domain=domain,
+            decided=decided,
+            won=won,
+            ballots=voted,
+            agreed=agreed,
+            reliability=round(reliability(agreed, voted, self._prior), 6),
+            weight=record_weight(agreed, voted, self._prior),
+        )
+
+    def vote_weight(self, model: str, domain: str) -> float:
+        """The weight of ``model``'s vote in a two-sided conflict of ``domain`` (its refined
+        track record; confidence may scale it at vote time)."""
+        return self.track_record(model, domain).weight
+
+    # -- reading (once per transaction) ------------------------------------------------------
+    @staticmethod
+    def _conflict(tx: Tx, session: VoteSession, cid: str) -> dict[str, str] | None:
+        """The conflict's status and subject, read after taking the subject's lock (the entity
+        version an assert also bumps): no other vote or assert on the subject is then in flight."""
+        if cid in session.conflicts:
+            return session.conflicts[cid]
+        found = tx.run("MATCH (c:Conflict {id: $id}) RETURN c.subject AS subject", {"id": cid})
+        if not found:
+            return None
+        sk = normalise(found[0]["subject"])
+        if not any(key == sk for key, _ in session.subjects):
+            tx.run("MATCH (e:Entity {key: $k}) SET e.version = e.version + 1", {"k": sk})
+        row = tx.run(
+            "MATCH (c:Conflict {id: $id}) RETURN c.status AS status, c.domain AS domain, "
+            "c.subject AS subject, c.a_id AS a_id, c.b_id AS b_id",
+            {"id": cid},
+        )[0]
+        session.conflicts[cid] = {**row, "sk": sk}
+        return session.conflicts[cid]
+
+    @staticmethod
+    def _subject(tx: Tx, session: VoteSession, sk: str, domain: str) -> SubjectState:
+        """Every unresolved conflict about the subject, its sides' holders and its votes."""
+        if (sk, domain) in session.subjects:
+            return session.subjects[(sk, domain)]
+        params = {"k": sk, "d": domain}
+        rows = tx.run(
+            "MATCH (e:Entity {key: $k})<-[:SUBJECT_REF]-(a:Assertion)<-[i:INVOLVES]-(c:Conflict) "
+            "WHERE c.domain = $d AND c.status = 'unresolved' "
+            "RETURN c.id AS cid, c.created_at AS created, i.side AS side, a.id AS aid, "
+            "a.source_model AS model, a.confidence AS conf, a.created_at AS a_created",
+            params,
+        )
+        ends: dict[str, dict[str, str]] = defaultdict(dict)
+        opened: dict[str, str] = {}
+        holders: dict[str, dict[str, float]] = defaultdict(dict)
+        created: dict[str, str] = {}
+        for r in rows:
+            ends[r["cid"]][r["side"]] = r["aid"]
+            opened[r["cid"]] = r["created"]
+            holders[r["aid"]][r["model"]] = float(r["conf"])
+            created[r["aid"]] = r["a_created"]
+        for r in tx.run(
+            "MATCH (e:Entity {key: $k})<-[:SUBJECT_REF]-(a:Assertion)-[r:CORROBORATED_BY]->"
+            "(m:Model) WHERE a.domain = $d AND a.status = 'active' "
+            "RETURN a.id AS aid, m.name AS model, r.confidence AS conf",
+            params,
+        ):
+            if r["aid"] in holders:
+                holders[r["aid"]][r["model"]] = float(r["conf"])
+        ballots = {
+            (r["cid"], r["model"]): Ballot(r["cid"], r["model"], r["resolution"], r["claim"] or "")
+            for r in tx.run(
+                # Each vote comes back once per side (a filter on the side loses rows on
+                # LadybugDB 0.x); the dict keeps one.
+                "MATCH (e:Entity {key: $k})<-[:SUBJECT_REF]-(a:Assertion)<-[:INVOLVES]-"
+                "(c:Conflict)<-[:VOTED_ON]-(v:Vote) "
+                "WHERE c.domain = $d AND c.status = 'unresolved' "
+                "RETURN c.id AS cid, v.model AS model, v.resolution AS resolution, "
+                "v.synthesized_claim AS claim",
+                params,
+            )
+        }
+        pairs = {
+            c: Pair(c, e["a"], e["b"], opened[c]) for c, e in ends.items() if "a" in e and "b" in e
+        }
+        state = SubjectState(pairs, dict(holders), created, ballots)
+        session.subjects[(sk, domain)] = state
+        return state
+
+    def _records(self, tx: Tx, session: VoteSession, domain: str) -> dict[str, tuple[int, int]]:
+        """Every model's (won, decided) in the domain."""
+        marker = record_id("", domain)
+        if marker not in session.records:
+            for r in tx.run(
+                "MATCH (r:Record) WHERE r.domain = $d RETURN r.id AS id, r.decided AS decided, "
+                "r.won AS won",
+                {"d": domain},
+            ):
+                session.records.setdefault(r["id"], (r["won"], r["decided"]))
+            session.records[marker] = (0, 0)
+        suffix = "|" + domain
+        return {
+            k.removesuffix(suffix): v
+            for k, v in session.records.items()
+            if k.endswith(suffix) and k != marker
+        }
+
+    @staticmethod
+    def _domain_ballots(tx: Tx, session: VoteSession, domain: str) -> DomainBallots:
+        """Every vote cast in the domain, grouped by subject (decided contests included)."""
+        if domain not in session.domains:
+            ballots = DomainBallots()
+            for r in tx.run(
+                "MATCH (c:Conflict)<-[:VOTED_ON]-(v:Vote) WHERE c.domain = $d "
+                "RETURN c.id AS cid, c.subject AS subject, c.a_id AS a, c.b_id AS b, "
+                "v.model AS model, v.resolution AS r",
+                {"d": domain},
+            ):
+                choice = {"accept_a": r["a"], "accept_b": r["b"]}.get(r["r"], r["r"])
+                ballots.add(
+                    normalise(r["subject"]), r["cid"], r["model"], str(choice), r["a"], r["b"]
+                )
+            session.domains[domain] = ballots
+            for (sk, d), state in session.subjects.items():
+                if d == domain:
+                    for b in state.ballots.values():
+                        _add_ballot(ballots, sk, state, b)
+        return session.domains[domain]
+
+    def _decision(
+        self, tx: Tx, session: VoteSession, contest: Contest, domain: str, sk: str
+    ) -> Decision:
+        """Where the contest stands and whether it is final. Until the electorate has voted,
+        the standing uses the voters' records of decided claims; the decision itself uses
+        records refined over every vote of the domain (`tally.refine`)."""
+        voters = sorted(contest.voters)
+        values = max(2, len(contest.sides))
+        records = self._records(tx, session, domain)
+        weights = {m: self._weight(records.get(m, (0, 0)), values) for m in voters}
+        opened = contest.opened_at
+        elapsed = 0.0
+        if opened:
+            elapsed = (self.clock() - datetime.fromisoformat(opened)).total_seconds()
+        first = decide(contest, standing(contest, weights), self._rule, elapsed_s=elapsed)
+        if not first.ready:
+            return first
+        ballots = self._domain_ballots(tx, session, domain)
+        counts = refine(ballots.by_contest(), ballots.values(), records, self._prior, exclude=sk)
+        refined = {m: self._weight(counts.get(m, (0, 0)), values) for m in voters}
+        return decide(contest, standing(contest, refined), self._rule, elapsed_s=elapsed)
+
+    def _weight(self, record: tuple[int, int], values: int) -> float:
+        return record_weight(record[0], record[1], self._prior, values=values)
+
+    # -- applying a decision -----------------------------------------------------------------
+    def _apply(
+        self,
+        tx: Tx,
+        session: VoteSession,
+        contest: Contest,
+        decision: Decision,
+        *,
+        domain: str,
+        subject: str,
+        sk: str,
+    ) -> str | None:
+        """Carry out a final decision inside the voting transaction: conflict statuses,
+        assertion verdicts, track records; returns a synthesized assertion's id."""
+        now = now_iso(self.clock)
+        top = decision.standing.top
+        assert top is not None  # a final decision has a leading choice
+        score = decision.standing.shares[top]
+        picked = {
+            m: c for m, c in choices(contest).items() if top in c
+        }  # voters whose ballot carried the winner
+        winners = sorted(picked)
+        status = "forked" if top == FORK else "resolved"
+        for p in contest.pairs:
+            if p.id in session.conflicts:
+                session.conflicts[p.id]["status"] = status
+        session.subjects[(sk, domain)].close(contest)
+        if top == FORK:
+            self._fork(tx, list(contest.pairs), now=now, score=score, winners=winners)
+            return None
+        result = verdicts(contest, top, decision.standing.shares)
+        unwind(
+            tx,
+            "UNWIND $rows AS r MATCH (c:Conflict {id: r.id}) SET c.status = 'resolved', "
+            "c.resolution = r.resolution, c.resolved_at = $now, c.consensus_score = $score",
+            {
+                "rows": [{"id": k, "resolution": v} for k, v in result.resolutions.items()],
+                "now": now,
+                "score": score,
+            },
+        )
+        self._resolved_by(tx, contest.pairs, winners)
+        if top == SYNTHESIZE:
+            return self._synthesize(tx, contest, decision, domain=domain, subject=subject, now=now)
+        unwind(
+            tx,
+            "UNWIND $ids AS i MATCH (a:Assertion {id: i}) SET a.survived_consensus = true",
+            {"ids": sorted(result.survivors)},
+        )
+        unwind(
+            tx,
+            "UNWIND $ids AS i MATCH (a:Assertion {id: i}) "
+            "SET a.survived_consensus = false, a.status = 'disproven'",
+            {"ids": sorted(result.disproven)},
+        )
+        tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for side in contest.sides.values():
+            for holder in side.holders:
+                tally[holder][0] += 1
+                tally[holder][1] += side.id in result.survivors
+        rows = [
+            {"id": record_id(m, domain), "model": m, "decided": d, "won": w}
+            for m, (d, w) in sorted(tally.items())
+        ]
+        for m, (d, w) in sorted(tally.items()):
+            old_won, old_decided = session.records.get(record_id(m, domain), (0, 0))
+            session.records[record_id(m, domain)] = (old_won + w, old_decided + d)
+        unwind(
+            tx,
+            "UNWIND $rows AS r MERGE (x:Record {id: r.id}) ON CREATE SET x.model = r.model, "
+            "x.domain = $d, x.decided = r.decided, x.won = r.won "
+            "ON MATCH SET x.decided = x.decided + r.decided, x.won = x.won + r.won",
+            {"rows": rows, "d": domain},
+        )
+        unwind(
+            tx,
+            "UNWIND $rows AS r MATCH (m:Model {name: r.model}) "
+            "SET m.conflict_wins = m.conflict_wins + r.won",
+            {"rows": [r for r in rows if r["won"]]},
+        )
+        return None
+
+    @staticmethod
+    def _resolved_by(tx: Tx, pairs: Sequence[Pair], winners: Sequence[str]) -> None:
+        unwind(
+            tx,
+            "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (m:Model {name: r.m}) "
+            "CREATE (c)-[:RESOLVED_BY]->(m)",
+            {"rows": [{"cid": p.id, "m": m} for p in pairs for m in winners]},
+        )
+
+    def _fork(
+        self, tx: Tx, pairs: Sequence[Pair], *, now: str, score: float, winners: Sequence[str]
+    ) -> None:
+        """Keep every side: each conflict is forked and its assertions survive."""
+        if not pairs:
+            return
+        unwind(
+            tx,
+            "UNWIND $ids AS i MATCH (c:Conflict {id: i}) SET c.status = 'forked', "
+            "c.resolution = 'fork', c.resolved_at = $now, c.consensus_score = $score",
+            {"ids": [p.id for p in pairs], "now": now, "score": score},
+        )
+        unwind(
+            tx,
+            "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (a:Assertion {id: r.aid}) "
+            "SET a.survived_consensus = true CREATE (a)-[:FORKED_FROM]->(c)",
+            {"rows": [{"cid": p.id, "aid": x} for p in pairs for x in (p.a_id, p.b_id)]},
+        )
+        self._resolved_by(tx, pairs, winners)
+
+    def _synthesize(
+        self,
+        tx: Tx,
+        contest: Contest,
+        decision: Decision,
+        *,
+        domain: str,
+        subject: str,
+        now: str,
+    ) -> str:
+        """One consensus assertion for the whole contest, linked to each of its conflicts."""
+        claim = decision.standing.claim or ""
+        new_id = str(uuid.uuid4())
+        self._upsert_model(tx, CONSENSUS_MODEL, now)
+        self._create_assertion(
+            tx,
+            id=new_id,
+            subject=subject,
+            predicate="synthesized_as",
+            obj=claim,
+            sk=normalise(subject),
+            pk="synthesized_as",
+            ok=normalise(claim),
+            confidence=round(decision.standing.shares[SYNTHESIZE], 6),
+            model=CONSENSUS_MODEL,
+            domain=domain,
+            evidence="Synthesized from conflicts " + ", ".join(p.id for p in contest.pairs),
+            now=now,
+            survived=True,
+        )
+        unwind(
+            tx,
+            "UNWIND $ids AS cid MATCH (s:Assertion {id: $sid}), (c:Conflict {id: cid}) "
+            "CREATE (s)-[:SYNTHESIZED_FROM]->(c)",
+            {"sid": new_id, "ids": [p.id for p in contest.pairs]},
+        )
+        return new_id
+
+
+def _add_ballot(ballots: DomainBallots, sk: str, state: SubjectState, b: Ballot) -> None:
+    pair = state.pairs.get(b.conflict_id)
+    if pair is None:
+        return
+    choice = {"accept_a": pair.a_id, "accept_b": pair.b_id}.get(b.resolution, b.resolution)
+    ballots.add(sk, b.conflict_id, b.model, choice, pair.a_id, pair.b_id)
+
+
+def record_ballot(session: VoteSession, sk: str, domain: str, ballot: Ballot) -> None:
+    """Put a new vote into the transaction's cache (subject and, when loaded, domain)."""
+    state = session.subjects[(sk, domain)]
+    state.ballots[(ballot.conflict_id, ballot.model)] = ballot
+    if domain in session.domains:
+        _add_ballot(session.domains[domain], sk, state, ballot)
