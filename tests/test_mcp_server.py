@@ -4,6 +4,7 @@ serve`) and streamable HTTP (one server, three clients with their own tokens).""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -176,6 +177,61 @@ async def test_stdio_lists_tools_with_schemas_and_calls_every_tool(tmp_path):
         assert listed["hivemind_retract"].annotations.destructive_hint is True
 
 
+HEAVY_AT_START = ("sklearn", "scipy", "openai", "tiktoken", "polars", "ray", "optuna", "networkx")
+"""Modules a stdio server must not import before its first tool call."""
+
+
+def _started_stdio(tmp_path: Path, *python_flags: str) -> tuple[subprocess.Popen, float]:
+    """Spawn a stdio server, complete initialize and tools/list; returns it and the wall time.
+    Its stderr goes to ``tmp_path / "stderr.txt"``."""
+    env = child_env(tmp_path, SOURCE_MODEL="claude", HIVEMIND_DB_PATH=str(tmp_path / "g.lbdb"))
+    command = [sys.executable, *python_flags, "-m", "hivemind_lab", "mcp", "serve"]
+    start = time.perf_counter()
+    with (tmp_path / "stderr.txt").open("wb") as stderr:
+        proc = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    hello = _rpc(
+        "initialize",
+        protocolVersion="2025-11-25",
+        capabilities={},
+        clientInfo={"name": "t", "version": "1"},
+    )
+    listing = {**_rpc("tools/list"), "id": 2}
+    for message in (hello, {"jsonrpc": "2.0", "method": "notifications/initialized"}, listing):
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    assert len(replies[1]["result"]["tools"]) == len(TOOLS)
+    return proc, time.perf_counter() - start
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU time from /proc")
+def test_stdio_server_starts_in_well_under_one_and_a_half_seconds(tmp_path):
+    # CPU time (user + system) of the server until it answered tools/list: the work start-up
+    # costs, independent of how loaded the machine is. 1.2 s leaves margin under the 1.5 s goal.
+    proc, wall = _started_stdio(tmp_path)
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    proc.stdin.close()  # type: ignore[union-attr]
+    proc.wait(timeout=30)
+    assert cpu < 1.2, f"start-up took {cpu:.2f} s of CPU ({wall:.2f} s wall)"
+
+
+def test_stdio_server_imports_nothing_heavy_before_the_first_call(tmp_path):
+    proc, _ = _started_stdio(tmp_path, "-X", "importtime")
+    proc.stdin.close()  # type: ignore[union-attr]
+    proc.wait(timeout=30)
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in (tmp_path / "stderr.txt").read_text().splitlines()
+        if line.startswith("import time:")
+    }
+    assert imported & set(HEAVY_AT_START) == set()
+    assert "mcp" in imported  # the measurement saw the server's imports
+
+
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
@@ -325,12 +381,13 @@ async def test_three_stdio_servers_share_one_neo4j_graph(neo4j_settings):
                     "hivemind_resolve", {"conflict_id": conflict["conflict_id"], "resolution": r}
                 )
             )
-            for c, r in ((claude, "accept_a"), (grok, "accept_b"), (gemini, "accept_a"))
+            for c, r in ((claude, "accept_a"), (grok, "accept_b"))
         ]
-        # claude 0.9 and gemini 0.1 (nothing in theory) for a, grok 0.8 for b: 1.0/1.8 < 0.618
+        # both holders have voted, but CONFLICT_THRESHOLD (3) voters are needed
         assert votes[-1]["consensus_reached"] is False
+        assert votes[-1]["final"] is False
         final = data(
-            await grok.call_tool(
+            await gemini.call_tool(
                 "hivemind_resolve",
                 {"conflict_id": conflict["conflict_id"], "resolution": "accept_a"},
             )

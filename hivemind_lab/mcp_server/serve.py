@@ -4,12 +4,41 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
 from hivemind_lab.mcp_server.app import build_server
 from hivemind_lab.mcp_server.conformance import add_conformance_fixtures
 from hivemind_lab.mcp_server.exposure import exposure
 from hivemind_lab.mcp_server.settings import ServerSettings
+from hivemind_lab.tokens import TokenCounter, default_counter
+
+
+class DeferredCounter:
+    """The default token counter, loaded on first use rather than at start-up: loading the BPE
+    ranks takes a third of a second, and a client waiting for ``initialize`` should not pay it
+    (only the first query does)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counter: TokenCounter | None = None
+
+    def _loaded(self) -> TokenCounter:
+        with self._lock:
+            if self._counter is None:
+                self._counter = default_counter()
+            return self._counter
+
+    @property
+    def name(self) -> str:
+        return self._loaded().name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        raise AttributeError("the name comes from the loaded counter")
+
+    def count(self, text: str) -> int:
+        return self._loaded().count(text)
 
 
 def free_port(host: str) -> int:
@@ -24,7 +53,8 @@ def serve(settings: ServerSettings, config: GraphConfig) -> None:
     store = open_store(config)
     try:
         names = exposure(settings)
-        server = build_server(HivemindGraph(store, config), settings, names=names)
+        graph = HivemindGraph(store, config, counter=DeferredCounter())
+        server = build_server(graph, settings, names=names)
         if settings.conformance_fixtures:
             add_conformance_fixtures(server)
         if settings.transport == "stdio":

@@ -11,9 +11,10 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Hivemind-Signature"
@@ -63,6 +64,8 @@ class WebhookNotifier:
         self._queue.put_nowait({"event": event, "sent_at": time.time(), "data": data})
 
     async def _drain(self) -> None:
+        import httpx  # only a server with webhooks pays for the HTTP client at start-up
+
         assert self._queue is not None
         async with httpx.AsyncClient(timeout=self.timeout_s) as client:
             while True:
@@ -72,6 +75,8 @@ class WebhookNotifier:
                 self._queue.task_done()
 
     async def _deliver(self, client: httpx.AsyncClient, url: str, body: bytes) -> None:
+        import httpx
+
         for attempt in range(self.attempts):
             stamp = str(int(time.time()))
             headers = {
