@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup demo test lint typecheck unit bench browser llama clean
+.PHONY: setup demo test lint typecheck unit bench browser llama clean conformance
 
 setup: $(VENV)/.installed
 
@@ -36,6 +36,16 @@ llama: setup
 browser:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
+## The official MCP conformance suite, pinned, with the Node 22 it needs installed beside it.
+CONFORMANCE := .cache/conformance
+conformance: $(CONFORMANCE)/.installed
+
+$(CONFORMANCE)/.installed:
+	mkdir -p $(CONFORMANCE)
+	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE) \
+	  node@22 @modelcontextprotocol/conformance@0.1.16
+	touch $@
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -44,7 +54,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 ## The contract suite runs on real Neo4j too: start the project's own server around the tests.
-unit: setup
+unit: setup conformance
 	scripts/neo4j start
 	$(BIN)/pytest -q && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
 	  status=$$?; scripts/neo4j stop; exit $$status
