@@ -7,6 +7,7 @@ mode it is SOURCE_MODEL; with a token file it is the model the client's bearer t
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, TypeVar
 
 import anyio
@@ -19,6 +20,7 @@ from pydantic import AnyHttpUrl, Field
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.graph import HivemindGraph
+from hivemind_lab.graph.consensus import SETTLE_EVERY_S
 from hivemind_lab.graph.models import (
     AssertResult,
     ConflictView,
@@ -122,6 +124,19 @@ def build_server(
         except HivemindError as exc:
             raise ToolError(str(exc)) from None
 
+    settled_at: datetime | None = None
+
+    def settle_if_due() -> int:
+        """Fork stale conflicts and close due contests from a write tool (never from a read),
+        at most once a minute of graph time; returns how many conflicts were closed."""
+        nonlocal settled_at
+        now = graph.clock()
+        if settled_at is not None and (now - settled_at).total_seconds() < SETTLE_EVERY_S:
+            return 0
+        settled_at = now
+        done = graph.settle()
+        return done["forked"] + done["decided"]
+
     @server.tool(annotations=WRITE, structured_output=True)
     async def hivemind_assert(
         subject: Subject,
@@ -138,15 +153,15 @@ def build_server(
         it against other assertions about the same subject in the same domain: a different
         object for a single-valued predicate, or a negation (is_not, contradicts, negates) of the
         same object, creates a conflict naming the other model. Restating your own claim updates
-        it; stating another model's claim corroborates it. Conflicts left unresolved past the
-        auto-fork age are forked first (writes happen here, never in the read-only tools).
+        it; stating another model's claim corroborates it. Conflicts past the auto-fork age or
+        their voting window are closed first (such writes happen here, never in read tools).
         """
         model = identity()
         report = Reporter(ctx, steps=2)
-        await report.start("forking stale conflicts")
-        forked = await call(graph.auto_fork)
-        if forked:
-            await report.log("notice", f"auto-forked {forked} stale conflict(s)")
+        await report.start("settling due conflicts")
+        closed = await call(settle_if_due)
+        if closed:
+            await report.log("notice", f"closed {closed} due conflict(s) (auto-fork, vote window)")
         await report.step("checking for conflicts")
         result = await call(
             lambda: graph.assert_claim(
