@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
+from queue import Queue
 from typing import Any
 
 import polars as pl
@@ -208,6 +211,13 @@ def run_point(
 
 
 Job = tuple[RunPoint, Budget | None]
+PRELOAD = [
+    "hivemind_lab.experiments.runner",
+    "hivemind_lab.llm.offline",
+    "bm25s",
+    "sklearn.feature_extraction.text",
+]
+"""Imported once by the pool's fork server, so no worker pays for them."""
 
 
 class Dispatcher:
@@ -259,17 +269,57 @@ class Dispatcher:
                 )
                 out.append(self._report(summary))
             return out
+        return out + self._shared(pending)
+
+    def _shared(self, jobs: Sequence[Job]) -> list[RunSummary]:
+        """``workers`` points at a time: this process runs points itself while ``workers - 1``
+        pool processes take the others, so the pool's start (a couple of seconds of imports) is
+        never time lost. A feeder thread hands a worker its next point as soon as it is free."""
         if self._pool is None:
             # forkserver: one clean process imports the package once and forks the workers, so a
             # worker neither re-imports everything (spawn) nor inherits the caller's threads (fork).
             context = get_context("forkserver")
-            context.set_forkserver_preload(["hivemind_lab.experiments.runner"])
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
-        futures = [
-            self._pool.submit(run_point, self.spec, p, self.root, self.project, b, self.endpoint)
-            for p, b in pending
-        ]
-        out += [self._report(f.result()) for f in as_completed(futures)]
+            context.set_forkserver_preload(PRELOAD)
+            self._pool = ProcessPoolExecutor(max_workers=self.workers - 1, mp_context=context)
+        pool, queue = self._pool, deque(jobs)
+        finished_q: Queue[Future[RunSummary]] = Queue()
+        free = threading.Semaphore(self.workers - 1)
+
+        def feed() -> None:
+            while True:
+                free.acquire()
+                try:
+                    point, budget = queue.popleft()
+                except IndexError:
+                    return
+                future = pool.submit(
+                    run_point, self.spec, point, self.root, self.project, budget, self.endpoint
+                )
+                future.add_done_callback(done)
+
+        def done(future: Future[RunSummary]) -> None:
+            finished_q.put(future)
+            free.release()
+
+        feeder = threading.Thread(target=feed, name="sweep-feeder", daemon=True)
+        feeder.start()
+        out: list[RunSummary] = []
+        while True:
+            try:
+                point, budget = queue.popleft()
+            except IndexError:
+                break
+            out.append(
+                self._report(
+                    run_point(self.spec, point, self.root, self.project, budget, self.endpoint)
+                )
+            )
+            while not finished_q.empty():
+                out.append(self._report(finished_q.get().result()))
+        free.release()  # wake the feeder so it sees the empty queue
+        feeder.join()
+        while len(out) < len(jobs):
+            out.append(self._report(finished_q.get().result()))
         return out
 
     def _report(self, summary: RunSummary) -> RunSummary:
@@ -400,7 +450,8 @@ def _optuna(
         study.tell(trial, objective(batch, spec.space.objective))
         out += batch
     write_json_atomic(
-        dispatcher.root / "optuna.json", {"best_value": study.best_value, "best_params": study.best_params}
+        dispatcher.root / "optuna.json",
+        {"best_value": study.best_value, "best_params": study.best_params},
     )
     return out
 
