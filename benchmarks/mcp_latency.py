@@ -1,12 +1,14 @@
-"""MCP tool-call latency over stdio and HTTP, and HTTP throughput with 8 concurrent clients.
+"""MCP stdio start-up time, tool-call latency over stdio and HTTP, and HTTP throughput with 8
+concurrent clients.
 
-Run: .venv/bin/python benchmarks/mcp_latency.py [--calls 200]
+Run: .venv/bin/python benchmarks/mcp_latency.py [--calls 200] [--starts 10]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import socket
@@ -54,11 +56,63 @@ async def calls(call, n: int) -> tuple[list[float], list[float]]:
     return writes, reads
 
 
+def server_env(tmp: Path, **values: str) -> dict[str, str]:
+    """An explicit environment for the server (nothing inherited but PATH)."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(tmp), **values}
+
+
+def startup(tmp: Path, runs: int) -> None:
+    """Spawn a stdio server and time it until tools/list is answered: wall clock, and the
+    server's CPU time (user + system, from /proc) which does not depend on the machine's load."""
+    walls, cpus = [], []
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    }
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    for i in range(runs):
+        env = server_env(tmp, SOURCE_MODEL="claude", HIVEMIND_DB_PATH=str(tmp / f"start{i}.lbdb"))
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hivemind_lab", "mcp", "serve"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in (hello, ready, listing):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        proc.stdout.readline()
+        proc.stdout.readline()
+        walls.append(time.perf_counter() - start)
+        stat = Path(f"/proc/{proc.pid}/stat")
+        if stat.exists():
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cpus.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    walls.sort()
+    cpu = f", CPU median {sorted(cpus)[len(cpus) // 2]:.2f} s" if cpus else ""
+    print(
+        f"stdio start-up to tools/list ({runs} runs): wall min {walls[0]:.2f} s, "
+        f"median {walls[len(walls) // 2]:.2f} s{cpu} (load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 async def stdio(tmp: Path, n: int) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "hivemind_lab", "mcp", "serve"],
-        env={**os.environ, "SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp / "s.lbdb")},
+        env=server_env(tmp, SOURCE_MODEL="claude", HIVEMIND_DB_PATH=str(tmp / "s.lbdb")),
     )
     async with Client(params) as client:
         writes, reads = await calls(client.call_tool, n)
@@ -88,7 +142,7 @@ async def http(tmp: Path, n: int) -> None:
             "--token-file",
             str(tokens_file),
         ],
-        env={**os.environ, "HIVEMIND_DB_PATH": str(tmp / "h.lbdb")},
+        env=server_env(tmp, HIVEMIND_DB_PATH=str(tmp / "h.lbdb")),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -133,12 +187,14 @@ async def http(tmp: Path, n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--starts", type=int, default=10, help="stdio start-ups to time")
     args = parser.parse_args()
     print(
         f"machine: {platform.node()} · {os.cpu_count()} cores · python {platform.python_version()} "
         f"· {time.strftime('%Y-%m-%d')} · embedded store"
     )
     with tempfile.TemporaryDirectory() as tmp:
+        startup(Path(tmp), args.starts)
         asyncio.run(stdio(Path(tmp), args.calls))
         asyncio.run(http(Path(tmp), args.calls))
 
