@@ -261,6 +261,7 @@ def metrics_rows(
         "final_conclusions": len(result.conclusions),
         "tie": result.tie,
         "mean_feasibility": last.mean_score if last else None,
+        "first_feasibility": result.vetoes[0].mean_score if result.vetoes else None,
         "feasibility_by_constraint": json.dumps(last.per_constraint if last else {}),
         "run_calls": result.usage.calls,
         "run_tokens": result.usage.tokens,
