@@ -651,19 +651,22 @@ def sweep(
         )
     console.print(summary)
     if graph:
-        from hivemind_lab.experiments.graph_export import export_runs
-        from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+        from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+        from hivemind_lab.graph import GraphConfig, open_store
 
+        knowledge = spec.resolve().parent.parent / experiment.knowledge_base
         try:
             config = GraphConfig.from_env()
             store = open_store(config)
             try:
-                written = export_runs(HivemindGraph(store, config), Path(report.root))
+                exported = export_runs(
+                    analysis_graph(store, config), Path(report.root), knowledge=knowledge
+                )
             finally:
                 store.close()
         except HivemindError as exc:
             raise _fail(exc) from None
-        console.print(f"graph: {written} assertions written ({config.store})")
+        console.print(f"graph: {exported.assertions} assertions written ({config.store})")
 
 
 @app.command()

@@ -219,8 +219,13 @@ else:
     "04_graph_analytics.ipynb": [
         (
             "md",
-            "# Graph analytics\nRuns of a small sweep written into the embedded knowledge graph; PageRank, motifs, "
-            "islands, communities and a model-by-model divergence heatmap, read back from the store.",
+            "# Graph analytics\nA small calibration sweep (three stubbornness settings) and the knowledge base, "
+            "exported as entities and relations a researcher can reason over: the problem and its options, the "
+            "theory agents (each one a model), the documents they cite and their schools, the constraints and the "
+            "verdicts. Relations: `recommends`, `defers`, `rejects`, `judged`, `cites`, `supports`, `contradicts`, "
+            "`scored_by`, `vetoed_by`, `concludes`, `in_school`, `draws_on`, `dissents_from` "
+            "(see `hivemind_lab.experiments.graph_export`). The same export and read-outs run on the embedded store "
+            "and, when the project's Neo4j server is up (`scripts/neo4j start`, as in CI), on Neo4j.",
         ),
         (
             "code",
@@ -230,55 +235,100 @@ import tempfile
 import polars as pl
 import plotly.graph_objects as go
 from hivemind_lab.experiments import ExperimentSpec, run
-from hivemind_lab.experiments.graph_export import export_runs
-from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
-from hivemind_lab.graph.analytics import communities, entity_graph, islands, motif_census
+from IPython.display import display
+from hivemind_lab.experiments import graph_views as views
+from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+from hivemind_lab.graph import GraphConfig, open_store
+from hivemind_lab.graph.analytics import entity_graph, motif_census
 tmp = Path(tempfile.mkdtemp())
 spec = ExperimentSpec.model_validate({
     "name": "graph-notebook", "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
     "inputs": {"sufficiency": 2, "feasibility": 40, "density": 6000}, "limits": {"max_rounds": 2, "max_regenerations": 0},
-    "space": {"stubbornness": [0.4, 0.9], "similarity_threshold": [0.35], "severity": [0.5]}})
+    "space": {"stubbornness": [0.1, 0.5, 0.9], "similarity_threshold": [0.35], "severity": [0.5]}})
 run(spec, project=ROOT, root=tmp / "runs")
-config = GraphConfig(db_path=tmp / "graph.lbdb")
-graph = HivemindGraph(open_store(config), config)
-print(export_runs(graph, tmp / "runs"), "assertions written")""",
+configs = {"embedded": GraphConfig(db_path=tmp / "graph.lbdb")}
+if (neo4j := views.project_neo4j(ROOT)) is not None:
+    configs["neo4j"] = neo4j
+graphs, summaries = {}, {}
+for name, config in configs.items():
+    store = open_store(config)
+    store.wipe()
+    graphs[name] = analysis_graph(store, config)
+    summaries[name] = export_runs(graphs[name], tmp / "runs", knowledge=ROOT / "data" / "knowledge")
+graph, summary = graphs["embedded"], summaries["embedded"]
+snap = graph.snapshot()
+print({name: s.assertions for name, s in summaries.items()}, "assertions written")
+pl.DataFrame({"run": list(summary.settings), "settings": list(summary.settings.values())})""",
+        ),
+        (
+            "md",
+            "## Which evidence drives the conclusions\nPageRank flows from options to the documents agents cite for "
+            "them, and on to their schools: the most-cited, most-connected evidence ranks first.",
         ),
         (
             "code",
-            """snap = graph.snapshot()
-top = sorted(snap.pagerank.items(), key=lambda kv: -kv[1])[:10]
-pl.DataFrame({"entity": [k[:80] for k, _ in top], "pagerank": [round(v, 4) for _, v in top]})""",
+            """def ranked(kind, top=8):
+    return pl.DataFrame(views.ranking(snap, summary.kinds, kind, top=top), schema=[kind, "pagerank"], orient="row")
+print("PageRank spread: min", round(min(snap.pagerank.values()), 4), "max", round(max(snap.pagerank.values()), 4))
+display(ranked("document"), ranked("school", 5), ranked("option", 3))
+for name, other in graphs.items():
+    same = [d for d, _ in views.ranking(other.snapshot(), summaries[name].kinds, "document", top=5)]
+    print(name, "top evidence:", same)""",
+        ),
+        (
+            "md",
+            "## Motifs: how agents agree and clash\nThe directed 3-node motifs of the whole graph, and the "
+            "agreement/disagreement triads among each run's agents (from their final critiques: `+` a pair that "
+            "supports each other, `-` a pair where one contradicts the other).",
         ),
         (
             "code",
-            """live = [a for a in snap.assertions.values() if a.status == "active"]
-g = entity_graph(live)
-print("motifs:", motif_census(g))
-print("communities:", [len(c) for c in communities(g)][:10])
-print("islands:", len(islands(g)))
-graph.patterns("strategy", min_frequency=2).model_dump()["cross_model_patterns"][:3]""",
+            """live = views.live(snap)
+display(pl.DataFrame(sorted(motif_census(entity_graph(live)).items(), key=lambda kv: -kv[1]), schema=["motif", "count"], orient="row"))
+triads = views.agent_triads(snap)
+pl.DataFrame([(shape, views.TRIADS[shape], n) for shape, n in triads.items()], schema=["signs", "triad", "count"], orient="row")""",
+        ),
+        (
+            "md",
+            "## Islands: ideas held by one agent only\nEvidence that exactly one agent gives for an option; as a "
+            "graph of agent → document, each component is an island nobody else corroborates.",
         ),
         (
             "code",
-            """models = sorted(m for m in graph.models() if ":" in m)[:8]
-z = [[graph.divergence(a, b, "strategy").divergence_score for b in models] for a in models]
-go.Figure(go.Heatmap(x=models, y=models, z=z, colorscale="Blues")).update_layout(
-    title="Divergence between agents (0 = same claims, 1 = disjoint)", height=500).show()""",
+            """islands = views.idea_islands(snap, summary.kinds)
+print(len(islands), "islands:", [len(i) for i in islands])
+pl.DataFrame(views.solitary_ideas(snap, summary.kinds))""",
         ),
         (
             "code",
-            """layout = g.layout("fr")
-xs, ys = zip(*layout.coords) if g.vcount() else ((), ())
+            """agents = sorted(m for m, kind in summary.kinds.items() if kind == "agent")
+z = views.divergence_matrix(graph, agents)
+go.Figure(go.Heatmap(x=agents, y=agents, z=z, zmin=0, zmax=1, colorscale="Viridis",
+                     colorbar={"title": "divergence"})).update_layout(
+    title="Divergence between agents across runs (0 = same claims, 1 = disjoint)", height=650,
+    xaxis={"tickangle": -45}).show()""",
+        ),
+        (
+            "code",
+            """g = entity_graph(live)
+layout = g.layout("fr")
+xs, ys = zip(*layout.coords)
+names = g.vs["name"]
+labels = views.labels(snap)
+kinds = [summary.kinds.get(labels.get(n, n), "action") for n in names]
 edges_x, edges_y = [], []
 for e in g.es:
     edges_x += [xs[e.source], xs[e.target], None]
     edges_y += [ys[e.source], ys[e.target], None]
-names = g.vs["name"] if g.vcount() else []
-fig = go.Figure([go.Scatter(x=edges_x, y=edges_y, mode="lines", line={"width": 0.5, "color": "#aaa"}, hoverinfo="none"),
-                 go.Scatter(x=xs, y=ys, mode="markers", text=[n[:60] for n in names], hoverinfo="text",
-                            marker={"size": [6 + 400 * snap.pagerank.get(n, 0) for n in names], "color": "#1f4e79"})])
-fig.update_layout(title="Entity graph (size = PageRank)", showlegend=False, height=600).show()
-graph.store.close()""",
+traces = [go.Scatter(x=edges_x, y=edges_y, mode="lines", line={"width": 0.4, "color": "#bbb"}, hoverinfo="none", showlegend=False)]
+for kind in sorted(set(kinds)):
+    idx = [i for i, k in enumerate(kinds) if k == kind]
+    traces.append(go.Scatter(x=[xs[i] for i in idx], y=[ys[i] for i in idx], mode="markers", name=kind,
+                             text=[labels.get(names[i], names[i]) for i in idx], hoverinfo="text",
+                             marker={"size": [5 + 600 * snap.pagerank.get(names[i], 0) for i in idx]}))
+go.Figure(traces).update_layout(title="Entity graph (size = PageRank, colour = kind)", height=650).show()
+for other in graphs.values():
+    other.store.close()""",
         ),
     ],
 }

@@ -76,6 +76,7 @@ def graph_factory(store_kind, tmp_path, request) -> Iterator:
 
     def make(**overrides) -> HivemindGraph:
         clock = overrides.pop("clock", None)
+        predicates = overrides.pop("predicates", None)
         config = make_config(store_kind, tmp_path, neo4j, **overrides)
         if opened and store_kind == "ladybug":
             store = opened[0].store  # one process, one handle on the embedded file
@@ -83,7 +84,7 @@ def graph_factory(store_kind, tmp_path, request) -> Iterator:
             store = open_store(config)
             if not opened:
                 store.wipe()
-        graph = HivemindGraph(store, config, clock=clock)
+        graph = HivemindGraph(store, config, clock=clock, predicates=predicates)
         opened.append(graph)
         return graph
 

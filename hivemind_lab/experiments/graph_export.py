@@ -1,79 +1,420 @@
-"""Sweep results into the hivemind graph, so divergence, patterns and igraph analytics work
-across runs.
+"""Deliberations and the knowledge base as a graph a researcher can reason over.
 
-Each theory agent of a run is a model (``<run-id>:<agent>``); each of its final recommendations is
-an assertion ``<problem> recommends <recommendation>`` (domain ``strategy``) with the run's
-feasibility as confidence; each contradiction in a critique is the critic asserting
-``<problem> negates <recommendation>``, which the graph turns into a conflict with the target
-agent's claim; the monitor's final clusters are stored as patterns.
+Entities are the things of a deliberation: the problem, its options, the evidence documents and
+their schools, the constraints, the theory agents and each run's verdict. Every claim is made by
+the model that holds it, so divergence and conflicts compare agents: theory agents are models
+(``run2:theory-03``), the client's problem statement is ``client``, practicality is
+``practicality``, a run's verdict is ``run2:verdict`` and the knowledge base is ``knowledge-base``.
+
+=====================  ==================================================  ====================
+relation               meaning                                             held by
+=====================  ==================================================  ====================
+problem has_option     an option the client weighs                         client
+problem has_constraint a feasibility constraint it is judged under         client
+agent recommends       the agent's final solution pursues the option       agent
+agent defers/rejects   the agent would pursue it later / avoid it          agent
+option judged          pursue / later / avoid (one value: agents clash)    agent
+option cites document  evidence the agent gives for the option it pursues  agent
+agent supports/        the agent's final critique of a peer mostly         agent
+contradicts agent      backs / attacks it
+option scored_by       mean practicality score (confidence = score/100)    practicality
+constraint
+option vetoed_by       the constraint scored it under the feasibility bar  practicality
+constraint
+problem concludes      the run's top conclusion (one value: runs clash)    run verdict
+option
+document in_school     the document's school (its first topic)             knowledge-base
+document draws_on      another school among its topics                     knowledge-base
+school
+document dissents_from a dissenting document against its school's others   knowledge-base
+document
+=====================  ==================================================  ====================
+
+So PageRank flows from conclusions to the evidence and schools behind them, critiques form
+agreement/disagreement triads among agents, and ideas held by one agent only stand apart.
+Labels are readable (option names, document titles, ``run2:theory-03``); `ExportSummary.kinds`
+says what each entity is.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.audit.log import read_records
 from hivemind_lab.deliberation import load_result
-from hivemind_lab.graph import HivemindGraph
+from hivemind_lab.errors import InputError
+from hivemind_lab.graph import GraphConfig, GraphStore, HivemindGraph, PredicateRegistry
+from hivemind_lab.knowledge import Document, load_documents
+from hivemind_lab.text import normalise
 
 DOMAIN = "strategy"
+EntityKind = Literal[
+    "problem", "option", "agent", "document", "school", "constraint", "action", "verdict"
+]
+STANCE_RELATION = {"pursue": "recommends", "later": "defers", "avoid": "rejects"}
+MULTI_VALUED = frozenset(
+    {
+        "has_option",
+        "has_constraint",
+        "recommends",
+        "defers",
+        "rejects",
+        "cites",
+        "supports",
+        "scored_by",
+        "vetoed_by",
+        "in_school",
+        "draws_on",
+        "dissents_from",
+    }
+)
+EXPORT_PREDICATES = PredicateRegistry(multi_valued=PredicateRegistry().multi_valued | MULTI_VALUED)
+"""The registry a graph needs for exports: these relations hold many objects per subject
+(``judged`` and ``concludes`` keep the default one-value rule, so disagreement is a conflict)."""
+LABEL_CHARS = 70
 
 
-def export_run(graph: HivemindGraph, run_dir: Path) -> int:
-    """Write one run; returns the number of assertions made."""
-    result = load_result(run_dir)
-    run_id = run_dir.name[-12:]
-    confidence = round((result.vetoes[-1].mean_score if result.vetoes else 50.0) / 100, 4)
-    written = 0
-    final: dict[str, list[str]] = {}
-    for record in read_records(run_dir / "audit.jsonl"):
-        if record.kind in ("theory.proposal", "theory.revision"):
-            final[record.payload["agent_id"]] = record.payload["recommendations"]
-    for agent, recommendations in sorted(final.items()):
-        for rec in recommendations:
-            graph.assert_claim(
-                result.problem_id,
-                "recommends",
-                rec[:1000],
-                confidence,
-                DOMAIN,
-                f"run {run_dir.name}",
-                model=f"{run_id}:{agent}",
+class Claim(BaseModel):
+    """One relation to write, with the kinds of its two ends."""
+
+    model_config = ConfigDict(frozen=True)
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    model: str
+    evidence: str = ""
+    kinds: tuple[EntityKind, EntityKind]
+
+
+class ExportSummary(BaseModel):
+    """What an export wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    assertions: int
+    runs: tuple[str, ...] = ()
+    """Run labels (``run1``…) in the order of ``run_dirs``."""
+    run_dirs: tuple[str, ...] = ()
+    settings: dict[str, str] = {}
+    """Run label → its problem and calibrations, for legends."""
+    kinds: dict[str, EntityKind]
+    """Entity label → what it is (for colouring and filtering)."""
+
+
+def label(text: str) -> str:
+    """A readable, bounded entity label."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1].rstrip() + "…"
+
+
+def is_dissent(doc: Document) -> bool:
+    """Whether a document argues against its school (the knowledge base marks dissents with a
+    ``critique`` topic or ``dissent`` in the id)."""
+    return "critique" in doc.topics or "dissent" in doc.id
+
+
+def knowledge_claims(documents: Sequence[Document]) -> list[Claim]:
+    """The knowledge base's structure: schools, cross-school topics and dissents."""
+    kb = "knowledge-base"
+    schools = {d.school for d in documents}
+    claims = []
+    by_school: dict[str, list[Document]] = defaultdict(list)
+    for doc in documents:
+        by_school[doc.school].append(doc)
+        title = label(doc.title)
+        claims.append(
+            Claim(
+                subject=title,
+                predicate="in_school",
+                object=doc.school,
+                confidence=1.0,
+                model=kb,
+                evidence=doc.id,
+                kinds=("document", "school"),
             )
-            written += 1
-    for record in read_records(run_dir / "audit.jsonl"):
-        if record.kind != "theory.critique":
-            continue
-        target = final.get(record.payload["target_id"], [])
-        for point in record.payload["points"]:
-            index = point.get("recommendation")
-            if point["kind"] == "contradiction" and index is not None and index < len(target):
-                graph.assert_claim(
-                    result.problem_id,
-                    "negates",
-                    target[index][:1000],
-                    point["strength"],
-                    DOMAIN,
-                    point["claim"][:1000],
-                    model=f"{run_id}:{record.payload['critic_id']}",
+        )
+        for topic in doc.topics[1:]:
+            if topic in schools and topic != doc.school:
+                claims.append(
+                    Claim(
+                        subject=title,
+                        predicate="draws_on",
+                        object=topic,
+                        confidence=0.5,
+                        model=kb,
+                        evidence=doc.id,
+                        kinds=("document", "school"),
+                    )
                 )
-                written += 1
-    clusters = [list(c.agent_ids) for c in (result.monitor[-1].clusters if result.monitor else ())]
-    graph.record_pattern(
-        DOMAIN,
-        f"run {run_dir.name}: final clusters {json.dumps(clusters)}",
-        frequency=len(clusters),
-        confidence=confidence,
-        discovered_by="monitor",
-    )
+    for members in by_school.values():
+        for dissent in (d for d in members if is_dissent(d)):
+            for other in (d for d in members if not is_dissent(d)):
+                claims.append(
+                    Claim(
+                        subject=label(dissent.title),
+                        predicate="dissents_from",
+                        object=label(other.title),
+                        confidence=0.8,
+                        model=kb,
+                        evidence=dissent.id,
+                        kinds=("document", "document"),
+                    )
+                )
+    return claims
+
+
+def run_claims(
+    run_dir: Path, run: str, titles: Mapping[str, str], constraint_bar: int | None = None
+) -> list[Claim]:
+    """One deliberation run as claims; ``run`` is its short label, ``titles`` maps document ids
+    to labels (citations of unknown documents keep their id)."""
+    result = load_result(run_dir)
+    request: dict[str, Any] = {}
+    final: dict[str, dict[str, Any]] = {}
+    critiques: dict[tuple[str, str], dict[str, Any]] = {}
+    scores: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for record in read_records(run_dir / "audit.jsonl"):
+        payload = record.payload
+        if record.kind == "deliberation.request":
+            request = payload["request"]
+        elif record.kind in ("theory.proposal", "theory.revision"):
+            final[payload["agent_id"]] = payload  # later records replace earlier ones
+        elif record.kind == "theory.critique":
+            critiques[(payload["critic_id"], payload["target_id"])] = payload
+        elif record.kind == "practicality.score":
+            scores[payload["solution_id"]].append((payload["constraint"], payload["score"]))
+    problem = label(request.get("problem_title") or result.problem_id)
+    options = [label(o) for o in request.get("options", ())]
+    agent = {a: f"{run}:{a}" for a in final}
+    claims = [
+        Claim(
+            subject=problem,
+            predicate="has_option",
+            object=option,
+            confidence=1.0,
+            model="client",
+            kinds=("problem", "option"),
+        )
+        for option in options
+    ]
+    constraints = sorted({c for rows in scores.values() for c, _ in rows})
+    claims += [
+        Claim(
+            subject=problem,
+            predicate="has_constraint",
+            object=c,
+            confidence=1.0,
+            model="client",
+            kinds=("problem", "constraint"),
+        )
+        for c in constraints
+    ]
+    bar = constraint_bar if constraint_bar is not None else int(request.get("feasibility", 50))
+    for agent_id, solution in sorted(final.items()):
+        model = agent[agent_id]
+        pursued = []
+        for stance in solution.get("stances", ()):
+            if not 0 <= stance["option"] < len(options):
+                continue
+            option = options[stance["option"]]
+            claims.append(
+                Claim(
+                    subject=model,
+                    predicate=STANCE_RELATION[stance["stance"]],
+                    object=option,
+                    confidence=0.8,
+                    model=model,
+                    evidence=solution["id"],
+                    kinds=("agent", "option"),
+                )
+            )
+            claims.append(
+                Claim(
+                    subject=option,
+                    predicate="judged",
+                    object=stance["stance"],
+                    confidence=0.8,
+                    model=model,
+                    evidence=solution["id"],
+                    kinds=("option", "verdict"),
+                )
+            )
+            if stance["stance"] == "pursue":
+                pursued.append(option)
+        cited = sorted({c.split("#", 1)[0] for c in solution.get("citations", ())})
+        for option in pursued:
+            for doc_id in cited:
+                claims.append(
+                    Claim(
+                        subject=option,
+                        predicate="cites",
+                        object=titles.get(doc_id, doc_id),
+                        confidence=0.7,
+                        model=model,
+                        evidence=solution["id"],
+                        kinds=("option", "document"),
+                    )
+                )
+        per_constraint: dict[str, list[int]] = defaultdict(list)
+        for c, score in scores.get(solution["id"], ()):
+            per_constraint[c].append(score)
+        for option in pursued:
+            for c, values in sorted(per_constraint.items()):
+                mean = sum(values) / len(values)
+                claims.append(
+                    Claim(
+                        subject=option,
+                        predicate="vetoed_by" if mean < bar else "scored_by",
+                        object=c,
+                        confidence=round(mean / 100, 4),
+                        model="practicality",
+                        evidence=solution["id"],
+                        kinds=("option", "constraint"),
+                    )
+                )
+    for (critic, target), critique in sorted(critiques.items()):
+        kinds = Counter(p["kind"] for p in critique["points"])
+        if (
+            critic not in agent
+            or target not in agent
+            or not (kinds["support"] or kinds["contradiction"])
+        ):
+            continue
+        backs = kinds["support"] >= kinds["contradiction"]
+        claims.append(
+            Claim(
+                subject=agent[critic],
+                predicate="supports" if backs else "contradicts",
+                object=agent[target],
+                confidence=0.6,
+                model=agent[critic],
+                evidence=critique.get("summary", "")[:1000],
+                kinds=("agent", "agent"),
+            )
+        )
+    if result.conclusions:
+        top = result.conclusions[0]
+        chosen = next((o for o in options if normalise(o) == normalise(top.title)), None)
+        claims.append(
+            Claim(
+                subject=problem,
+                predicate="concludes",
+                object=chosen or label(top.title),
+                confidence=round(top.mean_score / 100, 4),
+                model=f"{run}:verdict",
+                evidence=f"{run_dir.name}: {result.status}",
+                kinds=("problem", "option" if chosen else "action"),
+            )
+        )
+    return claims
+
+
+def write(graph: HivemindGraph, claims: Iterable[Claim]) -> int:
+    """Assert every claim (conflicts and corroboration are detected as usual)."""
+    missing = MULTI_VALUED - graph.predicates.multi_valued
+    if missing:
+        raise InputError(
+            "predicates",
+            f"the graph treats {sorted(missing)} as single-valued, so exports would conflict "
+            "with themselves",
+            allowed="a graph built with predicates=EXPORT_PREDICATES",
+        )
+    written = 0
+    for claim in claims:
+        graph.assert_claim(
+            claim.subject,
+            claim.predicate,
+            claim.object,
+            claim.confidence,
+            DOMAIN,
+            claim.evidence,
+            model=claim.model,
+        )
+        written += 1
     return written
 
 
-def export_runs(graph: HivemindGraph, root: Path) -> int:
-    """Write every finished deliberation run under an experiment's folder."""
-    total = 0
-    for run_dir in sorted(p for p in root.iterdir() if (p / "result.json").exists()):
-        if run_dir.name.startswith("deliberation-"):
-            total += export_run(graph, run_dir)
-    return total
+def run_settings(run_dir: Path) -> str:
+    """A run's problem and calibrations in one line."""
+    for record in read_records(run_dir / "audit.jsonl"):
+        if record.kind == "deliberation.request":
+            cal = record.payload["calibrations"]
+            request = record.payload["request"]
+            return (
+                f"{request.get('problem_id', '?')}: stubbornness {cal['stubbornness']}, "
+                f"similarity {cal['similarity_threshold']}, severity {cal['severity']}"
+            )
+    return run_dir.name
+
+
+def _record_clusters(graph: HivemindGraph, run: str, run_dir: Path) -> None:
+    """The monitor's final clusters of agents, as a pattern of the run."""
+    result = load_result(run_dir)
+    clusters = [
+        [f"{run}:{a}" for a in c.agent_ids]
+        for c in (result.monitor[-1].clusters if result.monitor else ())
+    ]
+    graph.record_pattern(
+        DOMAIN,
+        f"{run} ({run_dir.name}): final clusters {json.dumps(clusters)}",
+        frequency=len(clusters),
+        confidence=round(result.vetoes[-1].mean_score / 100, 4) if result.vetoes else 0.5,
+        discovered_by="monitor",
+    )
+
+
+def _kinds(claims: Iterable[Claim]) -> dict[str, EntityKind]:
+    kinds: dict[str, EntityKind] = {}
+    for c in claims:
+        kinds.setdefault(c.subject, c.kinds[0])
+        kinds.setdefault(c.object, c.kinds[1])
+    return kinds
+
+
+def export_knowledge(graph: HivemindGraph, location: Path) -> ExportSummary:
+    """Write a knowledge base's documents, schools and dissents."""
+    claims = knowledge_claims(load_documents(location))
+    return ExportSummary(assertions=write(graph, claims), kinds=_kinds(claims))
+
+
+def export_runs(
+    graph: HivemindGraph, root: Path, *, knowledge: Path | None = None
+) -> ExportSummary:
+    """Write every finished deliberation run under an experiment's folder as ``run1``,
+    ``run2``… (sorted by folder name); ``knowledge`` also writes the knowledge base and gives
+    cited documents their titles."""
+    documents = load_documents(knowledge) if knowledge is not None else []
+    titles = {d.id: label(d.title) for d in documents}
+    claims = knowledge_claims(documents)
+    run_dirs = sorted(
+        p
+        for p in root.iterdir()
+        if (p / "result.json").exists() and p.name.startswith("deliberation-")
+    )
+    runs = tuple(f"run{i + 1}" for i in range(len(run_dirs)))
+    for run, run_dir in zip(runs, run_dirs, strict=True):
+        claims += run_claims(run_dir, run, titles)
+    written = write(graph, claims)
+    for run, run_dir in zip(runs, run_dirs, strict=True):
+        _record_clusters(graph, run, run_dir)
+    return ExportSummary(
+        assertions=written,
+        runs=runs,
+        run_dirs=tuple(p.name for p in run_dirs),
+        settings={run: run_settings(d) for run, d in zip(runs, run_dirs, strict=True)},
+        kinds=_kinds(claims),
+    )
+
+
+def analysis_graph(store: GraphStore, config: GraphConfig) -> HivemindGraph:
+    """A `HivemindGraph` over ``store`` that knows the export's relations."""
+    return HivemindGraph(store, config, predicates=EXPORT_PREDICATES)
