@@ -630,9 +630,10 @@ def sweep(
         f"results in {report.root}"
     )
     from hivemind_lab.experiments import load as load_runs
-    from hivemind_lab.experiments.compare import compare, format_interval
+    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
 
-    table = compare(load_runs(report.root))
+    runs = load_runs(report.root)
+    table = compare(runs)
     summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
     for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
         summary.add_column(col)
@@ -650,6 +651,22 @@ def sweep(
             ),
         )
     console.print(summary)
+    compute = compute_table(runs)
+    if not compute.is_empty():
+        side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
+        for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
+            side.add_column(col)
+        for row in compute.iter_rows(named=True):
+            side.add_row(
+                row["strategy"],
+                row["problem"],
+                str(row["seed"]),
+                f"{row['run_calls']} / {row['deliberation_calls']}",
+                f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
+                "tie" if row.get("tie") else "",
+                "[red]MISMATCH[/]" if row["mismatch"] else "equal",
+            )
+        console.print(side)
     if graph:
         from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
         from hivemind_lab.graph import GraphConfig, open_store

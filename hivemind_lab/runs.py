@@ -22,7 +22,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hivemind_lab.audit.log import canonical_json
@@ -192,7 +191,9 @@ class RunDir:
             raw = json.loads(path.read_text("utf-8"))
         except FileNotFoundError:
             raise InputError(
-                "run_dir", f"{str(self.path)!r} holds no run", allowed="a directory with manifest.json"
+                "run_dir",
+                f"{str(self.path)!r} holds no run",
+                allowed="a directory with manifest.json",
             ) from None
         except (OSError, json.JSONDecodeError) as exc:
             raise InputError("manifest", f"{str(path)!r} is not valid JSON ({exc})") from None
@@ -234,6 +235,8 @@ class RunDir:
 
     def write_metrics(self, manifest: RunManifest, result: DeliberationResult) -> Path:
         """metrics.parquet: one row per round, with the run's calibrations and outcome beside it."""
+        import polars as pl  # only sweeps write metrics: the CLI starts without polars
+
         rows = metrics_rows(self.path.name, manifest, result)
         tmp = self.path / "metrics.parquet.tmp"
         pl.DataFrame(rows).write_parquet(tmp)

@@ -12,7 +12,7 @@ from hivemind_lab.reports.page import Block, figures, page
 def render_sweep_html(root: str | Path) -> str:
     """A report comparing the calibrations and strategies of a sweep."""
     from hivemind_lab.experiments import load
-    from hivemind_lab.experiments.compare import compare, format_interval
+    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
 
     runs = load(root)
     if runs.is_empty():
@@ -47,6 +47,26 @@ def render_sweep_html(root: str | Path) -> str:
             + figures([plots.strategy_bars(table, "mean_feasibility")], first=False),
         ),
     ]
+    compute = compute_table(runs)
+    if not compute.is_empty():
+        lines = "".join(
+            f"<tr><td>{r['strategy']}</td><td>{r['problem']}</td><td>{r['seed']}</td>"
+            f"<td>{r['run_calls']} / {r['deliberation_calls']}</td>"
+            f"<td>{r['run_tokens']:,} / {r['deliberation_tokens']:,}</td>"
+            f"<td>{'tie' if r.get('tie') else ''}</td>"
+            f"<td>{'MISMATCH' if r['mismatch'] else 'equal'}</td></tr>"
+            for r in compute.iter_rows(named=True)
+        )
+        blocks.append(
+            Block(
+                "Compute: each baseline beside its deliberation",
+                "<p>Calls and tokens of the baseline / of the deliberation it stands beside; a "
+                "difference above 10 % in either is flagged. A tie: the vote's winning clusters "
+                "tied in size (all were kept).</p><table><tr><th>strategy</th><th>problem</th>"
+                "<th>seed</th><th>calls</th><th>tokens</th><th>vote</th><th>compute</th></tr>"
+                f"{lines}</table>",
+            )
+        )
     return page(
         title=f"Sweep report: {Path(root).name}",
         header_lines=[f"{runs.height} runs"],
