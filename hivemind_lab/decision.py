@@ -20,7 +20,7 @@ MAX_OPTIONS = 8
 """Option lists are bounded so every output schema can bound its references to them."""
 MAX_OPTION_CHARS = 160
 MAX_FACTS = 24
-MAX_FACT_CHARS = 240
+MAX_FACT_CHARS = 320
 
 OptionsSource = Literal["given", "extracted", "agents"]
 """given: listed by the problem; extracted: read from the question; agents: none found, so
@@ -216,7 +216,7 @@ def extract_facts(
     return tuple([*client, *question_facts][:MAX_FACTS])
 
 
-def fact_snippet(fact: Fact, limit: int = 110) -> str:
+def fact_snippet(fact: Fact, limit: int = 240) -> str:
     """A fact short enough to quote in a recommendation: the whole statement when it fits,
     else the clause that carries its figure."""
     whole = fact.text.rstrip(".…")

@@ -176,6 +176,7 @@ class Deliberation:
             max_tokens=limits.max_tokens,
             max_cost_usd=limits.max_cost_usd,
             usage=self.state.usage,
+            batch_audit=True,
         )
 
     # -- state -------------------------------------------------------------------------------
@@ -195,6 +196,9 @@ class Deliberation:
         return RunState()
 
     def _commit(self, state: RunState, started: float) -> None:
+        # A phase's call records and replies are made durable together, before its checkpoint.
+        self.caller.flush()
+        self.cache.flush()
         state = state.model_copy(
             update={
                 "usage": self.caller.usage,
@@ -240,6 +244,7 @@ class Deliberation:
             excluded=s.excluded,
             is_repeat=self._repeat_check(s.excluded),
         )
+        self.caller.flush()
         self.audit.extend(
             [
                 (sol.agent_id, "theory.proposal", sol.model_dump(mode="json"))
@@ -333,6 +338,7 @@ class Deliberation:
             self.context,
             mode=self.request.critique_mode,
         )
+        self.caller.flush()
         self.audit.extend(
             [(c.critic_id, "theory.critique", c.model_dump(mode="json")) for c in crits]
         )
@@ -349,6 +355,7 @@ class Deliberation:
             round=s.round + 1,
             is_repeat=self._repeat_check(s.excluded),
         )
+        self.caller.flush()
         self.audit.extend(
             [
                 (sol.agent_id, "theory.revision", sol.model_dump(mode="json"))
@@ -378,6 +385,7 @@ class Deliberation:
             severity=self.calibrations.severity,
             context=self.context,
         )
+        self.caller.flush()
         self.audit.extend(
             [
                 (f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json"))
@@ -477,6 +485,7 @@ class Deliberation:
             self.files.write_result(result)
             return result
         finally:
+            self.caller.flush()
             self.audit.close()
             self.cache.close()
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TypeVar
+import time
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,6 +23,8 @@ from hivemind_lab.llm.structured import complete_structured
 from hivemind_lab.results import UsageSummary
 
 T = TypeVar("T", bound=BaseModel)
+FLUSH_INTERVAL = 1.0
+"""Seconds a batched call record may wait before it is written anyway (slow models)."""
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask
 
 
@@ -45,8 +48,13 @@ class AgentCaller:
         max_tokens: int | None = None,
         max_cost_usd: float | None = None,
         usage: UsageSummary | None = None,
+        batch_audit: bool = False,
     ) -> None:
         self.model = model
+        self.batch_audit = batch_audit
+        """Hold call records until `flush` (one fsync per phase) instead of one per call."""
+        self._pending: list[tuple[str, str, dict[str, Any]]] = []
+        self._last_flush = time.monotonic()
         self.audit = audit
         self.seed = seed
         self.max_tokens = max_tokens
@@ -84,17 +92,32 @@ class AgentCaller:
             )
         self.usage = u
         if self.audit is not None:
-            self.audit.append(
-                actor,
-                f"llm.{task.task}",
-                {
-                    "backend": self.model.backend,
-                    "model": self.model.model,
-                    "prompt": [m.model_dump() for m in request.messages],
-                    "responses": [
-                        {"content": r.content, "usage": r.usage.model_dump(), "cached": r.cached}
-                        for r in result.responses
-                    ],
-                },
+            self._pending.append(
+                (
+                    actor,
+                    f"llm.{task.task}",
+                    {
+                        "backend": self.model.backend,
+                        "model": self.model.model,
+                        "prompt": [m.model_dump() for m in request.messages],
+                        "responses": [
+                            {
+                                "content": r.content,
+                                "usage": r.usage.model_dump(),
+                                "cached": r.cached,
+                            }
+                            for r in result.responses
+                        ],
+                    },
+                )
             )
+            if not self.batch_audit or time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+                self.flush()
         return result.value
+
+    def flush(self) -> None:
+        """Write the held call records to the audit log under one fsync."""
+        if self.audit is not None and self._pending:
+            pending, self._pending = self._pending, []
+            self.audit.extend(pending)
+        self._last_flush = time.monotonic()

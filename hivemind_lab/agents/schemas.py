@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.decision import Fact
 
-MAX_TEXT = 300
+MAX_TEXT = 400
 """One recommendation, critique claim or reason."""
 MAX_RATIONALE = 1200
 MAX_ID = 120

@@ -25,7 +25,7 @@ from typing import Any
 
 from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.schemas import Evidence, SolutionView
+from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import Knowledge, check_run_dir, prepare_knowledge
@@ -104,7 +104,7 @@ class _Generation:
 async def _propose_waves(
     caller: AgentCaller,
     agents: list[theory.TheoryAgent],
-    problem: Any,
+    problem: DecisionContext,
     *,
     regeneration: int,
     excluded: tuple[SolutionView, ...],
@@ -198,7 +198,7 @@ async def run_baseline(
         gen = await _propose_waves(
             caller,
             agents,
-            request.problem,
+            request.context(),
             regeneration=generation,
             excluded=excluded,
             is_repeat=is_repeat,
@@ -253,6 +253,7 @@ async def run_baseline(
             knowledge.constraint_agents,
             [(s.id, s.view()) for s in finalists],
             severity=cal.severity,
+            context=request.context(),
         )
         audit.extend(
             [

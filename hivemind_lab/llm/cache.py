@@ -32,9 +32,16 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 class ResponseCache:
-    """A SQLite table of request → response, safe across threads and processes (WAL)."""
+    """A SQLite table of request → response, safe across threads and processes (WAL).
 
-    def __init__(self, path: str | Path) -> None:
+    Writes are group-committed: a reply is committed with the others of its phase
+    (`flush`), at most ``commit_interval`` seconds after it arrived, and on `close`. A process
+    killed outright loses at most that interval's replies, which a resumed run asks again.
+    """
+
+    def __init__(self, path: str | Path, *, commit_interval: float = 0.5) -> None:
+        self.commit_interval = commit_interval
+        self._last_commit = time.monotonic()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -78,7 +85,17 @@ class ResponseCache:
                     datetime.now(UTC).isoformat(),
                 ),
             )
-            self._conn.commit()
+            if time.monotonic() - self._last_commit >= self.commit_interval:
+                self._commit()
+
+    def _commit(self) -> None:
+        self._conn.commit()
+        self._last_commit = time.monotonic()
+
+    def flush(self) -> None:
+        """Commit every reply stored so far."""
+        with self._lock:
+            self._commit()
 
     def __len__(self) -> int:
         with self._lock:
@@ -87,6 +104,7 @@ class ResponseCache:
     def copy_to(self, other: ResponseCache, keys: set[str] | None = None) -> int:
         """Copy entries (all, or only ``keys``) into another cache; returns how many were new."""
         with self._lock:
+            self._commit()
             rows = self._conn.execute("SELECT * FROM responses").fetchall()
         selected = [r for r in rows if keys is None or r[0] in keys]
         with other._lock:
@@ -98,8 +116,9 @@ class ResponseCache:
             return other._conn.total_changes - before
 
     def close(self) -> None:
-        """Close the connection."""
+        """Commit and close the connection."""
         with self._lock:
+            self._commit()
             self._conn.close()
 
 

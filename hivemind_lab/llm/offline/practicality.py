@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hivemind_lab.agents.schemas import ScoreOutput, ScoreTask
+from hivemind_lab.agents.schemas import MAX_TEXT, ScoreOutput, ScoreTask
 from hivemind_lab.decision import fact_snippet
 from hivemind_lab.llm.offline.reading import commitment, polarity, stems_of
 from hivemind_lab.text import overlap, term_set
@@ -67,13 +67,14 @@ def score(task: ScoreTask) -> ScoreOutput:
     value = 92.0 - 25.0 * s - (0.5 + 1.5 * s) * penalty
     rounded = max(0, min(100, 5 * round(value / 5)))
     subject = pursued[0] if pursued else task.solution.title
-    reason = (
-        f"{task.constraint} on {subject[:80]}: {len(flags)} risk signal(s)"
-        + (f" ({', '.join(flags)})" if flags else "")
-        + (f"; client facts: {fact_snippet(strained[0], 90)}" if strained else "")
-        + (f"; mitigations: {', '.join(mitigations)}" if mitigations else "")
-        + f"; severity {s:.2f}."
-    )
-    return ScoreOutput.model_validate(
-        {"score": rounded, "reason": reason[:300], "flags": flags[:6]}
-    )
+    parts = [
+        f"{task.constraint} on {subject}: {len(flags)} risk signal(s)"
+        + (f" ({', '.join(flags[:6])})" if flags else ""),
+        f"client facts: {fact_snippet(strained[0])}" if strained else "",
+        f"mitigations: {', '.join(mitigations)}" if mitigations else "",
+        f"severity {s:.2f}.",
+    ]
+    reason = "; ".join(p for p in parts if p)
+    if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
+        reason = "; ".join(p for p in (parts[0], parts[2], parts[3]) if p)[:MAX_TEXT]
+    return ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})

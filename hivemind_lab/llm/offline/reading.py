@@ -143,6 +143,7 @@ _STRESS = frozenset(
 """Stems of facts about the client's capacity to absorb a costly, irreversible move."""
 
 
+@functools.lru_cache(maxsize=65536)
 def stems_of(text: str) -> tuple[str, ...]:
     """Content-word stems in order (stopwords removed)."""
     return tuple(t[:STEM] for t in terms(text))
@@ -157,6 +158,7 @@ class Sentence:
     prescriptive: bool
 
 
+@functools.lru_cache(maxsize=65536)
 def polarity(text: str) -> float:
     """Net cue polarity of a text in [-1, 1]; a negator flips the cue it precedes."""
     pos = neg = 0
@@ -261,7 +263,15 @@ def stress(facts: Sequence[Fact]) -> float:
 def judge(
     options: tuple[str, ...], evidence: Sequence[Evidence], facts: Sequence[Fact]
 ) -> tuple[Judgement, ...]:
-    """Judge every option from the evidence that bears on it and from the facts."""
+    """Judge every option from the evidence that bears on it and from the facts (memoised: a
+    critic judges the options once for all the peers it critiques)."""
+    return _judge(tuple(options), tuple(evidence), tuple(facts))
+
+
+@functools.lru_cache(maxsize=4096)
+def _judge(
+    options: tuple[str, ...], evidence: tuple[Evidence, ...], facts: tuple[Fact, ...]
+) -> tuple[Judgement, ...]:
     weights = option_weights(options)
     top = max((e.score for e in evidence), default=0.0) or 1.0
     strain = stress(facts)
@@ -345,11 +355,12 @@ def relevant_fact(
         others = [bearing(stems, w) for i, w in enumerate(weights) if w is not own]
         return bearing(stems, own) - max(others, default=0.0) + (0.5 if f.id in prefer else 0.0)
 
-    def key(f: Fact) -> tuple[bool, int, float, int]:
-        return (distinct(f) < RELEVANT * 0.5, rank[f.source], -distinct(f), facts.index(f))
-
-    best = min(facts, key=key)
-    if not key(best)[0]:
-        return best
-    figures = [f for f in facts if any(ch.isdigit() for ch in f.text)]
-    return min(figures or list(facts), key=lambda f: (rank[f.source], facts.index(f)))
+    ranked = [
+        (distinct(f) < RELEVANT * 0.5, rank[f.source], -distinct(f), position, f)
+        for position, f in enumerate(facts)
+    ]
+    best = min(ranked, key=lambda r: r[:4])
+    if not best[0]:
+        return best[4]
+    figures = [r for r in ranked if any(ch.isdigit() for ch in r[4].text)] or ranked
+    return min(figures, key=lambda r: (r[1], r[3]))[4]

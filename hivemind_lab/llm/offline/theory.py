@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.decision import Fact, fact_snippet
 from hivemind_lab.llm.offline.reading import (
+    RELEVANT,
     STANCE_VALUE,
     Judgement,
     bearing,
@@ -162,11 +164,12 @@ def write_plan(
         later_fact = relevant_fact(options[y], options, [f for f in facts if f.id not in used])
         if later_fact:
             used.append(later_fact.id)
-        recs.append(
+        base = (
             f"Commit to {_lower(_short(options[y]))} only after {_lower(_short(label, 50))} "
             "shows results"
-            + (f", judged against {fact_snippet(later_fact, 90)}." if later_fact else ".")
         )
+        judged = f"{base}, judged against {fact_snippet(later_fact)}." if later_fact else ""
+        recs.append(judged if judged and len(judged) <= MAX_TEXT else base + ".")
     for z in plan.avoid:
         jz = judgements[z]
         against_fact = next((f for f in facts if f.id in jz.facts_against), None)
@@ -175,7 +178,7 @@ def write_plan(
         recs.append(
             f"Avoid {_lower(_short(options[z]))} for now"
             + (
-                f": {fact_snippet(against_fact, 110)}."
+                f": {fact_snippet(against_fact)}."
                 if against_fact
                 else ": the evidence runs against it."
             )
@@ -184,7 +187,7 @@ def write_plan(
         strain = next((f for f in facts if f.id in jx.facts_against and f.id not in used), None)
         if strain is not None:
             used.append(strain.id)
-            recs.append(f"Stage {_lower(_short(label, 60))} in steps: {fact_snippet(strain, 110)}.")
+            recs.append(f"Stage {_lower(_short(label, 60))} in steps: {fact_snippet(strain)}.")
     recs = [_fit(r) for r in recs[:limit]]
     citations = list(
         dict.fromkeys(
@@ -335,18 +338,14 @@ def _critique_points(
     chosen = [i for i, s in theirs.items() if s == "pursue" and i < len(options)]
     if chosen and ctx.facts:
         text = frozenset(stems_of(" ".join(target.recommendations)))
-        w = option_weights(options)[chosen[0]]
-        option_stems = frozenset(stem for weights in option_weights(options) for stem in weights)
-
-        def ignored(fact: Fact) -> bool:
-            own = frozenset(stems_of(fact.text)) - option_stems  # what the fact adds
-            return bool(own) and len(own & text) < 0.5 * len(own)
-
-        gaps = [(bearing(frozenset(stems_of(f.text)), w), f) for f in ctx.facts if ignored(f)]
-        gaps = [(b, f) for b, f in gaps if b >= 0.34]
+        gaps = [
+            (b, -position, fact, own)
+            for position, (fact, own, b) in enumerate(_fact_bearings(options, ctx.facts, chosen[0]))
+            if b >= RELEVANT and own and len(own & text) < 0.5 * len(own)
+        ]
         if gaps:
-            b, fact = max(gaps, key=lambda g: (g[0], -ctx.facts.index(g[1])))
-            claim = f"The solution ignores a client fact that bears on {_lower(_short(options[chosen[0]], 60))}: {fact_snippet(fact, 120)}."
+            b, _, fact, _ = max(gaps, key=lambda g: (g[0], g[1]))
+            claim = f"The solution ignores a client fact that bears on {_lower(_short(options[chosen[0]], 60))}: {fact_snippet(fact)}."
             points.append(
                 (
                     1 + b,
@@ -369,6 +368,20 @@ def _critique_points(
         f"evidence; {counts['gap']} gap(s) in options or client facts."
     )
     return kept, summary
+
+
+@functools.lru_cache(maxsize=4096)
+def _fact_bearings(
+    options: tuple[str, ...], facts: tuple[Fact, ...], option: int
+) -> tuple[tuple[Fact, frozenset[str], float], ...]:
+    """Per fact: the stems it adds beyond the options' words, and how much it bears on one
+    option (the same for every target a critic reads)."""
+    option_stems = frozenset(stem for weights in option_weights(options) for stem in weights)
+    w = option_weights(options)[option]
+    return tuple(
+        (f, frozenset(stems_of(f.text)) - option_stems, bearing(frozenset(stems_of(f.text)), w))
+        for f in facts
+    )
 
 
 def _point(

@@ -1,0 +1,126 @@
+"""Offline deliberation with 32 agents in batched mode: this checkout against an earlier commit.
+
+Both versions run the same input (the grocer problem's question and data, the sample knowledge
+base, density giving 32 agents, sufficiency 1 with a similarity threshold that never halts, 3
+rounds, no regeneration) in fresh processes, alternating, and the script prints each version's
+wall time, calls and CPU profile share of the critique path. The earlier commit is checked out
+in a temporary git worktree; nothing in this checkout changes.
+
+Run: .venv/bin/python benchmarks/deliberation_compare.py [--ref COMMIT] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BEFORE = "7556729"
+"""The last commit before the offline model reasoned about options (2026-11-29 engine)."""
+
+DRIVER = r"""
+import asyncio, json, sys, tempfile, time, tomllib
+from pathlib import Path
+from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
+from hivemind_lab.deliberation import deliberate_async
+
+data, density = Path(sys.argv[1]), int(sys.argv[2])
+raw = tomllib.loads((data / "problems/regional-grocer-discounter-price-war.toml").read_text())
+request = DeliberationRequest(
+    problem=raw["question"], sufficiency=1, feasibility=1, density=density,
+    client_data=tuple(raw.get("client_data", ())), market_data=tuple(raw.get("market_data", ())),
+    critique_mode="batched",
+)
+with tempfile.TemporaryDirectory() as tmp:
+    start = time.perf_counter()
+    result = asyncio.run(deliberate_async(
+        request, Calibrations(stubbornness=0.5, similarity_threshold=1.0),
+        Limits(max_rounds=3, max_regenerations=0, concurrency=64),
+        model=OfflineAgentModel(), run_dir=Path(tmp) / "run",
+        knowledge_base=data / "knowledge", practicality_kb=data / "practicality",
+    ))
+    wall = time.perf_counter() - start
+print(json.dumps({"wall": wall, "calls": result.usage.calls, "agents": result.n_agents,
+                  "rounds": result.total_rounds}))
+"""
+
+
+def density_for(n_agents: int) -> int:
+    from hivemind_lab.knowledge import load_documents
+    from hivemind_lab.knowledge.slicing import plan_slices
+
+    docs = load_documents(REPO / "data/knowledge")
+    for density in range(4_000, 200, -20):
+        if plan_slices(docs, density).n_agents >= n_agents:
+            return density
+    raise SystemExit(f"no density gives {n_agents} agents")
+
+
+def run(code_root: Path, density: int) -> dict:
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(code_root), "HOME": "/tmp"}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(REPO / "data"), str(density)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=code_root,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{code_root}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ref", default=BEFORE, help="earlier commit to compare with")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(
+        f"machine: {platform.node()} · {platform.machine()} · {os.cpu_count()} cores · "
+        f"python {platform.python_version()} · {time.strftime('%Y-%m-%d')}"
+    )
+    density = density_for(32)
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree = Path(tmp) / "before"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(worktree), args.ref],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
+        try:
+            walls: dict[str, list[float]] = {"before": [], "now": []}
+            info: dict[str, dict] = {}
+            for _ in range(args.repeats):  # alternate so both see the same machine load
+                for name, root in (("before", worktree), ("now", REPO)):
+                    out = run(root, density)
+                    walls[name].append(out["wall"])
+                    info[name] = out
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, check=False
+            )
+    print(f"\n== 32 agents, batched critique, 3 rounds, density {density} (target: now ≥ 2× faster)")
+    for name in ("before", "now"):
+        w = walls[name]
+        label = args.ref if name == "before" else "this checkout"
+        print(
+            f"{name:>6} ({label}): median {statistics.median(w):.2f} s "
+            f"(min {min(w):.2f}, max {max(w):.2f}) · {info[name]['agents']} agents · "
+            f"{info[name]['calls']} calls · {info[name]['rounds']} rounds"
+        )
+    speedup = statistics.median(walls["before"]) / statistics.median(walls["now"])
+    print(f"speed-up: {speedup:.2f}×")
+
+
+if __name__ == "__main__":
+    main()
