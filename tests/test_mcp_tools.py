@@ -4,6 +4,7 @@ read-only tools that do not write."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -99,6 +100,13 @@ async def test_fixed_sets_are_enums_in_the_tool_schemas(server):
     assert status["default"] == "unresolved"
     confidence = tools["hivemind_assert"].input_schema["properties"]["confidence"]
     assert confidence["type"] == "number"
+    # Results name their fixed sets too: conflict status and kind, assertion status.
+    listed = json.dumps(tools["hivemind_conflicts"].output_schema)
+    assert '"enum": ["unresolved", "resolved", "forked", "withdrawn"]' in listed
+    assert '"enum": ["different_object", "negation"]' in listed
+    assert '"enum": ["active", "disproven", "withdrawn"]' in listed
+    hit = json.dumps(tools["hivemind_assert"].output_schema)
+    assert '"enum": ["contradicts", "negates"]' in hit
 
 
 async def test_listing_conflicts_never_writes_and_writes_fork_stale_ones(server, graph, clock):

@@ -6,8 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hivemind_lab.graph.predicates import ConflictType
+
 Resolution = Literal["accept_a", "accept_b", "synthesize", "fork"]
-ConflictStatus = Literal["unresolved", "resolved", "forked"]
+ConflictStatus = Literal["unresolved", "resolved", "forked", "withdrawn"]
+AssertionStatus = Literal["active", "disproven", "withdrawn"]
 RESOLUTIONS: tuple[Resolution, ...] = ("accept_a", "accept_b", "synthesize", "fork")
 CONSENSUS_MODEL = "hivemind-consensus"
 """The model identity that owns synthesized assertions."""
@@ -30,7 +33,7 @@ class Assertion(Frozen):
     evidence: str = ""
     created_at: str
     survived_consensus: bool | None = None
-    status: Literal["active", "disproven", "withdrawn"] = "active"
+    status: AssertionStatus = "active"
     support: int = 1
     """How many models hold the claim (asserter plus corroborators)."""
     subject_key: str = ""
@@ -42,7 +45,7 @@ class Assertion(Frozen):
 class ConflictHit(Frozen):
     conflict_id: str
     with_assertion: str
-    type: str
+    type: Literal["contradicts", "negates"]
     """``contradicts`` (different object for a single-valued predicate) or ``negates``."""
     other_model: str
 
@@ -65,7 +68,7 @@ class AssertionSide(Frozen):
     object: str
     source_model: str
     confidence: float
-    status: str
+    status: AssertionStatus
 
 
 class ConflictView(Frozen):
@@ -75,8 +78,9 @@ class ConflictView(Frozen):
     assertion_a: AssertionSide
     assertion_b: AssertionSide
     domain: str
-    type: str
-    status: str
+    type: ConflictType
+    """``different_object`` or ``negation`` (see `PredicateRegistry.conflict`)."""
+    status: ConflictStatus
     resolution: str | None = None
     created_at: str
     resolved_at: str | None = None
@@ -101,7 +105,7 @@ class VoteResult(Frozen):
     consensus_reached: bool
     consensus_resolution: Resolution | None = None
     threshold: float
-    status: str
+    status: ConflictStatus
     synthesized_assertion_id: str | None = None
     final: bool = False
     """The decision is final: no more votes are taken on this conflict."""
