@@ -377,6 +377,7 @@ def deliberate(
                         f"local model {served.info.model_file} on llama-server "
                         f"{served.base_url} (pid {served.pid})",
                         highlight=False,
+                        soft_wrap=True,
                     )
                 result = asyncio.run(
                     deliberate_async(
@@ -445,11 +446,13 @@ def llm_serve(
             console.print(
                 f"llama-server {info.server_version} serving {info.model_file} "
                 f"(sha256 {info.model_sha256[:12]}…, {info.slots} slots × {info.context_size} "
-                f"tokens, {info.threads} threads) at [bold]{server.base_url}[/] (pid {server.pid})"
+                f"tokens, {info.threads} threads) at [bold]{server.base_url}[/] (pid {server.pid})",
+                soft_wrap=True,
             )
             console.print(
                 f"use it: hivemind-lab deliberate --backend openai --base-url {server.base_url} "
-                f"--model {info.model_file} --concurrency {info.slots} …"
+                f"--model {info.model_file} --concurrency {info.slots} …",
+                soft_wrap=True,
             )
             code = server.wait()
             raise HivemindError(f"llama-server exited with code {code}:\n{server.log_tail()}")

@@ -78,6 +78,8 @@ class ChatResponse(BaseModel):
     """The model that answered."""
     cached: bool = False
     """True when served from the response cache (no call was made)."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the endpoint says (``length``: cut at ``max_tokens``)."""
 
 
 @runtime_checkable

@@ -67,7 +67,12 @@ class LocalServerConfig(BaseModel):
     """Tokens of context per slot (prompt plus reply of one request)."""
     slots: int = Field(default=1, ge=1, le=64)
     """Requests decoded in parallel (``-np``); the run's concurrency."""
-    threads: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=1024)
+    threads: int = Field(default_factory=lambda: default_threads(), ge=1, le=1024)
+    """CPU threads (``-t``): all cores but one, which the workbench and the OS keep. On a busy
+    2-core machine 2 threads spinning against other work generated 3 tokens/s, 1 thread 28."""
+    repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
+    """Server default (requests do not override it): without it the 135M model fills a string
+    with ".1.1.1…" until the token limit cuts the JSON; 1.1 ends such loops."""
     port: int = Field(default=0, ge=0, le=65535)
     """0 picks a free port."""
     start_timeout_s: float = Field(default=180.0, gt=0)
@@ -197,6 +202,10 @@ def server_version(binary: Path) -> str:
     return lines[0].strip()
 
 
+def default_threads() -> int:
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
@@ -250,6 +259,8 @@ class LocalServer:
             str(c.slots),
             "-t",
             str(c.threads),
+            "--repeat-penalty",
+            str(c.repeat_penalty),
             "--host",
             self.host,
             "--port",

@@ -174,7 +174,8 @@ class OpenAIChatModel:
             raise LLMError(
                 f"{self.config.model} at {self.endpoint}: the endpoint returned no choices"
             )
-        content = completion.choices[0].message.content or ""
+        choice = completion.choices[0]
+        content = choice.message.content or ""
         prompt = completion.usage.prompt_tokens if completion.usage else 0
         output = completion.usage.completion_tokens if completion.usage else 0
         cost = (
@@ -184,6 +185,7 @@ class OpenAIChatModel:
             content=content,
             model=completion.model or self.config.model,
             usage=Usage(prompt_tokens=prompt, completion_tokens=output, cost_usd=round(cost, 10)),
+            finish_reason=choice.finish_reason,
         )
 
     async def aclose(self) -> None:

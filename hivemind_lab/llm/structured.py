@@ -72,9 +72,14 @@ async def complete_structured(
         except (ValidationError, json.JSONDecodeError) as exc:
             error = str(exc)[:1500]
             if attempt == max_repairs:
+                cut = (
+                    f" (the reply was cut at max_tokens={current.max_tokens})"
+                    if response.finish_reason == "length"
+                    else ""
+                )
                 raise StructuredOutputError(
                     f"{describe_model(model)} gave no valid {output_type.__name__} after "
-                    f"{max_repairs + 1} attempts; last error: {error}"
+                    f"{max_repairs + 1} attempts{cut}; last error: {error}"
                 ) from exc
             current = current.model_copy(
                 update={

@@ -1,0 +1,555 @@
+"""The local backend: a llama.cpp server started and stopped by the workbench.
+
+Fast tests check the errors (missing binary, missing or non-GGUF model file, a server that
+dies or never gets ready — and is stopped by its PID) and the error messages of unreachable or
+invalid endpoints. The slow test builds (or reuses) the real ``llama-server`` and runs a tiny
+deliberation on the bundled 135M model through propose → critique → revise → score. It asserts
+only on structure, never on what the model says: a 135M model gives no real strategy.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hivemind_lab.cli import app
+from hivemind_lab.errors import InputError
+from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
+from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.llm.factory import BackendChoice, backend_choice, make_model, open_model
+from hivemind_lab.llm.local import (
+    LocalServer,
+    LocalServerConfig,
+    LocalServerError,
+    check_model_file,
+    find_binary,
+    free_port,
+    resolve_model_file,
+)
+from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig
+from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
+from hivemind_lab.results import Status
+from tests.support import REPO, child_env
+
+SCRIPT = REPO / "scripts" / "llama-server"
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie — exited, not yet reaped — counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _fake_gguf(path: Path) -> Path:
+    path.write_bytes(b"GGUF" + bytes(60))
+    return path
+
+
+def _fake_server(tmp_path: Path, body: str) -> Path:
+    """An executable that answers --version like llama-server and otherwise runs ``body``."""
+    script = tmp_path / "llama-server"
+    script.write_text(
+        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "version: 0 (test)"; exit 0; fi\n'
+        + body
+        + "\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+# -- errors, fast ---------------------------------------------------------------------------------
+
+
+def test_missing_binary_is_named(tmp_path):
+    missing = tmp_path / "bin" / "llama-server"
+    with pytest.raises(InputError, match="no executable at") as caught:
+        find_binary({"HIVEMIND_LLAMA_SERVER": str(missing)})
+    assert str(missing) in str(caught.value)
+    assert "make llama" in str(caught.value)
+
+
+def test_missing_model_file_is_named(tmp_path):
+    missing = tmp_path / "model.gguf"
+    with pytest.raises(InputError, match="does not exist") as caught:
+        resolve_model_file(missing, env={})
+    assert caught.value.field == "model_file"
+    assert str(missing) in str(caught.value)
+
+
+def test_model_file_from_the_environment(tmp_path):
+    model = _fake_gguf(tmp_path / "m.gguf")
+    assert resolve_model_file(None, env={"HIVEMIND_MODEL_FILE": str(model)}) == model.resolve()
+
+
+def test_a_file_that_is_not_gguf_is_refused(tmp_path):
+    text = tmp_path / "notes.gguf"
+    text.write_text("hello, not weights")
+    with pytest.raises(InputError, match="is not a GGUF file") as caught:
+        check_model_file(text)
+    assert str(text) in str(caught.value)
+
+
+def test_server_that_exits_at_start_reports_its_log_and_leaves_nothing(tmp_path):
+    binary = _fake_server(tmp_path, 'echo "error: failed to load model" >&2\nexit 7')
+    server = LocalServer(LocalServerConfig(binary=binary, model_file=_fake_gguf(tmp_path / "m")))
+    with pytest.raises(LocalServerError, match="exited with code 7") as caught:
+        server.start()
+    assert "failed to load model" in str(caught.value)
+    assert server.pid is None
+
+
+def test_server_that_never_gets_ready_is_stopped_by_its_pid(tmp_path):
+    pid_file = tmp_path / "pid"
+    binary = _fake_server(tmp_path, f'echo $$ > "{pid_file}"\nexec sleep 60')
+    config = LocalServerConfig(
+        binary=binary, model_file=_fake_gguf(tmp_path / "m"), start_timeout_s=1.0
+    )
+    with pytest.raises(LocalServerError, match="was not ready after"):
+        LocalServer(config).start()
+    pid = int(pid_file.read_text())
+    assert not _alive(pid)
+
+
+def test_server_is_stopped_when_the_block_fails(tmp_path):
+    """A stand-in server that answers /health: the context manager stops it on an exception."""
+    port = free_port()
+    binary = _fake_server(
+        tmp_path,
+        f'exec {sys.executable} -c "import http.server as h\n'
+        "class H(h.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\"",
+    )
+    config = LocalServerConfig(binary=binary, model_file=_fake_gguf(tmp_path / "m"), port=port)
+    server = LocalServer(config)
+    seen: list[int] = []
+
+    def interrupted_block() -> None:
+        with server:
+            seen.append(server.endpoint.pid)
+            assert _alive(seen[0])
+            assert server.endpoint.base_url == f"http://127.0.0.1:{port}/v1"
+            assert server.endpoint.info.model_sha256 == check_sha(tmp_path / "m")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        interrupted_block()
+    assert seen
+    assert not _alive(seen[0])
+
+
+def check_sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_unknown_backend_names_the_allowed_ones():
+    with pytest.raises(InputError, match="offline, openai, local"):
+        backend_choice("llamafile")
+
+
+def test_local_backend_needs_a_running_server():
+    with pytest.raises(InputError, match="running server"):
+        make_model(BackendChoice(backend="local"))
+
+
+def test_open_model_checks_the_model_file_before_starting(tmp_path):
+    binary = _fake_server(tmp_path, "exit 1")
+    choice = BackendChoice(backend="local", model_file=tmp_path / "absent.gguf")
+    with (
+        pytest.raises(InputError, match=r"absent\.gguf"),
+        open_model(choice, concurrency=2, env={"HIVEMIND_LLAMA_SERVER": str(binary)}),
+    ):
+        pass
+
+
+def _request() -> ChatRequest:
+    return ChatRequest(messages=(ChatMessage(role="user", content="hi"),))
+
+
+async def test_unreachable_endpoint_names_the_url_and_the_model():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    model = OpenAIChatModel(OpenAIConfig(model="tiny-model", base_url=url, max_retries=0))
+    with pytest.raises(LLMError) as caught:
+        await model.complete(_request())
+    message = str(caught.value)
+    assert f"tiny-model at {url}" in message
+    assert "unreachable" in message
+    await model.aclose()
+
+
+class _Garbage:
+    backend = "openai"
+    model = "tiny-model"
+    endpoint = "http://127.0.0.1:9/v1"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(content="not json at all", model=self.model)
+
+
+async def test_invalid_reply_after_repair_names_the_endpoint_and_the_model(tmp_path):
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        ok: bool
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    wrapped = CachingChatModel(_Garbage(), cache)  # the endpoint is found through wrappers
+    with pytest.raises(StructuredOutputError) as caught:
+        await complete_structured(wrapped, _request(), Verdict, max_repairs=1)
+    assert "openai/tiny-model at http://127.0.0.1:9/v1 gave no valid Verdict" in str(caught.value)
+    cache.close()
+
+
+class _Cut(_Garbage):
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(content='{"ok": tr', model=self.model, finish_reason="length")
+
+
+async def test_a_reply_cut_at_the_token_limit_says_so():
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        ok: bool
+
+    request = _request().model_copy(update={"max_tokens": 50})
+    with pytest.raises(StructuredOutputError, match="cut at max_tokens=50"):
+        await complete_structured(_Cut(), request, Verdict, max_repairs=0)
+
+
+def test_cli_refuses_a_non_gguf_model_file_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fake = tmp_path / "weights.bin"
+    fake.write_text("not a model")
+    result = CliRunner().invoke(
+        app,
+        [
+            "deliberate",
+            "--problem",
+            "Should a small bakery open a second shop?",
+            "--backend",
+            "local",
+            "--model-file",
+            str(fake),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "is not a GGUF file" in result.output
+    assert str(fake) in result.output
+    assert not (tmp_path / "run").exists()
+
+
+# -- the real server, slow ------------------------------------------------------------------------
+
+DOCS = {
+    "kb-t-01-focus": (
+        "Focus on a niche",
+        "A small firm should focus on one customer niche and serve it better than larger "
+        "rivals. Firms that focused on a single niche grew margins faster in our sample. "
+        "Managers should avoid matching a discounter on price.",
+    ),
+    "kb-t-02-scale": (
+        "Scale economies",
+        "A firm should invest in scale when unit costs fall steeply with volume. Larger "
+        "plants lowered unit costs by a fifth. Managers should build capacity ahead of "
+        "demand only when financing is secure.",
+    ),
+}
+CONSTRAINT_DOC = """---
+id: pr-t-legal-01
+title: "Pricing law"
+authors: ["Test Desk"]
+year: 2024
+peer_reviewed: false
+topics: [pricing]
+constraint: legal
+red_flags: ["price coordination", "below-cost pricing"]
+mitigations: ["competition counsel review"]
+---
+
+Setting prices independently carries little legal risk. Coordinating prices with rivals or
+pricing below cost to exclude a rival is risky.
+"""
+
+
+def _tiny_knowledge(root: Path) -> tuple[Path, Path]:
+    kb = root / "kb"
+    kb.mkdir()
+    for doc_id, (title, text) in DOCS.items():
+        (kb / f"{doc_id}.md").write_text(
+            f'---\nid: {doc_id}\ntitle: "{title}"\nauthors: ["A. Author"]\nyear: 2001\n'
+            f"peer_reviewed: true\ntopics: [strategy]\n---\n\n{text}\n"
+        )
+    pkb = root / "pkb"
+    (pkb / "legal").mkdir(parents=True)
+    (pkb / "legal" / "pr-t-legal-01.md").write_text(CONSTRAINT_DOC)
+    return kb, pkb
+
+
+@pytest.fixture(scope="module")
+def llama_binary() -> Path:
+    """Build the server (about 10 minutes cold on 2 cores) or reuse the cached build."""
+    done = subprocess.run([str(SCRIPT), "build"], capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    path = subprocess.run(
+        [str(SCRIPT), "path"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return Path(path)
+
+
+def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hivemind_lab", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=1800,
+    )
+
+
+def _server_pid(stderr: str) -> int:
+    marker = "(pid "
+    assert marker in stderr, stderr[-2000:]
+    return int(stderr.split(marker, 1)[1].split(")", 1)[0])
+
+
+@pytest.mark.slow
+def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
+    kb, pkb = _tiny_knowledge(tmp_path)
+    problem = tmp_path / "problem.txt"
+    problem.write_text("A small bakery faces a discounter. Should it focus on a niche or grow?")
+    env = child_env(tmp_path, HIVEMIND_LLAMA_SERVER=str(llama_binary))
+    run_dir = tmp_path / "run"
+    done = _cli(
+        [
+            "deliberate",
+            "--problem",
+            str(problem),
+            "--backend",
+            "local",
+            "--kb",
+            str(kb),
+            "--practicality-kb",
+            str(pkb),
+            "--profile",
+            "legal",
+            # Two agents (one short document each) whose proposals count as distinct unless
+            # identical, so the round of critique and revision always runs.
+            "--density",
+            "40",
+            "--sufficiency",
+            "1",
+            "--similarity",
+            "0.99",
+            "--feasibility",
+            "1",
+            "--max-rounds",
+            "1",
+            "--max-regenerations",
+            "0",
+            "--concurrency",
+            "2",
+            "--out",
+            str(run_dir),
+        ],
+        env,
+        tmp_path,
+    )
+    pid = _server_pid(done.stderr)
+    assert not _alive(pid), "the server outlived the run"
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    result = json.loads((run_dir / "result.json").read_text())
+    assert manifest["backend"] == "local"
+    info = manifest["model_info"]
+    assert info["model_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf" == manifest["model"]
+    assert len(info["model_sha256"]) == 64
+    assert info["slots"] == 2
+    assert info["context_size"] > 0
+    assert info["server_version"].startswith("version")
+    assert "temperature" in info["sampling"]
+    assert manifest["slicing"]["n_agents"] == 2
+
+    assert result["status"] in Status.__args__
+    tasks = _audited_tasks(run_dir)
+    n = manifest["slicing"]["n_agents"]
+    # Round 0 proposals, then one round of pairwise critique and revision; scoring follows.
+    assert tasks.count("llm.propose") == n
+    assert tasks.count("llm.critique") == n * (n - 1)
+    assert tasks.count("llm.revise") == n
+    assert tasks.count("llm.score") >= 1
+    assert result["usage"]["calls"] >= len(tasks)
+    assert result["usage"]["cache_hits"] == 0
+    assert result["usage"]["completion_tokens"] > 0
+
+    verify = _cli(["audit", "verify", str(run_dir)], env, tmp_path)
+    assert verify.returncode == 0, verify.stderr
+    assert "intact" in verify.stdout
+
+    # Replay needs no server at all: every reply comes from the run's own cache.
+    replay = _cli(["replay", str(run_dir)], env, tmp_path)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "identical" in replay.stdout
+    assert "0 network calls" in replay.stdout
+
+
+def _audited_tasks(run_dir: Path) -> list[str]:
+    kinds = []
+    for line in (run_dir / "audit.jsonl").read_text().splitlines():
+        kind = json.loads(line).get("kind", "")
+        if kind.startswith("llm."):
+            kinds.append(kind)
+    return kinds
+
+
+@pytest.mark.slow
+def test_interrupted_run_stops_the_server_and_can_resume(llama_binary, tmp_path):
+    kb, pkb = _tiny_knowledge(tmp_path)
+    env = child_env(tmp_path, HIVEMIND_LLAMA_SERVER=str(llama_binary))
+    run_dir = tmp_path / "run"
+    args = [
+        "deliberate",
+        "--problem",
+        "Should a small bakery open a second shop?",
+        "--backend",
+        "local",
+        "--kb",
+        str(kb),
+        "--practicality-kb",
+        str(pkb),
+        "--profile",
+        "legal",
+        "--density",
+        "40",
+        "--sufficiency",
+        "1",
+        "--similarity",
+        "0.99",
+        "--max-rounds",
+        "1",
+        "--max-regenerations",
+        "0",
+        "--concurrency",
+        "2",
+        "--out",
+        str(run_dir),
+    ]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hivemind_lab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        pid = _wait_for_server(run_dir, child)
+        child.send_signal(signal.SIGINT)
+        child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode != 0
+    assert not _alive(pid), "the server outlived the interrupted run"
+    # The run directory holds a resumable run (the manifest is written first).
+    assert (run_dir / "manifest.json").exists()
+    assert not (run_dir / "result.json").exists()
+
+
+def _wait_for_server(run_dir: Path, child: subprocess.Popen[str]) -> int:
+    """The server's PID (the CLI prints it), once the run has started (its manifest exists)."""
+    assert child.stderr is not None
+    pid = None
+    for line in child.stderr:
+        if "(pid " in line:
+            pid = _server_pid(line)
+            break
+    assert pid is not None, "the CLI never reported its server"
+    deadline = time.monotonic() + 300
+    while not (run_dir / "manifest.json").exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the run never started"
+        time.sleep(0.1)
+    return pid
+
+
+def test_a_sweep_spec_can_name_the_local_backend(tmp_path):
+    from hivemind_lab.experiments import load_spec
+    from hivemind_lab.experiments.points import expand
+
+    path = tmp_path / "local.toml"
+    path.write_text(
+        'problems = ["p.toml"]\nbackend = "local"\nmodel_file = "models/m.gguf"\n'
+        "[inputs]\nsufficiency = 1\nfeasibility = 50\ndensity = 100\n"
+    )
+    spec = load_spec(path)
+    assert spec.backend == "local"
+    assert spec.model_file == "models/m.gguf"
+    # Another model file is another run: a resumed sweep never mistakes one for the other.
+    other = spec.model_copy(update={"model_file": "models/other.gguf"})
+    assert expand(spec)[0].run_id(spec) != expand(other)[0].run_id(other)
+
+
+def test_a_local_sweep_refuses_a_remote_ray_cluster(tmp_path):
+    from hivemind_lab.experiments.runner import local_endpoint
+    from hivemind_lab.experiments.spec import ExperimentSpec
+
+    spec = ExperimentSpec.model_validate(
+        {
+            "name": "t",
+            "problems": ["p.toml"],
+            "backend": "local",
+            "inputs": {"sufficiency": 1, "feasibility": 50, "density": 100},
+        }
+    )
+    with (
+        pytest.raises(InputError, match=r"127\.0\.0\.1"),
+        local_endpoint(spec, tmp_path, slots=2, ray_address="ray://cluster:10001"),
+    ):
+        pass
+
+
+@pytest.mark.slow
+def test_llm_serve_prints_its_url_and_stops_on_ctrl_c(llama_binary, tmp_path):
+    import httpx
+
+    env = child_env(tmp_path, HIVEMIND_LLAMA_SERVER=str(llama_binary))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hivemind_lab", "llm", "serve", "--slots", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        hint = child.stdout.readline()
+        assert " at http://127.0.0.1:" in first, first + child.stderr.read()
+        url = first.split(" at ", 1)[1].split()[0]
+        pid = _server_pid(first)
+        assert f"--backend openai --base-url {url}" in hint
+        assert httpx.get(url.removesuffix("/v1") + "/health", timeout=10).status_code == 200
+        child.send_signal(signal.SIGINT)
+        child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert not _alive(pid)
