@@ -562,6 +562,34 @@ async def test_three_http_clients_share_one_embedded_graph(http_server):
         assert used <= 250
 
 
+async def test_http_speaks_protocol_2026_07_28_with_progress_and_logs(tmp_path):
+    env = {"SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    progress: list[float] = []
+    logs: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    async def on_log(params) -> None:
+        logs.append(str(params.data))
+
+    with served(tmp_path, "http", env) as port:
+        async with Client(
+            f"http://127.0.0.1:{port}/mcp",
+            mode="2026-07-28",
+            log_level="notice",
+            logging_callback=on_log,
+        ) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            claim = {"subject": "x", "predicate": "is", "obj": "a", "confidence": 0.5, "domain": T}
+            await client.call_tool("hivemind_assert", claim)
+            await client.call_tool(
+                "hivemind_assert", {**claim, "obj": "b"}, progress_callback=on_progress
+            )
+    assert progress == [0.0, 1.0, 2.0]
+    assert any("conflict" in line for line in logs)
+
+
 def test_token_file_stores_only_hashes(tmp_path):
     path = tmp_path / "tokens.json"
     token = add_token(path, "claude")
