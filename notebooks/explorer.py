@@ -58,25 +58,28 @@ def _(mo, runs):
 
 @app.cell
 def _(delib, mo, pl, plots, severity, similarity):
+    from hivemind_lab.reports.page import figures
+
     view = delib.filter(
         (pl.col("severity") == float(severity.value))
         & (pl.col("similarity_threshold") == float(similarity.value))
     )
+    charts = [
+        plots.line_by(
+            view, "stubbornness", "total_rounds", title="Rounds to halt against stubbornness"
+        ),
+        plots.line_by(
+            view, "stubbornness", "mean_feasibility", title="Mean feasibility against stubbornness"
+        ),
+    ]
+    # The charts carry their own plotly.js: marimo's plotly view would fetch MathJax from a CDN.
     mo.vstack(
         [
             mo.md(
                 f"**{view.height} runs** at severity {severity.value}, "
                 f"similarity threshold {similarity.value}"
             ),
-            plots.line_by(
-                view, "stubbornness", "total_rounds", title="Rounds to halt against stubbornness"
-            ),
-            plots.line_by(
-                view,
-                "stubbornness",
-                "mean_feasibility",
-                title="Mean feasibility against stubbornness",
-            ),
+            mo.iframe(figures(charts, first=True), height="720px"),
         ]
     )
     return (view,)

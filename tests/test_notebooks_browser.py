@@ -244,7 +244,8 @@ def test_marimo_explorer_has_a_title_and_sliders_and_stays_on_this_machine(works
             page.wait_for_selector("h1:has-text('Calibration explorer')", timeout=300_000)
             page.wait_for_selector("[role='slider']", timeout=300_000)
             sliders = page.locator("[role='slider']").count()
-            page.wait_for_selector(".js-plotly-plot", timeout=300_000)
+            charts = page.frame_locator("iframe").first.locator(".js-plotly-plot .main-svg")
+            charts.first.wait_for(timeout=300_000)
             assert page.title() == "Calibration explorer"
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "marimo-explorer.png"), full_page=True)
