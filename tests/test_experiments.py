@@ -27,7 +27,7 @@ def spec(**overrides) -> ExperimentSpec:
     values = {
         "name": "t",
         "problems": [GROCER],
-        "inputs": {"sufficiency": 2, "feasibility": 55, "density": 8000},
+        "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
         "limits": {"max_rounds": 3, "max_regenerations": 1},
         "space": {
             "kind": "grid",

@@ -218,6 +218,17 @@ def bearing(stems: frozenset[str], weights: dict[str, float]) -> float:
     return min(1.0, 1.6 * got / total)
 
 
+_HOLD = frozenset(
+    ["stay", "remai", "keep", "wait", "defer", "decli", "hold", "revis", "postp", "delay", "none"]
+)
+
+
+def is_hold(option: str) -> bool:
+    """Whether an option keeps the status quo or waits (stay, keep, decline, defer …)."""
+    words = stems_of(option)
+    return bool(words) and words[0] in _HOLD
+
+
 def commitment(option: str) -> float:
     """How costly and irreversible an option is: 1 high, 0.5 neutral, 0 low."""
     stems = expand(frozenset(stems_of(option)))

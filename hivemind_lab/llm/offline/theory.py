@@ -43,6 +43,7 @@ from hivemind_lab.llm.offline.reading import (
     Judgement,
     bearing,
     commitment,
+    is_hold,
     judge,
     option_weights,
     read_passage,
@@ -146,7 +147,13 @@ def write_plan(
     jx = judgements[x]
     label = options[x]
     recs: list[str] = []
-    if plan.later:
+    if plan.later and is_hold(label):
+        y = plan.later[0]
+        recs.append(
+            f"{label} now, and prepare {_lower(options[y])} as the next step: this slice's "
+            f"work on {_topic(jx)} backs waiting."
+        )
+    elif plan.later:
         y = plan.later[0]
         recs.append(
             f"Start with {_lower(label)}, then {_lower(options[y])}: the first commits less and "
@@ -165,8 +172,10 @@ def write_plan(
         if later_fact:
             used.append(later_fact.id)
         base = (
-            f"Commit to {_lower(_short(options[y]))} only after {_lower(_short(label, 50))} "
-            "shows results"
+            f"Revisit {_lower(_short(options[y]))} when the client's position changes"
+            if is_hold(label)
+            else f"Commit to {_lower(_short(options[y]))} only after "
+            f"{_lower(_short(label, 50))} shows results"
         )
         judged = f"{base}, judged against {fact_snippet(later_fact)}." if later_fact else ""
         recs.append(judged if judged and len(judged) <= MAX_TEXT else base + ".")
