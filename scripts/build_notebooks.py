@@ -135,6 +135,26 @@ plots.heatmap(delib.with_columns(pl.col("vetoes").gt(0).cast(pl.Float64).alias("
 plots.line_by(delib, "similarity_threshold", "initial_conclusions", title="Distinct conclusions vs similarity threshold").show()""",
         ),
         (
+            "md",
+            "## Calibration curves\nEach calibration over its whole range, the others at their defaults, with "
+            "95 % Student-t intervals (n runs per point). A small version runs here; the full curves (four "
+            "problems × three seeds, steps of 0.1, dead-zone check) are in `reports/calibration-curves.md` "
+            "(`python benchmarks/calibration_curves.py`).",
+        ),
+        (
+            "code",
+            """import plotly.express as px
+from hivemind_lab.experiments.curves import DESIGNS, curve, curve_spec
+for calibration, designs in DESIGNS.items():
+    cspec = curve_spec(calibration, problems=("data/problems/regional-grocer-discounter-price-war.toml",),
+                       seeds=(0, 1), values=(0.0, 0.25, 0.5, 0.75, 1.0))
+    cruns = load(run(cspec, project=ROOT, root=root.parent / cspec.name).root)
+    for design in designs:
+        points = curve(cruns, calibration, design.metric)
+        px.line(points, x=calibration, y="mean", error_y="ci95", markers=True, hover_data=["n"],
+                title=f"{design.metric} against {calibration} (mean ± 95 % t-interval)").show()""",
+        ),
+        (
             "code",
             """from hivemind_lab import Calibrations
 from hivemind_lab.workbench import problems, run_deliberation
