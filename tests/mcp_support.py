@@ -1,0 +1,79 @@
+"""Helpers of the MCP server tests: spawn `hivemind-lab mcp serve` on stdio or HTTP with an
+explicit environment, and read tool results."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from mcp.client.stdio import StdioServerParameters
+
+from tests.support import REPO, child_env
+
+TOOLS = {
+    "hivemind_assert",
+    "hivemind_query",
+    "hivemind_conflicts",
+    "hivemind_resolve",
+    "hivemind_divergence",
+    "hivemind_patterns",
+    "hivemind_retract",
+}
+T = "theory"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> Iterator[int]:
+    """`hivemind-lab mcp serve` in a subprocess on a free port, until the block ends."""
+    port = free_port()
+    log = (tmp_path / f"{transport}-{port}.log").open("w")
+    command = [sys.executable, "-m", "hivemind_lab", "mcp", "serve", "--transport", transport]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), *extra],
+        env=child_env(tmp_path, **env),
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / f"{transport}-{port}.log").read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def stdio_params(env: dict[str, str]) -> StdioServerParameters:
+    home = Path(env.get("HIVEMIND_DB_PATH", REPO / ".cache" / "home")).parent
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hivemind_lab", "mcp", "serve"],
+        env=child_env(home, **env),
+    )
+
+
+def data(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def rpc(method: str, **params) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
