@@ -192,3 +192,24 @@ async def test_logging_is_declared_for_handshake_clients(server):
     async with connected(server, mode="legacy") as client:
         assert client.server_capabilities.logging is not None
         assert client.server_capabilities.tools is not None
+
+
+async def test_retract_acts_only_on_the_callers_own_claims(server, graph):
+    theirs = graph.assert_claim("margin", "is", "thin", 0.7, T, model="grok")
+    async with connected(server) as client:
+        refused = await client.call_tool(
+            "hivemind_retract", {"assertion_id": theirs.assertion_id, "reason": "wrong"}
+        )
+        assert refused.is_error
+        assert "grok" in refused.content[0].text
+        mine = await client.call_tool(
+            "hivemind_assert",
+            {"subject": "margin", "predicate": "is", "obj": "fat", "confidence": 0.6, "domain": T},
+        )
+        (hit,) = mine.structured_content["conflicts_detected"]
+        withdrawn = await client.call_tool(
+            "hivemind_retract",
+            {"assertion_id": mine.structured_content["assertion_id"], "reason": "misread"},
+        )
+        assert withdrawn.structured_content["conflicts_closed"] == [hit["conflict_id"]]
+        assert withdrawn.structured_content["model"] == "claude"
