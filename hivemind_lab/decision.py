@@ -42,7 +42,7 @@ class Fact(BaseModel):
 _BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item>\S.*)$")
 _INLINE_MARK = re.compile(r"\(\s*(?:[a-h]|[1-9]|i{1,3}|iv|v)\s*\)\s*", re.IGNORECASE)
 _SUBJECT = (
-    r"(?:it|we|they|i|he|she|you|the\s+(?:[a-z-]+\s+){0,2}?[a-z-]+|"
+    r"(?:it|we|they|i|he|she|you|(?i:the)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+|"
     r"(?:[A-Z][\w&.'’-]*)(?:\s+[A-Z][\w&.'’-]*){0,3})"
 )
 _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (

@@ -151,21 +151,23 @@ def write_plan(
         y = plan.later[0]
         recs.append(
             f"{label} now, and prepare {_lower(options[y])} as the next step: this slice's "
-            f"work on {_topic(jx)} backs waiting."
+            "evidence backs waiting."
         )
     elif plan.later:
         y = plan.later[0]
         recs.append(
             f"Start with {_lower(label)}, then {_lower(options[y])}: the first commits less and "
-            f"this slice's work on {_topic(jx)} backs it."
+            "this slice's evidence backs it."
         )
     else:
-        recs.append(f"Choose {_lower(label)}: this slice's work on {_topic(jx)} backs it most.")
+        recs.append(f"Choose {_lower(label)}: this slice's evidence backs it most.")
     used: list[str] = []
     fact = relevant_fact(label, options, facts, prefer=prefer_facts)
     if fact is not None:
         used.append(fact.id)
-        recs.append(f"Tie {_lower(_short(label))} to the client's figures: {fact_snippet(fact)}.")
+        recs.append(
+            f"Anchor {_lower(_short(label))} in the client's figures: {fact_snippet(fact)}."
+        )
     if plan.later:
         y = plan.later[0]
         later_fact = relevant_fact(options[y], options, [f for f in facts if f.id not in used])
@@ -210,8 +212,10 @@ def write_plan(
         for i in sorted(range(len(options)), key=lambda i: -scores[i])
     ]
     rationale = (
-        "Each option judged from this slice's passages that bear on it and from the client's "
-        "facts: " + "; ".join(parts) + f". Facts used: {', '.join(used) or 'none'}."
+        f"Each option judged from this slice's passages that bear on it (strongest on "
+        f"{_topic(jx)}) and from the client's facts: "
+        + "; ".join(parts)
+        + f". Facts used: {', '.join(used) or 'none'}."
     )
     title = (
         f"{_short(label, 70)} first, then {_lower(_short(options[plan.later[0]], 70))}"
