@@ -436,12 +436,9 @@ def test_interrupted_run_stops_the_server_and_can_resume(llama_binary, tmp_path)
         str(pkb),
         "--profile",
         "legal",
+        # One agent (both documents in one slice): propose and score only, to keep CI short.
         "--density",
-        "40",
-        "--sufficiency",
-        "1",
-        "--similarity",
-        "0.99",
+        "200",
         "--max-rounds",
         "1",
         "--max-regenerations",
@@ -468,9 +465,14 @@ def test_interrupted_run_stops_the_server_and_can_resume(llama_binary, tmp_path)
             child.kill()
     assert child.returncode != 0
     assert not _alive(pid), "the server outlived the interrupted run"
-    # The run directory holds a resumable run (the manifest is written first).
+    # The run directory holds a resumable run (the manifest is written first) ...
     assert (run_dir / "manifest.json").exists()
     assert not (run_dir / "result.json").exists()
+    # ... which --resume finishes on a new server for the same model file.
+    resumed = _cli(["deliberate", "--resume", str(run_dir)], env, tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert not _alive(_server_pid(resumed.stderr))
+    assert json.loads((run_dir / "result.json").read_text())["status"] in Status.__args__
 
 
 def _wait_for_server(run_dir: Path, child: subprocess.Popen[str]) -> int:
