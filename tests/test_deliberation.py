@@ -114,7 +114,7 @@ def test_veto_regenerates_without_repeats(tmp_path, grocer):
     result = run(
         tmp_path / "r",
         grocer,
-        feasibility=80,
+        feasibility=90,
         calibrations=calibrations,
         limits=Limits(max_regenerations=3),
     )
