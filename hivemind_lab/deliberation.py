@@ -27,6 +27,7 @@ from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import SlicingResult, plan_slices
 from hivemind_lab.llm.base import ChatModel
@@ -46,6 +47,7 @@ from hivemind_lab.runs import (
     Budget,
     EmbedderInfo,
     ExperimentInfo,
+    KnowledgeHashes,
     RunDir,
     RunManifest,
     SlicingInfo,
@@ -568,6 +570,12 @@ def build_manifest(
             slices=knowledge.slicing.slices,
         ),
         constraints=tuple(a.constraint for a in knowledge.constraint_agents),
+        knowledge_hashes=KnowledgeHashes(
+            theory=fingerprint.knowledge_hash(knowledge.documents.values()),
+            constraints=fingerprint.constraint_hashes(
+                practicality_kb, [a.constraint for a in knowledge.constraint_agents]
+            ),
+        ),
         experiment=experiment,
         budget=budget,
         **environment(),

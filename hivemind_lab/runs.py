@@ -100,6 +100,29 @@ class Budget(Frozen):
     scoring call it will need."""
 
 
+class KnowledgeHashes(Frozen):
+    """Content hashes of what the run knew (see `hivemind_lab.knowledge.fingerprint`): two runs
+    with equal hashes read the same knowledge, whatever the folders were called."""
+
+    theory: str
+    """The theory knowledge base."""
+    constraints: dict[str, str]
+    """Each constraint's knowledge, by constraint name."""
+
+
+class RescoreOrigin(Frozen):
+    """The finished run a rescore run re-judged (which is never modified)."""
+
+    run_dir: str
+    audit_head: str
+    """Hash of the original audit log's last record when it was rescored."""
+    audit_records: int
+    created_at: str
+    """The original manifest's creation time."""
+    knowledge_hashes: KnowledgeHashes | None
+    """What the original run knew (None for runs older than knowledge hashes)."""
+
+
 class RunManifest(Frozen):
     """Everything needed to understand and rebuild one run."""
 
@@ -129,6 +152,10 @@ class RunManifest(Frozen):
     experiment: ExperimentInfo | None = None
     budget: Budget | None = None
     """Baselines only: the compute they may spend."""
+    knowledge_hashes: KnowledgeHashes | None = None
+    """Content hashes of the theory and constraint knowledge (None in older manifests)."""
+    rescore_of: RescoreOrigin | None = None
+    """Rescore runs only: the run whose solution sets this one re-judged."""
 
 
 def upgrade_manifest(raw: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +197,10 @@ class RunDir:
     @property
     def checkpoint_path(self) -> Path:
         return self.path / "checkpoint.json"
+
+    @property
+    def rescore_path(self) -> Path:
+        return self.path / "rescore.json"
 
     @property
     def metrics_path(self) -> Path:
