@@ -206,8 +206,8 @@ def extract_facts(
     statements = [
         s
         for s in split_sentences(question.replace("\n", " "))
-        if not s.rstrip().endswith("?") and len(s.split()) >= 4
-    ]
+        if not s.rstrip().endswith("?") and len(s.split()) >= 4 and not extract_options(s)
+    ]  # a sentence that lists the options states the decision, not a fact
     ranked = sorted(range(len(statements)), key=lambda i: (not _FIGURE.search(statements[i]), i))
     for i in ranked:
         facts.append(Fact(id=f"question.{i + 1}", text=_short(statements[i]), source="question"))

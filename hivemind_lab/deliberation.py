@@ -11,6 +11,8 @@ from the cache: no completed call is repeated, and the result is the same as an 
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.prompts import PROMPT_VERSION
-from hivemind_lab.agents.schemas import SolutionView
+from hivemind_lab.agents.schemas import RationaleOutput, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.errors import InputError
@@ -60,7 +62,7 @@ from hivemind_lab.runs import load_result as load_result
 from hivemind_lab.text import normalise
 from hivemind_lab.tokens import default_counter
 
-Phase = Literal["generate", "monitor", "critique", "revise", "score", "done"]
+Phase = Literal["generate", "monitor", "critique", "revise", "score", "synthesize", "done"]
 STATE_VERSION = 1
 
 
@@ -77,6 +79,10 @@ class RunState(BaseModel):
     solutions: dict[str, Solution] = {}
     critiques: tuple[Critique, ...] = ()
     excluded: tuple[SolutionView, ...] = ()
+    last_critiques: tuple[Critique, ...] = ()
+    """The last round's critiques (the objections the final solutions answer to)."""
+    rationales: dict[int, str] = {}
+    """Combined rationale per final cluster index, written by the model."""
     monitor: tuple[MonitorReport, ...] = ()
     verdicts: tuple[PracticalityVerdict, ...] = ()
     metrics: tuple[RoundMetrics, ...] = ()
@@ -118,19 +124,46 @@ def prepare_knowledge(
     practicality_kb: str | Path,
     seed: int,
 ) -> Knowledge:
-    """Load and slice the knowledge base and build both networks' agents."""
-    counter = default_counter()
-    docs = load_documents(knowledge_base, counter=counter)
-    slicing = plan_slices(docs, request.density, seed=seed)
+    """Load and slice the knowledge base and build both networks' agents.
+
+    Parsed documents and constraint agents are kept per process while their files are unchanged
+    (a sweep's points share them: parsing is a third of an offline run's CPU).
+    """
+    docs = _documents(str(Path(knowledge_base).resolve()), _stamp(knowledge_base))
+    slicing = plan_slices(list(docs), request.density, seed=seed)
     by_id = {d.id: d for d in docs}
     agents = theory.build_agents(
         slicing.slices, by_id, (*request.client_data, *request.market_data)
     )
     constraints = practicality.resolve_constraints(practicality_kb, request.profile)
-    constraint_agents = practicality.build_constraint_agents(
-        practicality_kb, constraints, counter=counter
+    constraint_agents = _constraint_agents(
+        str(Path(practicality_kb).resolve()), constraints, _stamp(practicality_kb)
     )
-    return Knowledge(by_id, slicing, agents, constraint_agents)
+    return Knowledge(by_id, slicing, list(agents), list(constraint_agents))
+
+
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def _stamp(folder: str | Path) -> Stamp:
+    """Every file under ``folder`` with its modification time and size."""
+    root = Path(folder)
+    files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
+    return tuple(sorted((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
+@functools.lru_cache(maxsize=8)
+def _documents(folder: str, stamp: Stamp) -> tuple[Document, ...]:
+    return tuple(load_documents(folder, counter=default_counter()))
+
+
+@functools.lru_cache(maxsize=8)
+def _constraint_agents(
+    folder: str, constraints: tuple[str, ...], stamp: Stamp
+) -> tuple[practicality.ConstraintAgent, ...]:
+    return tuple(
+        practicality.build_constraint_agents(folder, constraints, counter=default_counter())
+    )
 
 
 def _magnitude(old: Solution, new: Solution) -> float:
@@ -370,6 +403,7 @@ class Deliberation:
             update={
                 "solutions": out.solutions,
                 "critiques": (),
+                "last_critiques": s.critiques,
                 "round": s.round + 1,
                 "total_rounds": s.total_rounds + 1,
                 "pending_refused": len(out.refused),
@@ -410,7 +444,7 @@ class Deliberation:
                     mode="json", include={"mean_score", "per_constraint", "feasibility", "vetoed"}
                 ),
             )
-            return s.model_copy(update={"phase": "done", "verdicts": verdicts})
+            return s.model_copy(update={"phase": "synthesize", "verdicts": verdicts})
         if not verdict.vetoed:
             self.audit.append(
                 "practicality",
@@ -418,7 +452,7 @@ class Deliberation:
                 {"mean_score": verdict.mean_score, "feasibility": verdict.feasibility},
             )
             return s.model_copy(
-                update={"phase": "done", "verdicts": verdicts, "status": "converged"}
+                update={"phase": "synthesize", "verdicts": verdicts, "status": "converged"}
             )
         excluded = (*s.excluded, *(sol.view() for sol in solutions))
         self.audit.append(
@@ -452,6 +486,24 @@ class Deliberation:
             }
         )
 
+    async def _synthesize(self, s: RunState) -> RunState:
+        """The monitor asks the model for each final cluster's combined rationale (clustering,
+        counting and halting stay deterministic; this call is audited and cached like any)."""
+        report = s.monitor[-1]
+        tasks = [
+            monitor.synthesis_task(self.context, cluster, s.solutions, s.last_critiques)
+            for cluster in report.clusters
+        ]
+        outs = await asyncio.gather(
+            *(self.caller.ask("monitor", t, RationaleOutput) for t in tasks)
+        )
+        self.caller.flush()
+        rationales = {t.cluster_index: o.text() for t, o in zip(tasks, outs, strict=True)}
+        self.audit.append(
+            "monitor", "monitor.rationales", {str(k): v for k, v in rationales.items()}
+        )
+        return s.model_copy(update={"phase": "done", "rationales": rationales})
+
     # -- driver ------------------------------------------------------------------------------
     async def run(self) -> DeliberationResult:
         """Run (or continue) phases until done; returns the result and writes result.json."""
@@ -468,6 +520,8 @@ class Deliberation:
                         nxt = await self._critique(s)
                     elif s.phase == "revise":
                         nxt = await self._revise(s)
+                    elif s.phase == "synthesize":
+                        nxt = await self._synthesize(s)
                     else:
                         nxt = await self._score(s)
                 except BudgetExhausted as exc:
@@ -499,7 +553,7 @@ class Deliberation:
             s.verdicts[-1] if s.verdicts and s.verdicts[-1].regeneration == s.regeneration else None
         )
         conclusions = (
-            monitor.aggregate(last_report, solutions, verdict)
+            monitor.aggregate(last_report, solutions, verdict, rationales=s.rationales)
             if last_report is not None and s.status in ("converged", "non_converged")
             else ()
         )
@@ -612,9 +666,7 @@ async def run_manifest(
     A new run writes the manifest first, so a crash at any later point leaves a resumable run.
     """
     if manifest.strategy != "deliberation":
-        raise InputError(
-            "strategy", f"{manifest.strategy!r} is a baseline", allowed="deliberation"
-        )
+        raise InputError("strategy", f"{manifest.strategy!r} is a baseline", allowed="deliberation")
     run = RunDir(run_dir)
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:

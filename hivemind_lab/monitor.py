@@ -10,7 +10,7 @@ very different C. See docs/design/monitor-clustering.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Literal, Protocol
@@ -20,11 +20,18 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from hivemind_lab.agents.schemas import SolutionView
+from hivemind_lab.agents.schemas import (
+    ClusterMember,
+    DecisionContext,
+    Objection,
+    SolutionView,
+    SynthesizeTask,
+)
 from hivemind_lab.errors import InputError
 from hivemind_lab.results import (
     Cluster,
     Conclusion,
+    Critique,
     Justification,
     MonitorReport,
     PracticalityVerdict,
@@ -287,12 +294,62 @@ def is_repeat(
     return bool(sims[0, 1:].max() >= threshold)
 
 
+def synthesis_task(
+    context: DecisionContext,
+    cluster: Cluster,
+    solutions: Mapping[str, Solution],
+    critiques: Sequence[Critique],
+) -> SynthesizeTask:
+    """What the model needs to write one cluster's combined rationale: the members' solutions
+    and justifications, and the contradictions raised against them that they did not adopt."""
+    by_id = {s.id: s for s in solutions.values()}
+    members = [by_id[i] for i in cluster.solution_ids]
+    agents = {m.agent_id: m for m in members}
+    objections = [
+        Objection(
+            critic_id=c.critic_id,
+            target_id=c.target_id,
+            option=p.option,
+            claim=p.claim,
+            strength=p.strength,
+            citation=p.citation,
+        )
+        for c in critiques
+        if c.target_id in agents
+        for p in c.points
+        if p.kind == "contradiction" and p.claim not in agents[c.target_id].adopted
+    ]
+    return SynthesizeTask(
+        **dict(context),
+        cluster_index=cluster.index,
+        members=tuple(
+            ClusterMember(
+                agent_id=m.agent_id,
+                title=m.title,
+                stances=m.stances,
+                recommendations=m.recommendations,
+                rationale=m.rationale,
+                citations=m.citations,
+                facts_used=m.facts_used,
+            )
+            for m in members
+        ),
+        objections=tuple(sorted(objections, key=lambda o: (-o.strength, o.critic_id))[:6]),
+    )
+
+
 def aggregate(
-    report: MonitorReport, solutions: Sequence[Solution], verdict: PracticalityVerdict | None
+    report: MonitorReport,
+    solutions: Sequence[Solution],
+    verdict: PracticalityVerdict | None,
+    *,
+    rationales: Mapping[int, str] | None = None,
 ) -> tuple[Conclusion, ...]:
     """The ranked aggregate list: each cluster with its members' justifications side by side.
 
-    Clusters rank by size (how many agents reached the conclusion), then mean feasibility.
+    Clusters rank by size (how many agents reached the conclusion), then mean feasibility. The
+    combined rationale is the model's (``rationales``, by cluster index) when the run asked
+    for one, else a plain count of agents and passages.
     """
     by_id = {s.id: s for s in solutions}
     scores_by_solution: dict[str, dict[str, int]] = {}
@@ -315,13 +372,10 @@ def aggregate(
             )
             for m in members
         )
-        cited = sorted({c for m in members for c in m.citations})
-        combined = (
+        cited = {c for m in members for c in m.citations}
+        combined = (rationales or {}).get(cluster.index) or (
             f"{len(members)} agent(s) ({', '.join(cluster.agent_ids)}) reached this conclusion "
-            f"from different knowledge slices, citing {len(cited)} passage(s): "
-            + "; ".join(cited[:12])
-            + ("…" if len(cited) > 12 else "")
-            + "."
+            f"from different knowledge slices, citing {len(cited)} passage(s)."
         )
         drafts.append(
             (len(members), mean, cluster, representative, justifications, combined, scores)

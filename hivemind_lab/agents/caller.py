@@ -15,6 +15,7 @@ from hivemind_lab.agents.schemas import (
     ProposeTask,
     ReviseTask,
     ScoreTask,
+    SynthesizeTask,
 )
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.errors import HivemindError
@@ -25,7 +26,7 @@ from hivemind_lab.results import UsageSummary
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
 """Seconds a batched call record may wait before it is written anyway (slow models)."""
-Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask
+Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
 
 
 class BudgetExhausted(HivemindError):

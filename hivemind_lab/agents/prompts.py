@@ -18,10 +18,12 @@ from hivemind_lab.agents.schemas import (
     CritiqueTask,
     ProposalOutput,
     ProposeTask,
+    RationaleOutput,
     ReviseTask,
     RevisionOutput,
     ScoreOutput,
     ScoreTask,
+    SynthesizeTask,
 )
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
@@ -29,6 +31,8 @@ from hivemind_lab.llm.structured import response_format_for
 PROMPT_VERSION = "2026-12-01.1"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
+Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
+"""Every task an agent (theory, practicality or the monitor) is asked."""
 
 _SYSTEM = {
     "theory": (
@@ -37,6 +41,12 @@ _SYSTEM = {
         "the client's actual decision: choose or sequence among its options, use its facts, "
         "argue only from your evidence, cite passage ids and fact ids, and answer with a single "
         "JSON object following the schema."
+    ),
+    "monitor": (
+        "You are the monitor of a strategic deliberation. Several theory agents reached one "
+        "conclusion from different knowledge slices. Write its combined rationale for the "
+        "client's executives from the members' solutions and justifications only, keeping "
+        "the passage ids they cite, and answer with a single JSON object following the schema."
     ),
     "practicality": (
         "You are a practicality agent representing one real-world feasibility constraint. You "
@@ -80,6 +90,13 @@ _INSTRUCTIONS = {
         "your own by that margin. Keep addressing the client's options and facts; list the "
         "claims you adopted and rejected."
     ),
+    "synthesize": (
+        "Write the conclusion's combined rationale: in `shared`, the reasons its members have "
+        "in common (the options they choose and the client facts and evidence behind them); in "
+        "`differences`, where they differ; in `objection`, the strongest objection in "
+        "`objections` that still stands, or leave it empty. Plain sentences, no list of ids; "
+        "put the passage ids relied on in `citations`."
+    ),
     "score": (
         "Score the solution's feasibility for this client under your constraint, on this "
         "rubric: 100 no concern; 75 manageable concerns with known mitigations; 50 serious "
@@ -96,13 +113,14 @@ MAX_TOKENS: dict[str, int] = {
     "critique": 700,
     "revise": 1000,
     "score": 300,
+    "synthesize": 700,
 }
 """Completion budget per task (a grammar-constrained small model stops at it, never loops)."""
 CRITIQUE_TOKENS_PER_TARGET = 600
 
 
 def max_tokens_for(
-    task: ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask,
+    task: Task,
 ) -> int:
     """The completion budget for one task (a batched critique grows with its targets)."""
     if isinstance(task, BatchCritiqueTask):
@@ -111,6 +129,7 @@ def max_tokens_for(
 
 
 OUTPUT_TYPES: dict[str, type[BaseModel]] = {
+    "synthesize": RationaleOutput,
     "propose": ProposalOutput,
     "critique": CritiqueOutput,
     "critique_batch": BatchCritiqueOutput,
@@ -120,13 +139,19 @@ OUTPUT_TYPES: dict[str, type[BaseModel]] = {
 
 
 def render(
-    task: ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask,
+    task: Task,
     *,
     seed: int | None = None,
     temperature: float = 0.0,
 ) -> ChatRequest:
     """Build the request for one agent task."""
-    role = "practicality" if isinstance(task, ScoreTask) else "theory"
+    role = (
+        "practicality"
+        if isinstance(task, ScoreTask)
+        else "monitor"
+        if isinstance(task, SynthesizeTask)
+        else "theory"
+    )
     user = f"{_INSTRUCTIONS[task.task]}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
     return ChatRequest(
         messages=(

@@ -226,7 +226,56 @@ class ScoreOutput(Frozen):
     """Risk signals found in the solution."""
 
 
+class ClusterMember(Frozen):
+    """One agent's solution in a cluster, with its justification (what the monitor reads)."""
+
+    agent_id: str
+    title: str
+    stances: tuple[OptionStance, ...] = ()
+    recommendations: tuple[str, ...]
+    rationale: str
+    citations: tuple[str, ...] = ()
+    facts_used: tuple[str, ...] = ()
+
+
+class Objection(Frozen):
+    """A contradiction raised against a member that its revision did not take in."""
+
+    critic_id: str
+    target_id: str
+    option: int | None = None
+    claim: str
+    strength: int
+    citation: str | None = None
+
+
+class SynthesizeTask(DecisionContext):
+    """Write one cluster's combined rationale from its members' solutions and justifications."""
+
+    task: Literal["synthesize"] = "synthesize"
+    cluster_index: int
+    members: tuple[ClusterMember, ...]
+    objections: tuple[Objection, ...] = ()
+
+
+class RationaleOutput(Frozen):
+    """A cluster's combined rationale: why its members agree, where they differ, and the
+    strongest objection still standing, with the passages relied on."""
+
+    shared: Annotated[str, Field(min_length=1, max_length=800)]
+    """The reasons the members share."""
+    differences: Annotated[str, Field(max_length=600)] = ""
+    """Where the members differ."""
+    objection: Annotated[str, Field(max_length=600)] = ""
+    """The strongest unresolved objection (empty when none stands)."""
+    citations: Annotated[list[Ref], Field(max_length=12)] = []
+
+    def text(self) -> str:
+        """The rationale as one paragraph."""
+        return " ".join(p for p in (self.shared, self.differences, self.objection) if p)
+
+
 AgentTask = Annotated[
-    ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask,
+    ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask,
     Field(discriminator="task"),
 ]

@@ -23,8 +23,10 @@ from hivemind_lab.agents.schemas import (
     CritiqueTask,
     ProposeTask,
     ReviseTask,
+    SynthesizeTask,
 )
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.offline.monitor import synthesize
 from hivemind_lab.llm.offline.practicality import score
 from hivemind_lab.llm.offline.theory import critique, critique_batch, propose, revise
 from hivemind_lab.tokens import TokenCounter, default_counter
@@ -39,6 +41,7 @@ __all__ = [
     "propose",
     "revise",
     "score",
+    "synthesize",
 ]
 
 
@@ -66,6 +69,8 @@ class OfflineAgentModel:
             return critique_batch(task)
         if isinstance(task, ReviseTask):
             return revise(task)
+        if isinstance(task, SynthesizeTask):
+            return synthesize(task)
         return score(task)
 
     def count_prompt(self, request: ChatRequest) -> int:

@@ -146,38 +146,39 @@ def write_plan(
     x = plan.now[0]
     jx = judgements[x]
     label = options[x]
+    # Option labels may be imperatives, gerunds or nouns; each sentence uses a label whole,
+    # after a colon or as its subject, so it reads right whatever the label's form.
     recs: list[str] = []
     if plan.later and is_hold(label):
         y = plan.later[0]
         recs.append(
-            f"{label} now, and prepare {_lower(options[y])} as the next step: this slice's "
-            "evidence backs waiting."
+            f"Recommended for now: {label}. Prepare the next step meanwhile: {options[y]}. "
+            "This slice's evidence backs waiting."
         )
     elif plan.later:
         y = plan.later[0]
-        recs.append(
-            f"Start with {_lower(label)}, then {_lower(options[y])}: the first commits less and "
-            "this slice's evidence backs it."
+        why = (
+            "The first step commits less, and this slice's evidence backs it."
+            if commitment(label) < commitment(options[y])
+            else "This slice's evidence backs the first step most."
         )
+        recs.append(f"Recommended sequence: {label} first, then {_lower(options[y])}. {why}")
     else:
-        recs.append(f"Choose {_lower(label)}: this slice's evidence backs it most.")
+        recs.append(f"Recommended: {label}. This slice's evidence backs it over the others.")
     used: list[str] = []
     fact = relevant_fact(label, options, facts, prefer=prefer_facts)
     if fact is not None:
         used.append(fact.id)
-        recs.append(
-            f"Anchor {_lower(_short(label))} in the client's figures: {fact_snippet(fact)}."
-        )
+        recs.append(f"{label}: plan it on the client's figures — {fact_snippet(fact)}.")
     if plan.later:
         y = plan.later[0]
         later_fact = relevant_fact(options[y], options, [f for f in facts if f.id not in used])
         if later_fact:
             used.append(later_fact.id)
         base = (
-            f"Revisit {_lower(_short(options[y]))} when the client's position changes"
+            f"{options[y]}: revisit it when the client's position changes"
             if is_hold(label)
-            else f"Commit to {_lower(_short(options[y]))} only after "
-            f"{_lower(_short(label, 50))} shows results"
+            else f"{options[y]}: commit to it only once the first step shows results"
         )
         judged = f"{base}, judged against {fact_snippet(later_fact)}." if later_fact else ""
         recs.append(judged if judged and len(judged) <= MAX_TEXT else base + ".")
@@ -187,18 +188,18 @@ def write_plan(
         if against_fact:
             used.append(against_fact.id)
         recs.append(
-            f"Avoid {_lower(_short(options[z]))} for now"
+            f"Not now: {_lower(options[z])}"
             + (
-                f": {fact_snippet(against_fact)}."
+                f" — {fact_snippet(against_fact)}."
                 if against_fact
-                else ": the evidence runs against it."
+                else " — this slice's evidence runs against it."
             )
         )
     if commitment(label) >= 1.0 and len(recs) < limit:
         strain = next((f for f in facts if f.id in jx.facts_against and f.id not in used), None)
         if strain is not None:
             used.append(strain.id)
-            recs.append(f"Stage {_lower(_short(label, 60))} in steps: {fact_snippet(strain)}.")
+            recs.append(f"{label}: stage it in steps — {fact_snippet(strain)}.")
     recs = [_fit(r) for r in recs[:limit]]
     citations = list(
         dict.fromkeys(
@@ -320,8 +321,8 @@ def _critique_points(
         cite_against = j.against[0] if j.against else None
         if stance in ("pursue", "later") and view < -CLEAR:
             claim = (
-                f"Against {(stance == 'later' and 'planning') or 'pursuing'} {_lower(label)}: my "
-                f"evidence weighs against it ({len(j.against)} passage(s))."
+                f"Against {(stance == 'later' and 'planning') or 'pursuing'} this option "
+                f"({label}): my evidence weighs against it ({len(j.against)} passage(s))."
             )
             points.append(
                 (
@@ -330,7 +331,7 @@ def _critique_points(
                 )
             )
         elif stance == "avoid" and view > CLEAR:
-            claim = f"For {_lower(label)}, which the solution rules out: my evidence favours it ({len(j.support)} passage(s))."
+            claim = f"For this option, which the solution rules out ({label}): my evidence favours it ({len(j.support)} passage(s))."
             points.append(
                 (
                     2 + view,
@@ -339,12 +340,12 @@ def _critique_points(
             )
         elif stance is not None and (view > CLEAR) == (stance != "avoid") and abs(view) > CLEAR:
             cite = cite_for if view > 0 else cite_against
-            claim = f"Agree on {_lower(label)}: my evidence points the same way ({len(j.support)} for, {len(j.against)} against)."
+            claim = f"Agreed on this option ({label}): my evidence points the same way ({len(j.support)} for, {len(j.against)} against)."
             points.append(
                 (abs(view), _point("support", j.option, target, options, claim, view, cite))
             )
         elif stance is None and view > CLEAR:
-            claim = f"Consider {_lower(label)}, which the solution ignores: my evidence favours it ({len(j.support)} passage(s))."
+            claim = f"Consider this option, which the solution ignores ({label}): my evidence favours it ({len(j.support)} passage(s))."
             points.append(
                 (1 + view, _point("gap", j.option, target, options, claim, view, cite_for))
             )
@@ -358,7 +359,7 @@ def _critique_points(
         ]
         if gaps:
             b, _, fact, _ = max(gaps, key=lambda g: (g[0], g[1]))
-            claim = f"The solution ignores a client fact that bears on {_lower(_short(options[chosen[0]], 60))}: {fact_snippet(fact)}."
+            claim = f"The solution ignores a client fact that bears on its choice ({options[chosen[0]]}): {fact_snippet(fact)}."
             points.append(
                 (
                     1 + b,
@@ -387,14 +388,16 @@ def _critique_points(
 def _fact_bearings(
     options: tuple[str, ...], facts: tuple[Fact, ...], option: int
 ) -> tuple[tuple[Fact, frozenset[str], float], ...]:
-    """Per fact: the stems it adds beyond the options' words, and how much it bears on one
-    option (the same for every target a critic reads)."""
-    option_stems = frozenset(stem for weights in option_weights(options) for stem in weights)
-    w = option_weights(options)[option]
-    return tuple(
-        (f, frozenset(stems_of(f.text)) - option_stems, bearing(frozenset(stems_of(f.text)), w))
-        for f in facts
-    )
+    """Per fact: the stems it adds beyond the options' words, and how much more it bears on one
+    option than on any other (the same for every target a critic reads)."""
+    weights = option_weights(options)
+    option_stems = frozenset(stem for w in weights for stem in w)
+    out = []
+    for f in facts:
+        stems = frozenset(stems_of(f.text))
+        others = max((bearing(stems, w) for i, w in enumerate(weights) if i != option), default=0)
+        out.append((f, stems - option_stems, bearing(stems, weights[option]) - others))
+    return tuple(out)
 
 
 def _point(
