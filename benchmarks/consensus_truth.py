@@ -35,7 +35,7 @@ from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "eval" / "truth"
 MAX_LABELS = 20
-BATCH = 500
+BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,20 @@ def run_consensus(rows: list[tuple[str, str, str]], tmp: Path) -> dict[str, str 
     graph = HivemindGraph(open_store(config), config)
     try:
         held: dict[tuple[str, str], str] = {}
-        for item, worker, label in rows:
-            result = graph.assert_claim(
-                f"item {item}", "has_value", label, 1.0, model=model_name(worker)
-            )
-            held[(item, worker)] = result.assertion_id
+        for i in range(0, len(rows), BATCH):
+            chunk = rows[i : i + BATCH]
+            claims = [
+                {
+                    "subject": f"item {item}",
+                    "predicate": "has_value",
+                    "obj": label,
+                    "confidence": 1.0,
+                    "model": model_name(worker),
+                }
+                for item, worker, label in chunk
+            ]
+            for (item, worker, _), result in zip(chunk, graph.assert_many(claims), strict=True):
+                held[(item, worker)] = result.assertion_id
         by_side: dict[str, str] = {}
         sides: dict[str, tuple[str, str]] = {}
         for c in graph.conflicts("general", "unresolved"):

@@ -321,11 +321,13 @@ def test_weights_are_track_records_and_corroborators_vote_with_their_own(graph):
     report = graph.divergence("good", "bad", T)
     assert report.record_a == good and report.record_b == bad
     assert graph.models()["good"]["wins"] == 3
-    ids, ballot = _contest(graph, "sky", {"blue": ["x1", "good"], "green": ["bad", "x2"]})
-    for m in ("good", "x1", "bad", "x2"):
+    ids, ballot = _contest(graph, "sky", {"blue": ["x1", "good", "x3"], "green": ["bad", "x2"]})
+    for m in ("good", "x1", "x3", "bad", "x2"):
         r = graph.resolve(*ballot[m], model=m)
     assert r.weights["good"] > r.weights["x1"] > r.weights["bad"]
-    assert r.final and r.winner == ids["blue"]  # two heads against two: the records decide
+    # three heads against two is 0.6 < phi with equal weights; the records make it decisive
+    assert r.standing[ids["blue"]] > 0.618
+    assert r.final and r.winner == ids["blue"]
 
 
 def test_multi_valued_contest_ends_in_one_consistent_state(graph):
@@ -372,7 +374,8 @@ def test_decision_does_not_depend_on_vote_order(graph):
         outcomes.append((r.final, names.get(r.winner or ""), standing))
     assert outcomes[0] == outcomes[1] == outcomes[2]
     shares = dict(outcomes[0][2])
-    assert shares["blue"] > shares["green"]  # two good records outweigh three heads
+    assert shares["blue"] > shares["green"]  # two good records outweigh three heads...
+    assert outcomes[0][:2] == (False, None)  # ...but never overrule them: no decision
 
 
 def test_concurrent_voters_decide_once(graph_factory):
@@ -749,3 +752,23 @@ def test_retract_of_a_corroborated_claim_leaves_it_with_its_other_holders(graph)
     assert count(graph, "Withdrawal") == 2
     held = graph.divergence("grok", "claude", T)
     assert [c.object for c in held.unique_to_a] == ["price war"]
+
+
+def test_bulk_assert_is_all_or_nothing(graph, monkeypatch):
+    import uuid
+
+    import neo4j
+
+    with pytest.raises(InputError, match="predicate"):
+        graph.bulk_assert(
+            [{"subject": "x", "predicate": "!!!", "obj": "y", "confidence": 0.5}], model="loader"
+        )
+    same = uuid.UUID("00000000-0000-4000-8000-000000000000")
+    monkeypatch.setattr(uuid, "uuid4", lambda: same)  # the store refuses the duplicate id
+    rows = [
+        {"subject": f"firm {i}", "predicate": "is", "obj": "big", "confidence": 0.5}
+        for i in range(3)
+    ]
+    with pytest.raises((RuntimeError, neo4j.exceptions.Neo4jError)):
+        graph.bulk_assert(rows, model="loader")
+    assert (count(graph, "Model"), count(graph, "Entity"), count(graph, "Assertion")) == (0, 0, 0)

@@ -285,8 +285,10 @@ class AssertOps(GraphCore):
     def bulk_assert(self, rows: Sequence[dict[str, Any]], *, model: str) -> int:
         """Ingest many claims at once without conflict detection (known-consistent data).
 
-        Rows carry subject, predicate, obj, confidence and optional domain and evidence. Uses the
-        store's bulk path (COPY on LadybugDB, batched UNWIND on Neo4j) in one transaction.
+        Rows carry subject, predicate, obj, confidence and optional domain and evidence. Every
+        row is validated first; then the store's bulk path (COPY on LadybugDB, batched UNWIND
+        on Neo4j) writes the model, entities and assertions in one transaction, so a failure
+        leaves nothing written.
         """
         model = self._model(model)
         now = now_iso(self.clock)
@@ -296,7 +298,9 @@ class AssertOps(GraphCore):
             subject = self._text("subject", row["subject"], limit=self.config.max_text)
             obj = self._text("obj", row["obj"], limit=self.config.max_text)
             predicate = self._text("predicate", row["predicate"], limit=self.config.max_text)
-            sk, ok = normalise(subject), normalise(obj)
+            sk, ok, pk = normalise(subject), normalise(obj), predicate_key(predicate)
+            if not WORD.search(pk):
+                raise InputError("predicate", f"must contain a word, got {predicate!r}")
             entities.setdefault(sk, subject)
             entities.setdefault(ok, obj)
             assertions.append(
@@ -306,7 +310,7 @@ class AssertOps(GraphCore):
                     "predicate": predicate,
                     "object": obj,
                     "subject_key": sk,
-                    "predicate_key": predicate_key(predicate),
+                    "predicate_key": pk,
                     "object_key": ok,
                     "confidence": self._confidence("confidence", row["confidence"]),
                     "source_model": model,
@@ -326,17 +330,13 @@ class AssertOps(GraphCore):
             )
         if not assertions:
             return 0
-        self.store.write(lambda tx: self._upsert_model(tx, model, now))
-        self.store.write(
-            lambda tx: tx.run(
-                "MATCH (m:Model {name: $m}) SET m.assertion_count = m.assertion_count + $n",
-                {"m": model, "n": len(assertions) - 1},
+        try:
+            self.store.load_assertions(
+                model,
+                [{"key": k, "name": n, "version": 0} for k, n in entities.items()],
+                assertions,
+                now=now,
             )
-        )
-        self.store.load_assertions(
-            model,
-            [{"key": k, "name": n, "version": 0} for k, n in entities.items()],
-            assertions,
-        )
-        self._touched()
+        finally:
+            self._touched()
         return len(assertions)

@@ -25,6 +25,7 @@ from hivemind_lab.graph.tally import (
     Rule,
     choices,
     decide,
+    empirical_prior,
     record_weight,
     refine,
     reliability,
@@ -73,6 +74,7 @@ class ContestOps(GraphCore):
         won, decided = records.get(model, (0, 0))
         ballots = self._domain_ballots(reader, session, domain)
         counts = refine(ballots.by_contest(), ballots.values(), records, self._prior)
+        prior = empirical_prior(counts, self._prior)
         agreed, voted = counts.get(model, (0, 0))
         return TrackRecord(
             model=model,
@@ -81,8 +83,8 @@ class ContestOps(GraphCore):
             won=won,
             ballots=voted,
             agreed=agreed,
-            reliability=round(reliability(agreed, voted, self._prior), 6),
-            weight=record_weight(agreed, voted, self._prior),
+            reliability=round(reliability(agreed, voted, prior), 6),
+            weight=record_weight(agreed, voted, prior),
         )
 
     def vote_weight(self, model: str, domain: str) -> float:
@@ -220,7 +222,8 @@ class ContestOps(GraphCore):
             return first
         ballots = self._domain_ballots(tx, session, domain)
         counts = refine(ballots.by_contest(), ballots.values(), records, self._prior, exclude=sk)
-        refined = {m: self._weight(counts.get(m, (0, 0)), values) for m in voters}
+        prior = empirical_prior(counts, self._prior)
+        refined = {m: record_weight(*counts.get(m, (0, 0)), prior, values=values) for m in voters}
         return decide(contest, standing(contest, refined), self._rule, elapsed_s=elapsed)
 
     def _weight(self, record: tuple[int, int], values: int) -> float:

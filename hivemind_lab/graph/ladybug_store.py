@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES, assertion_relationships, columns
-from hivemind_lab.graph.store import Row, StoreBusyError, StoreError
+from hivemind_lab.graph.store import UPSERT_LOADER, Row, StoreBusyError, StoreError
 
 T = TypeVar("T")
 
@@ -88,9 +88,14 @@ class LadybugStore:
             self.version += 1
             return result
 
-    def _copy(self, nodes: Mapping[str, Sequence[Row]], rels: Mapping[str, Sequence[Row]]) -> None:
+    def _copy(
+        self,
+        nodes: Mapping[str, Sequence[Row]],
+        rels: Mapping[str, Sequence[Row]],
+        before: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> None:
         """COPY from Parquet files: LadybugDB's bulk path (~10⁵ rows/s against ~10³ for
-        row-by-row statements)."""
+        row-by-row statements), after the ``before`` statements, all in one transaction."""
         import polars as pl
 
         kinds = {
@@ -119,6 +124,8 @@ class LadybugStore:
                 files.append((table, path))
             self._conn.execute("BEGIN TRANSACTION")
             try:
+                for statement, params in before:
+                    self._conn.execute(statement, dict(params))
                 for table, path in files:
                     self._conn.execute(f"COPY {table} FROM '{path}'")
             except BaseException:
@@ -130,7 +137,7 @@ class LadybugStore:
             self.version += 1
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
     ) -> None:
         known = {
             r["k"]
@@ -142,6 +149,7 @@ class LadybugStore:
         self._copy(
             {"Entity": [e for e in entities if e["key"] not in known], "Assertion": assertions},
             assertion_relationships(model, list(assertions)),
+            before=[(UPSERT_LOADER, {"m": model, "n": len(assertions), "now": now})],
         )
 
     def wipe(self) -> None:

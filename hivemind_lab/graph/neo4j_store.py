@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from hivemind_lab.graph.schema import NEO4J_SCHEMA, NODE_TABLES
-from hivemind_lab.graph.store import Row, StoreError
+from hivemind_lab.graph.store import UPSERT_LOADER, Row, StoreError
 
 T = TypeVar("T")
 
@@ -64,10 +64,11 @@ class Neo4jStore:
             return session.execute_write(lambda tx: work(_Neo4jTx(tx)))
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
     ) -> None:
-        """Entities first, then one statement per batch of 10,000 that creates the assertions and all four
-        relationships together (several times faster than one statement per relationship)."""
+        """One transaction: the model, then entities, then one statement per batch of 10,000
+        that creates the assertions and all four relationships together (several times faster
+        than one statement per relationship)."""
         batch = 10_000
         create = (
             "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
@@ -76,20 +77,19 @@ class Neo4jStore:
             "(s)-[:RELATES_TO {predicate: r.predicate_key, confidence: r.confidence, source: $m, "
             "assertion_id: r.id}]->(o)"
         )
-        with self._session("write") as session:
+
+        def work(tx: Any) -> None:
+            tx.run(UPSERT_LOADER, {"m": model, "n": len(assertions), "now": now}).consume()
             for i in range(0, len(entities), batch):
-                chunk = list(entities[i : i + batch])
-                session.execute_write(
-                    lambda tx, c=chunk: tx.run(
-                        "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r",
-                        {"rows": c},
-                    ).consume()
-                )
+                tx.run(
+                    "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r",
+                    {"rows": list(entities[i : i + batch])},
+                ).consume()
             for i in range(0, len(assertions), batch):
-                chunk = list(assertions[i : i + batch])
-                session.execute_write(
-                    lambda tx, c=chunk: tx.run(create, {"rows": c, "m": model}).consume()
-                )
+                tx.run(create, {"rows": list(assertions[i : i + batch]), "m": model}).consume()
+
+        with self._session("write") as session:
+            session.execute_write(work)
 
     def wipe(self) -> None:
         labels = "|".join(NODE_TABLES)

@@ -4,7 +4,8 @@ Sections get fixed shares of the budget (the spec: high-confidence facts 40 %, s
 evidence 30 %, open conflicts 20 %, peripheral 10 %); budget a section leaves unused rolls over
 to the next. An item is a claim line plus optional detail sentences; details are cut only
 between sentences. Every figure comes from the project's token counter, and the final text is
-re-counted, so the output never exceeds ``max_tokens``.
+re-counted, so the output never exceeds ``max_tokens``. A section stops looking once
+`GIVE_UP_AFTER` items in a row did not fit, so packing costs what fits, not what was found.
 """
 
 from __future__ import annotations
@@ -23,12 +24,37 @@ SECTION_SHARES = (
 )
 
 
+GIVE_UP_AFTER = 20
+"""Consecutive items that did not fit after which a section is considered full."""
+
+
 @dataclass(frozen=True)
 class Item:
     """One entry: a line that must appear whole, and detail that may be cut at sentences."""
 
     line: str
     detail: str = ""
+    cost: int = -1
+    """Tokens of the rendered line, when already counted (see `priced`)."""
+    pieces: tuple[tuple[str, int], ...] | None = None
+    """The rendered detail sentences with their token counts, when already counted."""
+
+
+def _line(item: Item) -> str:
+    return f"- {item.line}\n"
+
+
+def _pieces(item: Item, counter: TokenCounter) -> tuple[tuple[str, int], ...]:
+    if item.pieces is not None:
+        return item.pieces
+    rendered = [f"  > {sentence}\n" for sentence in split_sentences(item.detail)]
+    return tuple((piece, counter.count(piece)) for piece in rendered)
+
+
+def priced(item: Item, counter: TokenCounter) -> Item:
+    """The item with its token counts attached, so packing it again costs no counting (the
+    graph caches priced items per assertion)."""
+    return Item(item.line, item.detail, counter.count(_line(item)), _pieces(item, counter))
 
 
 @dataclass(frozen=True)
@@ -60,18 +86,22 @@ def pack(
         heading = f"\n### {title}\n"
         spent = counter.count(heading)
         body: list[str] = []
-        for item in items:
-            line = f"- {item.line}\n"
-            cost = counter.count(line)
+        misses = 0
+        for seen, item in enumerate(items):
+            if misses >= GIVE_UP_AFTER:
+                dropped += len(items) - seen
+                break
+            line = _line(item)
+            cost = item.cost if item.cost >= 0 else counter.count(line)
             if spent + cost > budget:
                 dropped += 1
+                misses += 1
                 continue
+            misses = 0
             spent += cost
             body.append(line)
             included += 1
-            for sentence in split_sentences(item.detail):
-                piece = f"  > {sentence}\n"
-                piece_cost = counter.count(piece)
+            for piece, piece_cost in _pieces(item, counter):
                 if spent + piece_cost > budget:
                     break
                 spent += piece_cost

@@ -15,6 +15,13 @@ from hivemind_lab.errors import HivemindError
 T = TypeVar("T")
 Row = dict[str, Any]
 
+UPSERT_LOADER = (
+    "MERGE (m:Model {name: $m}) ON CREATE SET m.assertion_count = $n, m.conflict_wins = 0, "
+    "m.last_active = $now ON MATCH SET m.assertion_count = m.assertion_count + $n, "
+    "m.last_active = $now"
+)
+"""Create or credit the model a bulk load belongs to (inside the load's transaction)."""
+
 
 class StoreError(HivemindError):
     """The graph database failed or is unavailable."""
@@ -51,10 +58,12 @@ class GraphStore(Protocol):
         database."""
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row]
+        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
     ) -> None:
-        """Bulk-load new assertions of an existing model, with their ASSERTED_BY, SUBJECT_REF,
-        OBJECT_REF and RELATES_TO relationships; entities that do not exist yet are created."""
+        """Bulk-load new assertions of ``model`` in one transaction (all or nothing): the model
+        is created or its ``assertion_count`` raised, entities that do not exist yet are
+        created, and each assertion gets its ASSERTED_BY, SUBJECT_REF, OBJECT_REF and
+        RELATES_TO relationships."""
 
     def wipe(self) -> None:
         """Delete every node and relationship (tests and benchmarks)."""

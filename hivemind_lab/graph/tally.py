@@ -130,6 +130,8 @@ class Standing:
     top: str | None
     claim: str | None = None
     """The synthesized claim, when ``synthesize`` leads."""
+    heads: dict[str, float] = field(default_factory=dict)
+    """Choice → voters behind it (a voter split over several choices counts in parts)."""
 
 
 def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
@@ -137,6 +139,7 @@ def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
     factor) is split evenly over the distinct choices on its ballot."""
     ballots = choices(contest)
     totals: dict[str, float] = defaultdict(float)
+    heads: dict[str, float] = defaultdict(float)
     weights: dict[str, float] = {}
     for model, picked in sorted(ballots.items()):
         held = [contest.sides[c].holders.get(model) for c in picked if c in contest.sides]
@@ -146,9 +149,10 @@ def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
         weights[model] = round(weight, 6)
         for choice in picked:
             totals[choice] += weight / len(picked)
+            heads[choice] += 1 / len(picked)
     grand = sum(totals.values())
     if grand <= 0:
-        return Standing({}, weights, None)
+        return Standing({}, weights, None, heads=dict(heads))
     shares = {c: round(t / grand, 6) for c, t in sorted(totals.items())}
     top = min(shares, key=lambda c: (-shares[c], c))
     claim = None
@@ -156,7 +160,7 @@ def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
         proposals = [b for b in contest.ballots if b.resolution == SYNTHESIZE and b.claim.strip()]
         best = max(proposals, key=lambda b: (weights.get(b.model, 0.0), b.claim))
         claim = best.claim
-    return Standing(shares, weights, top, claim)
+    return Standing(shares, weights, top, claim, dict(heads))
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,10 @@ class Decision:
 def decide(contest: Contest, standing_now: Standing, rule: Rule, *, elapsed_s: float) -> Decision:
     """Decide once the electorate has spoken: at least ``min_votes`` voters and either every
     holder of a side has voted, or the voting window has passed with a quorum of holders. Even
-    then the leading choice needs a weighted share of at least ``phi``; until both hold, votes
+    then the leading choice needs a weighted share of at least ``phi`` and must have more
+    voters behind it than any other choice: track records make the graph surer or more
+    cautious, they never overrule a head count (measured: overruling helps where reliabilities
+    differ a lot and hurts where they do not, see docs/design/consensus.md). Until then votes
     and changes of vote are taken."""
     voters, electorate = contest.voters, contest.electorate
     complete = electorate <= voters
@@ -191,7 +198,11 @@ def decide(contest: Contest, standing_now: Standing, rule: Rule, *, elapsed_s: f
     window_closed = elapsed_s >= rule.window_s and turnout >= rule.quorum
     top = standing_now.top
     ready = len(voters) >= rule.min_votes and (complete or window_closed)
-    final = ready and top is not None and standing_now.shares[top] >= rule.phi
+    heads = standing_now.heads
+    outvoted = top is not None and any(
+        n >= heads.get(top, 0.0) for c, n in heads.items() if c != top
+    )
+    final = ready and top is not None and standing_now.shares[top] >= rule.phi and not outvoted
     return Decision(final, ready, complete, standing_now)
 
 
@@ -258,6 +269,29 @@ def contest_of(conflict_id: str, pairs: Iterable[Pair]) -> list[Pair]:
     return sorted(seen.values(), key=lambda p: (p.created_at, p.id))
 
 
+def empirical_prior(
+    counts: Mapping[str, tuple[int, int]], fallback: RecordPrior, *, max_strength: float = 1000.0
+) -> RecordPrior:
+    """The population's prior, estimated from the records themselves (empirical Bayes, method
+    of moments): its mean is the pooled share agreed, its strength grows as the models look
+    alike. When the spread between models is no more than chance would give, every record is
+    pulled to the mean and the vote is a head count; only a real difference in reliability
+    earns a real difference in weight. ``fallback`` serves until three models have a record."""
+    rows = [(a, n) for a, n in counts.values() if n > 0]
+    if len(rows) < 3:
+        return fallback
+    total = sum(n for _, n in rows)
+    mean = sum(a for a, _ in rows) / total
+    mean = min(max(mean, 0.01), 0.99)
+    spread = sum(n * (a / n - mean) ** 2 for a, n in rows) / total
+    chance = mean * (1 - mean) * len(rows) / total
+    between = spread - chance
+    if between <= 0:
+        return RecordPrior(mean, max_strength)
+    strength = mean * (1 - mean) / between - 1
+    return RecordPrior(mean, min(max(strength, 2.0), max_strength))
+
+
 def refine(
     ballots: Mapping[str, Mapping[str, frozenset[str]]],
     values: Mapping[str, int],
@@ -279,6 +313,7 @@ def refine(
     counts: dict[str, tuple[int, int]] | None = None
     for _ in range(rounds):
         source = records if counts is None else counts
+        prior = empirical_prior(source, prior)
         memo: dict[tuple[str, int], float] = {}
         agreed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for contest, by_model in ballots.items():
