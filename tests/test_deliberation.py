@@ -300,3 +300,19 @@ def test_judging_an_empty_set_is_refused():
 
     with pytest.raises(ValueError, match="no scores"):
         judge([], feasibility=50, severity=0.5, regeneration=0)
+
+
+def test_the_model_writes_each_conclusions_combined_rationale_and_replay_repeats_it(
+    tmp_path, grocer
+):
+    from hivemind_lab.experiments.replay import replay
+
+    result = run(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
+    records = list(read_records(tmp_path / "r" / "audit.jsonl"))
+    calls = [r for r in records if r.kind == "llm.synthesize"]
+    assert len(calls) == len(result.monitor[-1].clusters) == len(result.conclusions)
+    written = [r for r in records if r.kind == "monitor.rationales"][-1].payload
+    assert sorted(c.combined_rationale for c in result.conclusions) == sorted(written.values())
+    assert all("#" not in c.combined_rationale for c in result.conclusions)
+    again = replay(tmp_path / "r")
+    assert again.identical and again.network_calls == 0

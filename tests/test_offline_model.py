@@ -113,7 +113,11 @@ async def test_proposal_chooses_among_the_options_and_names_a_client_fact():
     assert "lic#0" in out.citations
     assert out.facts_used and set(out.facts_used) <= {f.id for f in FACTS}
     fact_texts = {f.id: f.text for f in FACTS}
-    quoted = [fid for fid in out.facts_used if fact_texts[fid].rstrip(".") in " ".join(out.recommendations)]
+    quoted = [
+        fid
+        for fid in out.facts_used
+        if fact_texts[fid].rstrip(".") in " ".join(out.recommendations)
+    ]
     assert quoted, out.recommendations
     for rec in out.recommendations:  # every recommendation names an option or a fact
         assert any(o.lower() in rec.lower() for o in OPTIONS) or any(
@@ -253,7 +257,9 @@ async def test_stubbornness_acts_across_its_whole_range():
         ReceivedCritique(critic_id="b", points=(_point(0, "p2", 4),)),
         ReceivedCritique(critic_id="c", points=(_point(0, "p3", 4),)),
     )
-    adopted = {s: len((await ask(_revise(s, three)))["adopted"]) for s in (0.0, 0.5, 0.8, 0.95, 1.0)}
+    adopted = {
+        s: len((await ask(_revise(s, three)))["adopted"]) for s in (0.0, 0.5, 0.8, 0.95, 1.0)
+    }
     assert adopted[0.0] == adopted[0.5] == adopted[0.8] == 1
     assert adopted[0.95] == adopted[1.0] == 0
     moved = await ask(_revise(0.8, three))
@@ -342,3 +348,49 @@ def test_every_output_list_and_string_is_bounded():
     for name, output in OUTPUT_TYPES.items():
         schema = output.model_json_schema()
         walk(schema, schema.get("$defs", {}), name)
+
+
+def _member(agent: str, stances, facts_used, citations) -> dict:
+    return {
+        "agent_id": agent,
+        "title": "t",
+        "stances": [{"option": o, "stance": s} for o, s in stances],
+        "recommendations": ["r"],
+        "rationale": "why",
+        "citations": citations,
+        "facts_used": facts_used,
+    }
+
+
+async def test_offline_synthesis_names_shared_reasons_differences_and_the_objection():
+    from hivemind_lab.agents.schemas import RationaleOutput, SynthesizeTask
+
+    task = SynthesizeTask.model_validate(
+        {
+            "problem": PROBLEM,
+            "options": OPTIONS,
+            "facts": [f.model_dump() for f in FACTS],
+            "cluster_index": 0,
+            "members": [
+                _member("theory-00", [(1, "pursue"), (0, "avoid")], ["cd-1.2"], ["lic#0", "a#1"]),
+                _member("theory-01", [(1, "pursue"), (2, "later")], ["cd-1.2"], ["lic#0"]),
+                _member("theory-02", [(1, "pursue")], ["cd-1.2", "cd-1.1"], ["b#3"]),
+            ],
+            "objections": [
+                {
+                    "critic_id": "theory-05",
+                    "target_id": "theory-01",
+                    "option": 1,
+                    "claim": "Licensing hands rivals the drivetrain.",
+                    "strength": 4,
+                    "citation": "x#1",
+                }
+            ],
+        }
+    )
+    out = RationaleOutput.model_validate(await ask(task))
+    assert "All 3 agents choose licensing its drivetrain to car makers" in out.shared
+    assert "Two car makers sent licensing enquiries" in out.shared  # the fact all three use
+    assert "premium cargo bikes" in out.differences and "a subscription service" in out.differences
+    assert "Licensing hands rivals the drivetrain." in out.objection
+    assert "lic#0" in out.citations and "lic#0" not in out.text()  # ids cited, never listed
