@@ -560,6 +560,8 @@ class Deliberation:
         return DeliberationResult(
             status=s.status or "non_converged",
             problem_id=self.request.problem_id,
+            options=self.request.options,
+            options_source=self.request.options_source,
             rounds=s.round,
             total_rounds=s.total_rounds,
             regenerations=s.regeneration,

@@ -188,3 +188,8 @@ class DeliberationResult(Frozen):
     audit_records: int = 0
     tie: bool = False
     """Baseline votes only: the winning clusters tied in size at the cut (all tied ones kept)."""
+    options: tuple[str, ...] = ()
+    """The options the agents chose among."""
+    options_source: Literal["given", "extracted", "agents"] = "given"
+    """given by the problem, extracted from its question, or none found (agents proposed
+    their own courses of action)."""

@@ -285,6 +285,8 @@ async def run_baseline(
     return DeliberationResult(
         status=status,
         problem_id=request.problem_id,
+        options=request.options,
+        options_source=request.options_source,
         rounds=0,
         total_rounds=0,
         regenerations=generation,
