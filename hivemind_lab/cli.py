@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 from typer.core import TyperGroup
 
+from hivemind_lab import cli_loops
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.inputs import PRESETS
 
@@ -73,6 +74,8 @@ app.add_typer(mcp_app, name="mcp")
 llm_app = typer.Typer(help="The local language-model server (llama.cpp).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
 mcp_app.add_typer(token_app, name="token")
+app.command("rescore")(cli_loops.rescore)
+kb_app.command("diff")(cli_loops.kb_diff)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -483,16 +486,38 @@ def audit_verify(
 
 @audit_app.command("export")
 def audit_export(
-    path: Annotated[Path, typer.Argument(help="audit.jsonl file or run directory.")],
-    format: Annotated[str, typer.Option(help="parquet or jsonl.")] = "parquet",
+    path: Annotated[
+        Path, typer.Argument(help="audit.jsonl file, run directory (or sweep, for chat-jsonl).")
+    ],
+    format: Annotated[
+        str, typer.Option(help="parquet, jsonl, or chat-jsonl (agent calls as chats).")
+    ] = "parquet",
     out: Annotated[Path | None, typer.Option(help="Output file (default beside the log).")] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(help="chat-jsonl: theory, practicality or monitor (repeatable)."),
+    ] = None,
+    outcome: Annotated[
+        str, typer.Option(help="chat-jsonl: all, cleared or vetoed solution sets.")
+    ] = "all",
+    include_client_data: Annotated[
+        bool,
+        typer.Option("--include-client-data", help="chat-jsonl: keep the problem and facts."),
+    ] = False,
 ) -> None:
-    """Export a verified audit trail."""
+    """Export a verified audit trail (chat-jsonl: every agent call as a training record)."""
     from hivemind_lab.audit.log import export_log
 
+    if format == "chat-jsonl":
+        cli_loops.chat_export(
+            path, out, roles=role, outcome=outcome, include_client_data=include_client_data
+        )
+        return
     target = path / "audit.jsonl" if path.is_dir() else path
     if format not in ("parquet", "jsonl"):
-        raise _fail(HivemindError(f"format: unknown {format!r} (allowed: parquet, jsonl)"))
+        raise _fail(
+            HivemindError(f"format: unknown {format!r} (allowed: parquet, jsonl, chat-jsonl)")
+        )
     destination = out or target.with_name(f"audit.export.{format}")
     try:
         written = export_log(target, destination, format=format)  # type: ignore[arg-type]
