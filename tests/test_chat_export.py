@@ -1,0 +1,149 @@
+"""The research loop: a run's (or a sweep's) agent calls exported as chat-format JSON lines,
+filtered by role and outcome, with client data redacted unless asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hivemind_lab import Limits
+from hivemind_lab.audit.chat_export import PROBLEM_REDACTED, export_chat, read_chat
+from hivemind_lab.audit.log import read_records
+from hivemind_lab.cli import app
+from hivemind_lab.errors import InputError
+from hivemind_lab.problems import Problem
+from hivemind_lab.runs import read_manifest
+from tests.support import run
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory, grocer: Problem) -> Path:
+    """A folder of two runs: one whose set clears the practicality network, one vetoed out."""
+    root = tmp_path_factory.mktemp("sweep")
+    cleared = run(root / "runs" / "cleared", grocer, feasibility=1)
+    vetoed = run(
+        root / "runs" / "vetoed", grocer, feasibility=100, limits=Limits(max_regenerations=0)
+    )
+    assert cleared.status == "converged" and vetoed.status == "vetoed_out"
+    return root
+
+
+def _lines(path: Path) -> list[dict]:
+    """Read back with a plain JSON-lines reader."""
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def _llm_records(run_dir: Path) -> list:
+    return [r for r in read_records(run_dir / "audit.jsonl") if r.kind.startswith("llm.")]
+
+
+def _client_texts(run_dir: Path) -> list[str]:
+    request = read_manifest(run_dir).request
+    return [request.problem, *(f.text for f in request.facts() if len(f.text) >= 12)]
+
+
+def test_every_agent_call_becomes_a_chat_record_that_round_trips(sweep, tmp_path):
+    run_dir = sweep / "runs" / "cleared"
+    out = tmp_path / "chat.jsonl"
+    header = export_chat(run_dir, out)
+    lines = _lines(out)
+    assert lines[0]["type"] == "header" and lines[0]["records"] == len(lines) - 1
+    assert lines[0]["client_data"] == "redacted" and lines[0]["redaction"]
+    calls = _llm_records(run_dir)
+    assert len(lines) - 1 == len(calls) == header.records
+    manifest = read_manifest(run_dir)
+    for line, call in zip(lines[1:], calls, strict=True):
+        assert line["type"] == "chat" and line["seq"] == call.seq
+        assert [m["role"] for m in line["messages"]] == ["system", "user", "assistant"]
+        assert line["task"] == call.kind.removeprefix("llm.") and line["agent"] == call.actor
+        assert (line["backend"], line["model"]) == (manifest.backend, manifest.model)
+        expected_role = {"score": "practicality", "synthesize": "monitor"}.get(
+            line["task"], "theory"
+        )
+        assert line["role"] == expected_role
+        assert line["messages"][0]["content"] == call.payload["prompt"][0]["content"]
+        if line["task"] in ("propose", "score"):
+            assert line["evidence_ids"]
+            for evidence_id in line["evidence_ids"]:
+                assert evidence_id in line["messages"][1]["content"]
+        assert line["outcome"] == "cleared"
+    header_back, records = read_chat(out)
+    assert header_back == header and len(records) == header.records
+    assert {r.role for r in records} >= {"theory", "practicality"}
+
+
+def test_client_data_is_redacted_by_default_and_kept_when_asked(sweep, tmp_path):
+    run_dir = sweep / "runs" / "cleared"
+    texts = _client_texts(run_dir)
+    redacted, kept = tmp_path / "redacted.jsonl", tmp_path / "kept.jsonl"
+    export_chat(run_dir, redacted)
+    export_chat(run_dir, kept, include_client_data=True)
+    raw_redacted, raw_kept = redacted.read_text("utf-8"), kept.read_text("utf-8")
+    as_json = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts]
+    assert not any(t in raw_redacted for t in as_json)
+    assert all(t in raw_kept for t in as_json)  # what the agents saw is really in the calls
+    assert _lines(kept)[0]["client_data"] == "included"
+    for line in _lines(redacted)[1:]:
+        user = line["messages"][1]["content"]
+        task = json.loads(user[user.index("<task>") + 6 : user.rindex("</task>")])
+        assert task["problem"] == PROBLEM_REDACTED
+        assert all("redacted" in f["text"] for f in task["facts"])
+        assert task["options"]  # the options are kept
+        json.loads(line["messages"][2]["content"])  # replies stay JSON
+
+
+def test_a_sweep_exports_all_its_runs_filtered_by_role_and_outcome(sweep, tmp_path):
+    out = tmp_path / "sweep.jsonl"
+    header = export_chat(sweep, out)
+    assert [r.run for r in header.runs] == ["runs/cleared", "runs/vetoed"]
+    total = sum(len(_llm_records(sweep / r.run)) for r in header.runs)
+    assert header.records == total
+
+    export_chat(sweep, out, outcome="cleared")
+    _, cleared = read_chat(out)
+    assert cleared and {r.run for r in cleared} == {"runs/cleared"}
+    assert {r.outcome for r in cleared} == {"cleared"}
+
+    export_chat(sweep, out, outcome="vetoed")
+    _, vetoed = read_chat(out)
+    assert vetoed and {r.run for r in vetoed} == {"runs/vetoed"}
+
+    header = export_chat(sweep, out, roles=["practicality"])
+    _, scores = read_chat(out)
+    assert header.roles == ("practicality",)
+    assert {(r.role, r.task) for r in scores} == {("practicality", "score")}
+    assert len(scores) == sum(
+        1 for r in header.runs for c in _llm_records(sweep / r.run) if c.kind == "llm.score"
+    )
+    synth = sum(
+        1 for r in header.runs for c in _llm_records(sweep / r.run) if c.kind == "llm.synthesize"
+    )
+    export_chat(sweep, out, roles=["monitor"])
+    assert len(read_chat(out)[1]) == synth
+
+
+def test_bad_filters_and_empty_folders_are_refused(sweep, tmp_path):
+    with pytest.raises(InputError, match="role"):
+        export_chat(sweep, tmp_path / "x.jsonl", roles=["critic"])  # type: ignore[list-item]
+    with pytest.raises(InputError, match="outcome"):
+        export_chat(sweep, tmp_path / "x.jsonl", outcome="passed")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="holds no runs"):
+        export_chat(tmp_path, tmp_path / "x.jsonl")
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_audit_export_command_writes_chat_jsonl(sweep, tmp_path):
+    out = tmp_path / "cli.jsonl"
+    args = ["audit", "export", str(sweep), "--format", "chat-jsonl", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--role", "theory", "--outcome", "cleared"])
+    assert result.exit_code == 0, result.output
+    header, records = read_chat(out)
+    assert header.client_data == "redacted" and header.outcome == "cleared"
+    assert records and {(r.role, r.outcome) for r in records} == {("theory", "cleared")}
+    result = CliRunner().invoke(app, [*args, "--include-client-data"])
+    assert result.exit_code == 0 and read_chat(out)[0].client_data == "included"
+    bad = CliRunner().invoke(app, [*args, "--role", "critic"])
+    assert bad.exit_code == 2 and "theory, practicality, monitor" in bad.output
