@@ -5,7 +5,8 @@ scripts/neo4j when NEO4J_URI is not set):
 - assert-with-conflict-detection latency p50/p95 at 10^3, 10^4 and 10^5 assertions
   (target: p95 at 10^5 within 3x of 10^3, i.e. index lookups, not scans);
 - bulk ingest rate (target: >= 5,000 assertions/s on Neo4j with batching);
-- query + context packing latency p50/p95 at 10^5 assertions (target: p95 <= 100 ms embedded).
+- query + context packing latency p50/p95 at 10^5 assertions (target: p95 <= 30 ms embedded),
+  over 100 distinct questions (each assertion is rendered and token-counted once, then cached).
 
 Run: .venv/bin/python benchmarks/graph_store.py [--max 100000] [--stores ladybug,neo4j]
 """
@@ -119,16 +120,19 @@ def run(kind: str, sizes: list[int], samples: int) -> None:
             f"analytics snapshot (PageRank over {loaded:,} assertions) built in "
             f"{time.perf_counter() - start:.2f} s"
         )
-        latencies = []
+        latencies, cpu = [], []
         n_entities = max(50, sizes[-1] // 4)
         for _ in range(100):
             question = f"How does concept {rng.randrange(n_entities)} relate to concept {rng.randrange(n_entities)}?"
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             graph.query(question, 2000, DOMAIN, model="claude")
             latencies.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        # CPU time is printed too: on a shared machine wall time also counts other processes.
         print(
             f"query + packing at {loaded:,}: p50 {pct(latencies, 0.5):.1f} ms, "
-            f"p95 {pct(latencies, 0.95):.1f} ms (target p95 <= 100 ms embedded)"
+            f"p95 {pct(latencies, 0.95):.1f} ms wall; CPU p50 {pct(cpu, 0.5):.1f} ms, "
+            f"p95 {pct(cpu, 0.95):.1f} ms (target p95 <= 30 ms embedded)"
         )
         store.wipe()
         store.close()

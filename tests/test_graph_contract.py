@@ -561,6 +561,26 @@ def test_query_default_budget_depends_on_the_model(graph_factory):
     assert graph.query("phi", None, T, model="gemini").rstrip().endswith("/ 500")
 
 
+def test_query_counts_each_assertion_once(graph):
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.name, self.calls = inner, inner.name, 0
+
+        def count(self, text: str) -> int:
+            self.calls += 1
+            return self.inner.count(text)
+
+    for i in range(40):
+        graph.assert_claim(f"concept {i}", "relates_to", "hub idea", 0.8, T, f"e{i}.", model="m")
+    graph.counter = counter = Counting(graph.counter)
+    first = graph.query("What relates to the hub idea?", 3000, T, model="claude")
+    used, counter.calls = counter.calls, 0
+    again = graph.query("What relates to the hub idea?", 3000, T, model="claude")
+    assert again == first
+    assert used > 40  # every line and evidence sentence was counted once...
+    assert counter.calls <= 16  # ...and the second query counts only headings and totals
+
+
 def test_query_refuses_bad_budgets(graph):
     for bad in (0, 10, 10**9, "many"):
         with pytest.raises(InputError, match="max_tokens"):
