@@ -33,7 +33,18 @@ def _help(*args: str) -> str:
 
 @pytest.mark.parametrize(
     "command",
-    [(), ("deliberate",), ("report",), ("sweep",), ("replay",), ("kb", "slice"), ("audit",)],
+    [
+        (),
+        ("deliberate",),
+        ("report",),
+        ("sweep",),
+        ("replay",),
+        ("kb", "slice"),
+        ("kb", "diff"),
+        ("audit",),
+        ("audit", "export"),
+        ("rescore",),
+    ],
 )
 def test_flags_render_as_flags(command):
     assert "<bool>" not in _help(*command)
