@@ -161,7 +161,11 @@ def test_notebook_runs_in_jupyterlab(lab, workspace, name):
         browser = _launch(p, chromium)
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/lab/tree/notebooks/{name}?token={token}")
+        # A workspace of its own, reset: JupyterLab would otherwise reopen earlier notebooks.
+        workspace_name = name.split("_")[0]
+        page.goto(
+            f"{base}/lab/workspaces/nb{workspace_name}/tree/notebooks/{name}?token={token}&reset"
+        )
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
         page.wait_for_function(  # the kernel has started (the status bar names it, idle)
             "() => document.body.innerText.includes('Python 3 (ipykernel) | Idle')",
