@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hivemind_lab.audit import AuditLog, verify_log
+    from hivemind_lab.audit.chat_export import export_chat
+    from hivemind_lab.compliance import rescore
     from hivemind_lab.deliberation import deliberate, deliberate_async, load_result
     from hivemind_lab.errors import HivemindError, InputError
     from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
@@ -29,6 +31,8 @@ __version__ = "0.1.0"
 _HOMES: dict[str, str] = {
     "AuditLog": "hivemind_lab.audit",
     "verify_log": "hivemind_lab.audit",
+    "export_chat": "hivemind_lab.audit.chat_export",
+    "rescore": "hivemind_lab.compliance",
     "deliberate": "hivemind_lab.deliberation",
     "deliberate_async": "hivemind_lab.deliberation",
     "load_result": "hivemind_lab.deliberation",
@@ -78,10 +82,12 @@ __all__ = [
     "Slice",
     "deliberate",
     "deliberate_async",
+    "export_chat",
     "load_documents",
     "load_problem",
     "load_result",
     "plan_slices",
+    "rescore",
     "slice_knowledge",
     "verify_log",
 ]

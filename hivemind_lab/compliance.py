@@ -50,7 +50,6 @@ from hivemind_lab.runs import (
 
 RESCORE_VERSION: Literal[1] = 1
 Outcome = Literal["still_passes", "now_vetoed", "now_passes", "still_vetoed"]
-KnowledgeChange = Literal["unchanged", "changed", "added", "unknown"]
 
 
 class Frozen(BaseModel):
@@ -96,7 +95,7 @@ class RescoreReport(Frozen):
     constraints: tuple[str, ...]
     severity: float
     feasibility: int
-    knowledge: dict[str, KnowledgeChange]
+    knowledge: dict[str, fingerprint.KnowledgeChange]
     """Each constraint's knowledge against the original run's (by content hash)."""
     sets: tuple[SetRescore, ...]
     conclusions: tuple[SolutionRescore, ...]
@@ -165,21 +164,6 @@ def recorded_solutions(audit_path: Path) -> dict[str, Solution]:
         for r in read_records(audit_path)
         if r.kind in ("theory.proposal", "theory.revision")
     }
-
-
-def knowledge_changes(
-    before: KnowledgeHashes | None, after: dict[str, str]
-) -> dict[str, KnowledgeChange]:
-    """Each constraint's knowledge now against what the original run read (pure)."""
-    out: dict[str, KnowledgeChange] = {}
-    for name, digest in after.items():
-        if before is None:
-            out[name] = "unknown"
-        elif name not in before.constraints:
-            out[name] = "added"
-        else:
-            out[name] = "unchanged" if before.constraints[name] == digest else "changed"
-    return out
 
 
 def _set_ids(verdict: PracticalityVerdict) -> tuple[str, ...]:
@@ -295,8 +279,10 @@ async def rescore_async(
         severity=sev,
     )
     assert new_manifest.knowledge_hashes is not None
-    changes = knowledge_changes(
-        manifest.knowledge_hashes, new_manifest.knowledge_hashes.constraints
+    before_hashes = manifest.knowledge_hashes
+    changes = fingerprint.knowledge_changes(
+        before_hashes.constraints if before_hashes else None,
+        new_manifest.knowledge_hashes.constraints,
     )
 
     target.path.mkdir(parents=True, exist_ok=True)
@@ -480,9 +466,28 @@ async def _maybe_regenerate(
     )
 
 
-def rescore(run_dir: str | Path, **options: object) -> RescoreReport:
-    """Synchronous `rescore_async` (same keyword arguments)."""
-    return run_sync(rescore_async(run_dir, **options))  # type: ignore[arg-type]
+def rescore(
+    run_dir: str | Path,
+    *,
+    practicality_kb: str | Path,
+    out: str | Path,
+    model: ChatModel,
+    profile: str | Sequence[str] | None = None,
+    severity: float | None = None,
+    regenerate: bool = False,
+) -> RescoreReport:
+    """Re-judge a finished run against updated constraint knowledge (see `rescore_async`)."""
+    return run_sync(
+        rescore_async(
+            run_dir,
+            practicality_kb=practicality_kb,
+            out=out,
+            model=model,
+            profile=profile,
+            severity=severity,
+            regenerate=regenerate,
+        )
+    )
 
 
 def read_rescore(run_dir: str | Path) -> RescoreReport:

@@ -40,6 +40,24 @@ def constraint_hashes(practicality_kb: str | Path, constraints: Sequence[str]) -
     return {name: knowledge_hash(load_documents(root / name)) for name in constraints}
 
 
+KnowledgeChange = Literal["unchanged", "changed", "added", "unknown"]
+
+
+def knowledge_changes(
+    before: dict[str, str] | None, after: dict[str, str]
+) -> dict[str, KnowledgeChange]:
+    """Each named knowledge hash in ``after`` against ``before`` (None: not recorded)."""
+    out: dict[str, KnowledgeChange] = {}
+    for name, digest in after.items():
+        if before is None:
+            out[name] = "unknown"
+        elif name not in before:
+            out[name] = "added"
+        else:
+            out[name] = "unchanged" if before[name] == digest else "changed"
+    return out
+
+
 class DocumentEntry(BaseModel):
     """One document of a knowledge folder, as the diff sees it."""
 
