@@ -10,6 +10,7 @@ from hivemind_lab.graph.models import (
     DivergenceReport,
     PatternReport,
     RetractResult,
+    TrackRecord,
     VoteResult,
 )
 from hivemind_lab.graph.predicates import PredicateRegistry
@@ -27,6 +28,7 @@ __all__ = [
     "RetractResult",
     "StoreBusyError",
     "StoreError",
+    "TrackRecord",
     "VoteResult",
     "conflict_id",
     "open_store",
