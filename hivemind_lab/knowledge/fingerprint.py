@@ -9,6 +9,7 @@ knowledge (``<practicality>/<constraint>/``) and the theory knowledge base are h
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.audit.log import canonical_json
 from hivemind_lab.knowledge.documents import Document, load_documents
+from hivemind_lab.tokens import ApproxTokenCounter
 
 HASH_PREFIX = "sha256:"
 
@@ -37,7 +39,22 @@ def knowledge_hash(documents: Iterable[Document]) -> str:
 def constraint_hashes(practicality_kb: str | Path, constraints: Sequence[str]) -> dict[str, str]:
     """The knowledge hash of each constraint's folder under ``practicality_kb``."""
     root = Path(practicality_kb)
-    return {name: knowledge_hash(load_documents(root / name)) for name in constraints}
+    return {name: folder_hash(root / name) for name in constraints}
+
+
+def folder_hash(folder: str | Path) -> str:
+    """The knowledge hash of a folder, kept per process while its files are unchanged (a
+    sweep writes one manifest per point)."""
+    root = Path(folder).resolve()
+    files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
+    stamp = tuple(sorted((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    return _folder_hash(str(root), stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _folder_hash(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    # Token counts are not hashed: the cheap counter spares loading the BPE tables.
+    return knowledge_hash(load_documents(folder, counter=ApproxTokenCounter()))
 
 
 KnowledgeChange = Literal["unchanged", "changed", "added", "unknown"]
