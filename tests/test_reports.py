@@ -305,3 +305,23 @@ def test_pdf_export_expands_the_justifications(run_dir, tmp_path):
 def test_report_refuses_what_is_not_a_run(tmp_path):
     with pytest.raises(InputError, match="holds no finished runs"):
         write_report(tmp_path)
+
+
+def test_sweep_heatmaps_use_categorical_axes_with_the_grid_values():
+    import polars as pl
+
+    from hivemind_lab import plots
+
+    runs = pl.DataFrame(
+        {
+            "stubbornness": [0.1, 0.1, 0.5, 0.5, 0.8, 0.8],
+            "severity": [0.3, 0.7, 0.3, 0.7, 0.3, 0.7],
+            "total_rounds": [1, 2, 3, 4, 5, 6],
+        }
+    )
+    fig = plots.heatmap(runs, "total_rounds")
+    assert fig.layout.xaxis.type == "category"
+    assert fig.layout.yaxis.type == "category"
+    assert list(fig.data[0].x) == ["0.1", "0.5", "0.8"]
+    assert list(fig.data[0].y) == ["0.3", "0.7"]
+    assert [list(row) for row in fig.data[0].z] == [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
