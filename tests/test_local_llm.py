@@ -10,6 +10,7 @@ only on structure, never on what the model says: a 135M model gives no real stra
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -555,3 +556,44 @@ def test_llm_serve_prints_its_url_and_stops_on_ctrl_c(llama_binary, tmp_path):
         if child.poll() is None:
             child.kill()
     assert not _alive(pid)
+
+
+@pytest.mark.slow
+def test_a_sweep_on_the_local_backend(llama_binary, tmp_path, monkeypatch):
+    from hivemind_lab.experiments import load_spec
+    from hivemind_lab.experiments import run as run_sweep
+
+    kb, pkb = _tiny_knowledge(tmp_path)
+    (tmp_path / "bakery.toml").write_text(
+        'id = "bakery"\ntitle = "Bakery"\nprofile = "legal"\n'
+        'question = "Should a small bakery open a second shop?"\n'
+    )
+    spec_path = tmp_path / "local.toml"
+    spec_path.write_text(
+        'problems = ["bakery.toml"]\nbackend = "local"\n'
+        f'knowledge_base = "{kb.name}"\npracticality_kb = "{pkb.name}"\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 1\ndensity = 200\n"
+        "[limits]\nmax_rounds = 1\nmax_regenerations = 0\nconcurrency = 1\n"
+    )
+    monkeypatch.setenv("HIVEMIND_LLAMA_SERVER", str(llama_binary))
+    report = run_sweep(load_spec(spec_path), project=tmp_path, root=tmp_path / "runs")
+    (summary,) = report.runs
+    assert summary.status in Status.__args__
+    assert summary.calls >= 2  # a proposal and a score, at least
+    manifest = json.loads((tmp_path / "runs" / summary.run_id / "manifest.json").read_text())
+    assert manifest["backend"] == "local"
+    assert manifest["model_info"]["slots"] == 1
+    assert _child_servers() == []  # the sweep's server is stopped (and reaped)
+
+
+def _child_servers() -> list[int]:
+    """llama-server processes whose parent is this test process."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            name, rest = stat.read_text().rsplit(")", 1)
+        except (OSError, ValueError):
+            continue
+        if name.endswith("(llama-server") and int(rest.split()[1]) == os.getpid():
+            found.append(int(stat.parent.name))
+    return found
