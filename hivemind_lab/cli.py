@@ -87,6 +87,18 @@ def _erase(bar: Progress, exc: HivemindError) -> HivemindError:
     return exc
 
 
+def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
+    """Ray and Optuna are optional (the ``sweeps`` extra): say how to install them."""
+    import importlib.util
+
+    for needed, module in ((ray, "ray"), (optuna, "optuna")):
+        if needed and importlib.util.find_spec(module) is None:
+            return HivemindError(
+                f"{module}: not installed (allowed: pip install -e '.[sweeps]', part of '.[dev]')"
+            )
+    return None
+
+
 def _fail(exc: Exception) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code=2)
@@ -627,6 +639,9 @@ def sweep(
         raise _fail(exc) from None
     if workers < 1:
         raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
+    missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
+    if missing:
+        raise _fail(missing)
     columns = (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),

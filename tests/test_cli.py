@@ -284,3 +284,19 @@ def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["knowledge_base"] == str(byo_corpus)
     assert KNOWLEDGE.exists()
+
+
+def test_a_ray_sweep_without_the_sweeps_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    monkeypatch.chdir(tmp_path)
+    spec = REPO / "experiments" / "grocer-calibration.toml"
+    result = CliRunner().invoke(app, ["sweep", str(spec), "--ray", "local"])
+    assert result.exit_code == 2
+    assert "ray: not installed" in result.stderr
+    assert ".[sweeps]" in result.stderr
+    assert list(tmp_path.iterdir()) == []
