@@ -212,7 +212,8 @@ def test_higher_stubbornness_means_smaller_revisions_and_more_rounds(tmp_path, g
 
 def test_higher_similarity_threshold_means_more_distinct_conclusions(tmp_path, grocer):
     distinct = {}
-    for t in (0.1, 0.4, 0.8):
+    thresholds = (0.1, 0.4, 0.8, 0.95)
+    for t in thresholds:
         results = [
             run(
                 tmp_path / f"t{t}-{seed}",
@@ -225,7 +226,11 @@ def test_higher_similarity_threshold_means_more_distinct_conclusions(tmp_path, g
             for seed in SEEDS
         ]
         distinct[t] = _mean([r.monitor[0].distinct_conclusions for r in results])
-    assert distinct[0.1] < distinct[0.4] < distinct[0.8]
+    # Never fewer conclusions at a higher threshold; the effect comes in steps: plans with
+    # different first moves part first, plans with the same first move only near the top.
+    values = [distinct[t] for t in thresholds]
+    assert values == sorted(values)
+    assert distinct[0.1] < distinct[0.4] and distinct[0.8] < distinct[0.95]
 
 
 def test_higher_severity_means_lower_scores_and_more_vetoes(tmp_path, grocer):
@@ -236,7 +241,7 @@ def test_higher_severity_means_lower_scores_and_more_vetoes(tmp_path, grocer):
                 tmp_path / f"v{sev}-{seed}",
                 grocer,
                 seed=seed,
-                feasibility=70,
+                feasibility=75,
                 calibrations=Calibrations(severity=sev),
                 limits=Limits(max_regenerations=2),
             )

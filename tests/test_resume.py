@@ -88,7 +88,7 @@ def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at
     )
     assert comparable(resumed) == comparable(reference)
     # No completed call is repeated: the resumed process makes only the missing ones.
-    assert counting.calls == reference.usage.calls - done_before
+    assert counting.calls == reference.usage.model_calls - done_before
     assert verify_log(crashed / "audit.jsonl").ok
 
 

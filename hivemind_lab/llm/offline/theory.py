@@ -313,13 +313,35 @@ def _critique_points(
     mine = stance_map(position.stances)
     theirs = stance_map(target.stances)
     points: list[tuple[float, CritiquePoint]] = []
+    views = {
+        j.option: j.score + 0.3 * STANCE_VALUE.get(mine.get(j.option, ""), 0.0) for j in judgements
+    }
+    preferred = max(views, key=lambda o: (views[o], -o)) if views else None
     for j in judgements:
-        view = j.score + 0.3 * STANCE_VALUE.get(mine.get(j.option, ""), 0.0)
+        view = views[j.option]
         label = _short(options[j.option], 80)
         stance = theirs.get(j.option)
         cite_for = j.support[0] if j.support else None
         cite_against = j.against[0] if j.against else None
-        if stance in ("pursue", "later") and view < -CLEAR:
+        lead = views[preferred] - view if preferred is not None else 0.0
+        if (
+            stance == "pursue"
+            and view >= -CLEAR
+            and preferred is not None
+            and preferred != j.option
+            and lead > SEQUENCE_MARGIN
+        ):
+            # Not wrong in itself, but the critic's evidence favours another first move.
+            best = judgements[preferred]
+            claim = (
+                f"Ahead of this option ({label}), my evidence favours another first move "
+                f"({options[preferred]}: {len(best.support)} passage(s) for it)."
+            )
+            cite = best.support[0] if best.support else cite_against
+            points.append(
+                (2 + lead, _point("contradiction", j.option, target, options, claim, -lead, cite))
+            )
+        elif stance in ("pursue", "later") and view < -CLEAR:
             claim = (
                 f"Against {(stance == 'later' and 'planning') or 'pursuing'} this option "
                 f"({label}): my evidence weighs against it ({len(j.against)} passage(s))."
