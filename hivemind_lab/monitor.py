@@ -1,11 +1,11 @@
 """The monitor: clusters similar solutions, counts distinct conclusions, decides halting.
 
-Clustering is deterministic: solutions are embedded (TF-IDF by default; the `Embedder` protocol
-lets a semantic embedder stand in), compared by cosine similarity, and grouped by average-linkage
-agglomerative clustering cut at distance ``1 - similarity_threshold``: two groups merge only when
-their members are, on average, at least ``similarity_threshold`` similar. Average linkage avoids
-the chaining of single-linkage (connected components), where A≈B and B≈C would lump A with a
-very different C. See docs/design/monitor-clustering.md.
+Clustering is deterministic: solutions are embedded (WordLlama, semantic, by default; TF-IDF as
+an option), compared by cosine similarity rescaled from the embedder's floor, and grouped by
+average-linkage agglomerative clustering cut at distance ``1 - similarity_threshold``: two groups
+merge only when their members are, on average, at least ``similarity_threshold`` similar. Average
+linkage avoids the chaining of single-linkage (connected components), where A≈B and B≈C would
+lump A with a very different C. See docs/design/monitor-clustering.md and monitor-embedders.md.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Embedder(Protocol):
 
 
 EmbedderName = Literal["wordllama", "tfidf"]
-DEFAULT_EMBEDDER: EmbedderName = "tfidf"
+DEFAULT_EMBEDDER: EmbedderName = "wordllama"
 
 
 def _version(package: str) -> str:
