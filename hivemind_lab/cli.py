@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -100,7 +101,10 @@ def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    # Escaped: messages quote values and commands with brackets (".[sweeps]", "[low, high]").
+    err_console.print(
+        f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True
+    )
     return typer.Exit(code=2)
 
 
@@ -757,7 +761,9 @@ def report(
     try:
         path = write_report(run_dir, out, pdf=pdf, force=force)
     except AuditIntegrityError as exc:
-        err_console.print(f"[bold red]audit FAILED[/]: {exc}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]audit FAILED[/]: {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(code=1) from None
     except HivemindError as exc:
         raise _fail(exc) from None
