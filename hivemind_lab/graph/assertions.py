@@ -16,7 +16,7 @@ from typing import Any
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
-from hivemind_lab.graph.core import GraphCore, conflict_id, now_iso
+from hivemind_lab.graph.core import GraphCore, conflict_id, each, now_iso
 from hivemind_lab.graph.models import Assertion, AssertResult, ConflictHit
 from hivemind_lab.graph.predicates import predicate_key
 from hivemind_lab.graph.store import Tx
@@ -267,18 +267,22 @@ class AssertOps(GraphCore):
                 )
             )
         if rows:
-            params = {"rows": rows, "d": c.domain, "s": c.subject, "b": c.new_id, "now": c.now}
-            tx.run(
-                "UNWIND $rows AS r MERGE (c:Conflict {id: r.cid}) ON CREATE SET c.domain = $d, "
-                "c.subject = $s, c.kind = r.kind, c.status = 'unresolved', c.a_id = r.a, "
-                "c.b_id = $b, c.created_at = $now",
-                params,
+            shared = {"d": c.domain, "s": c.subject, "b": c.new_id, "now": c.now}
+            each(
+                tx,
+                "MERGE (c:Conflict {id: $cid}) ON CREATE SET c.domain = $d, c.subject = $s, "
+                "c.kind = $kind, c.status = 'unresolved', c.a_id = $a, c.b_id = $b, "
+                "c.created_at = $now",
+                rows,
+                **shared,
             )
-            tx.run(
-                "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (a:Assertion {id: r.a}), "
-                "(b:Assertion {id: $b}) CREATE (c)-[:INVOLVES {side: 'a'}]->(a), "
-                "(c)-[:INVOLVES {side: 'b'}]->(b), (b)-[:CONFLICTS_WITH]->(a)",
-                params,
+            each(
+                tx,
+                "MATCH (c:Conflict {id: $cid}), (a:Assertion {id: $a}), (b:Assertion {id: $b}) "
+                "CREATE (c)-[:INVOLVES {side: 'a'}]->(a), (c)-[:INVOLVES {side: 'b'}]->(b), "
+                "(b)-[:CONFLICTS_WITH]->(a)",
+                rows,
+                **shared,
             )
         return AssertResult(assertion_id=c.new_id, conflicts_detected=tuple(hits))
 

@@ -85,11 +85,15 @@ class ConsensusOps(ContestOps):
         now = now_iso(self.clock)
 
         def work(tx: Tx) -> int:
-            live = tx.run(
-                "UNWIND $ids AS cid MATCH (c:Conflict {id: cid}) WHERE c.status = 'unresolved' "
-                "RETURN c.id AS id, c.a_id AS a_id, c.b_id AS b_id",
-                {"ids": [r["id"] for r in stale]},
-            )
+            live = [
+                row
+                for r in stale
+                for row in tx.run(
+                    "MATCH (c:Conflict {id: $id}) WHERE c.status = 'unresolved' "
+                    "RETURN c.id AS id, c.a_id AS a_id, c.b_id AS b_id",
+                    {"id": r["id"]},
+                )
+            ]
             pairs = [Pair(r["id"], r["a_id"], r["b_id"]) for r in live]
             self._fork(tx, pairs, now=now, score=0.0, winners=[])
             return len(pairs)

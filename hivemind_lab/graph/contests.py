@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from hivemind_lab.graph.core import GraphCore, now_iso, unwind
+from hivemind_lab.graph.core import GraphCore, each, now_iso, unwind
 from hivemind_lab.graph.models import CONSENSUS_MODEL, TrackRecord
 from hivemind_lab.graph.session import DomainBallots, SubjectState, VoteSession
 from hivemind_lab.graph.store import Tx
@@ -260,29 +260,26 @@ class ContestOps(GraphCore):
             self._fork(tx, list(contest.pairs), now=now, score=score, winners=winners)
             return None
         result = verdicts(contest, top, decision.standing.shares)
-        unwind(
+        each(
             tx,
-            "UNWIND $rows AS r MATCH (c:Conflict {id: r.id}) SET c.status = 'resolved', "
-            "c.resolution = r.resolution, c.resolved_at = $now, c.consensus_score = $score",
-            {
-                "rows": [{"id": k, "resolution": v} for k, v in result.resolutions.items()],
-                "now": now,
-                "score": score,
-            },
+            "MATCH (c:Conflict {id: $id}) SET c.status = 'resolved', "
+            "c.resolution = $resolution, c.resolved_at = $now, c.consensus_score = $score",
+            [{"id": k, "resolution": v} for k, v in result.resolutions.items()],
+            now=now,
+            score=score,
         )
         self._resolved_by(tx, contest.pairs, winners)
         if top == SYNTHESIZE:
             return self._synthesize(tx, contest, decision, domain=domain, subject=subject, now=now)
-        unwind(
+        each(
             tx,
-            "UNWIND $ids AS i MATCH (a:Assertion {id: i}) SET a.survived_consensus = true",
-            {"ids": sorted(result.survivors)},
+            "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = true",
+            [{"id": i} for i in sorted(result.survivors)],
         )
-        unwind(
+        each(
             tx,
-            "UNWIND $ids AS i MATCH (a:Assertion {id: i}) "
-            "SET a.survived_consensus = false, a.status = 'disproven'",
-            {"ids": sorted(result.disproven)},
+            "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = false, a.status = 'disproven'",
+            [{"id": i} for i in sorted(result.disproven)],
         )
         tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for side in contest.sides.values():
@@ -313,11 +310,10 @@ class ContestOps(GraphCore):
 
     @staticmethod
     def _resolved_by(tx: Tx, pairs: Sequence[Pair], winners: Sequence[str]) -> None:
-        unwind(
+        each(
             tx,
-            "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (m:Model {name: r.m}) "
-            "CREATE (c)-[:RESOLVED_BY]->(m)",
-            {"rows": [{"cid": p.id, "m": m} for p in pairs for m in winners]},
+            "MATCH (c:Conflict {id: $cid}), (m:Model {name: $m}) CREATE (c)-[:RESOLVED_BY]->(m)",
+            [{"cid": p.id, "m": m} for p in pairs for m in winners],
         )
 
     def _fork(
@@ -326,17 +322,19 @@ class ContestOps(GraphCore):
         """Keep every side: each conflict is forked and its assertions survive."""
         if not pairs:
             return
-        unwind(
+        each(
             tx,
-            "UNWIND $ids AS i MATCH (c:Conflict {id: i}) SET c.status = 'forked', "
+            "MATCH (c:Conflict {id: $id}) SET c.status = 'forked', "
             "c.resolution = 'fork', c.resolved_at = $now, c.consensus_score = $score",
-            {"ids": [p.id for p in pairs], "now": now, "score": score},
+            [{"id": p.id} for p in pairs],
+            now=now,
+            score=score,
         )
-        unwind(
+        each(
             tx,
-            "UNWIND $rows AS r MATCH (c:Conflict {id: r.cid}), (a:Assertion {id: r.aid}) "
+            "MATCH (c:Conflict {id: $cid}), (a:Assertion {id: $aid}) "
             "SET a.survived_consensus = true CREATE (a)-[:FORKED_FROM]->(c)",
-            {"rows": [{"cid": p.id, "aid": x} for p in pairs for x in (p.a_id, p.b_id)]},
+            [{"cid": p.id, "aid": x} for p in pairs for x in (p.a_id, p.b_id)],
         )
         self._resolved_by(tx, pairs, winners)
 
@@ -370,11 +368,12 @@ class ContestOps(GraphCore):
             now=now,
             survived=True,
         )
-        unwind(
+        each(
             tx,
-            "UNWIND $ids AS cid MATCH (s:Assertion {id: $sid}), (c:Conflict {id: cid}) "
+            "MATCH (s:Assertion {id: $sid}), (c:Conflict {id: $cid}) "
             "CREATE (s)-[:SYNTHESIZED_FROM]->(c)",
-            {"sid": new_id, "ids": [p.id for p in contest.pairs]},
+            [{"cid": p.id} for p in contest.pairs],
+            sid=new_id,
         )
         return new_id
 

@@ -50,6 +50,13 @@ def unwind(tx: Tx, query: str, params: dict[str, Any]) -> None:
         tx.run(query, params)
 
 
+def each(tx: Tx, query: str, rows: list[dict[str, Any]], **shared: Any) -> None:
+    """Run ``query`` once per row (row fields and ``shared`` as parameters). A lookup by
+    primary key from an ``UNWIND`` variable scans the table on LadybugDB; a parameter does not."""
+    for row in rows:
+        tx.run(query, {**shared, **row})
+
+
 def conflict_id(first: str, second: str) -> str:
     """The conflict id of a pair of assertions, whatever the order (UUIDv5 of the sorted pair)."""
     return str(uuid.uuid5(CONFLICT_NAMESPACE, "|".join(sorted((first, second)))))
