@@ -325,3 +325,16 @@ def test_sweep_heatmaps_use_categorical_axes_with_the_grid_values():
     assert list(fig.data[0].x) == ["0.1", "0.5", "0.8"]
     assert list(fig.data[0].y) == ["0.3", "0.7"]
     assert [list(row) for row in fig.data[0].z] == [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
+
+
+def test_report_names_the_options_and_shows_the_combined_rationale_first(run_dir):
+    html = write_report(run_dir).read_text()
+    text = _text(html)
+    assert "Options (given by the problem): Match the discounter on price" in text
+    result = load_result(run_dir)
+    rationale = " ".join(result.conclusions[0].combined_rationale.split())
+    recommendation = text.split("Recommendation")[1]
+    assert rationale[:80] in recommendation
+    assert recommendation.index(rationale[:80]) < recommendation.index(
+        " ".join(result.conclusions[0].recommendations[0].split())[:60]
+    )

@@ -45,6 +45,8 @@ def render_run_markdown(evidence: RunEvidence) -> str:
             f"Supported by {share(evidence, top)}; mean feasibility {top.mean_score:.1f} against "
             f"the client's {threshold}.",
             "",
+            f"*Why.* {top.combined_rationale}",
+            "",
             *[f"{k}. {rec}" for k, rec in enumerate(top.recommendations, start=1)],
             "",
             f"*Feasibility* (severity {cal['severity']}): "

@@ -119,6 +119,7 @@ def recommendation_block(evidence: RunEvidence) -> str:
         + f'<p class="headline">{escape(headline(top))}</p>'
         + f'<p class="support">Supported by {share(evidence, top)}; mean feasibility '
         f"{top.mean_score:.1f} against the client's {evidence.feasibility}.</p>"
+        + f'<p class="rationale"><b>Why:</b> {escape(top.combined_rationale)}</p>'
         + _bullets(top)
         + _feasibility_table(evidence, top)
         + _sources(evidence, top)
@@ -174,6 +175,7 @@ def justifications_block(evidence: RunEvidence, *, expand: bool) -> str:
         parts.append(
             f"<details{' open' if expand else ''}><summary>{c.rank}. {escape(headline(c))} — "
             f"{len(c.justifications)} justification(s) side by side</summary>"
+            f'<p class="rationale"><b>Combined rationale:</b> {escape(c.combined_rationale)}</p>'
             f'<div class="grid">{"".join(cards)}</div></details>'
         )
     return "\n".join(parts) or "<p>No conclusion to justify.</p>"
@@ -276,6 +278,15 @@ def render_run_html(evidence: RunEvidence, *, expand: bool = False) -> str:
         f"{cal['similarity_threshold']} · severity {cal['severity']}",
         f"Model: {evidence.model_label()}",
     ]
+    options = tuple(req.get("options") or ())
+    source = str(req.get("options_source", "given"))
+    if options:
+        where = {"given": "given by the problem", "extracted": "read from the question"}
+        header.insert(1, f"Options ({where.get(source, source)}): {' · '.join(options)}")
+    elif source == "agents":
+        header.insert(
+            1, "Options: none found in the question, so the agents proposed their own courses"
+        )
     r = evidence.result
     blocks = [
         Block("Recommendation", recommendation_block(evidence), "recommendation"),
