@@ -61,11 +61,13 @@ def run_deliberation(
 
 
 def conclusions_frame(result: DeliberationResult) -> pl.DataFrame:
-    """Conclusions as a table: rank, title, agents, mean feasibility and one column per constraint."""
+    """Conclusions as a table: rank, title, the model's combined rationale, agents, mean
+    feasibility and one column per constraint (the justifications: `justifications_frame`)."""
     rows = [
         {
             "rank": c.rank,
             "conclusion": c.title,
+            "why": c.combined_rationale,
             "agents": len(c.agents),
             "mean_feasibility": c.mean_score,
             **c.scores,
