@@ -40,7 +40,15 @@ class Fact(BaseModel):
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item>\S.*)$")
-_INLINE_MARK = re.compile(r"\(\s*(?:[a-h]|[1-9]|i{1,3}|iv|v)\s*\)\s*", re.IGNORECASE)
+_INLINE_MARK = re.compile(
+    r"(?:\(\s*(?:[a-h]|[1-9]|i{1,3}|iv|v)\s*\)|(?<![\w,.])[1-9]\))\s*", re.IGNORECASE
+)
+_LABELLED = re.compile(
+    r"\b(?:option|alternative|path|offer|choice|scenario)\s+(?:[A-H1-9]|one|two|three|four|five)"
+    r"\s*[:.)–—-]\s*(?P<item>[^;\n]+?)(?=[.;]?\s*(?:\b(?:option|alternative|path|offer|choice|"
+    r"scenario)\s+(?:[A-H1-9]|one|two|three|four|five)\s*[:.)–—-]|$|\n))",
+    re.IGNORECASE,
+)
 _SUBJECT = (
     r"(?:it|we|they|i|he|she|you|(?i:the)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+|"
     r"(?:[A-Z][\w&.'’-]*)(?:\s+[A-Z][\w&.'’-]*){0,3})"
@@ -64,7 +72,7 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         2,
         re.compile(
             r"\b(?:options?|alternatives?|choices?|paths?|routes?|offers?|courses? of action|"
-            r"possibilities|proposals)\b[^:.?]{0,60}?(?::|\binclude\b|\bincluding\b|\bare\b|"
+            r"possibilities|proposals)\b[^:.?]{0,60}?(?::|—|–|\binclude\b|\bincluding\b|\bare\b|"
             r"\bis\b)\s*(?P<list>.+)",
             re.IGNORECASE,
         ),
@@ -73,7 +81,8 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"\b(?:split\s+between|choose\s+between|choosing\s+between|deciding\s+between|"
-            r"torn\s+between|between|considering|weighing|weighs|choose|decide)\s+(?P<list>.+)",
+            r"torn\s+between|between|among|considering|weighing|weighs|choose|decide)\s+"
+            r"(?P<list>.+)",
             re.IGNORECASE,
         ),
     ),
@@ -110,6 +119,12 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
         if not any(re.match(r"\s*or\s", p) for p in parts[1:]) and " or " in parts[-1]:
             # "A, B or C" (no serial comma): the last part holds two items.
             parts = [*parts[:-1], *parts[-1].rsplit(" or ", 1)]
+        elif (
+            " or " not in text
+            and not any(re.match(r"\s*and\s", p) for p in parts[1:])
+            and " and " in parts[-1]
+        ):
+            parts = [*parts[:-1], *parts[-1].rsplit(" and ", 1)]  # "A, B and C"
     elif between and " and " in text:
         parts = text.split(" and ", 1)
     elif " or " in text:
@@ -163,6 +178,9 @@ def extract_options(question: str) -> tuple[str, ...]:
     listed = _bullets(question)
     if listed:
         return tuple(listed)
+    labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(question)]
+    if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
+        return tuple(labelled)
     best: tuple[int, int, list[str]] | None = None
     sentences = split_sentences(question.replace("\n", " "))
     for position, sentence in enumerate(sentences):

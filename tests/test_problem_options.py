@@ -45,7 +45,10 @@ from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS
                 "Concentrate on its high-end customers",
             ),
         ),
-        ("Should Velora make or buy its battery packs?", ("Make its battery packs", "Buy its battery packs")),
+        (
+            "Should Velora make or buy its battery packs?",
+            ("Make its battery packs", "Buy its battery packs"),
+        ),
         ("Should I stay or go?", ("Stay", "Go")),
         (
             "The airline faces high-speed rail. It can cut routes, lease smaller jets or partner "
@@ -98,7 +101,9 @@ def test_a_request_without_options_reads_them_or_says_agents_propose_their_own()
 
 
 def test_problem_argument_forms(tmp_path):
-    long_text = "Should the cooperative " + "expand its dairy processing capacity " * 12 + "or wait?"
+    long_text = (
+        "Should the cooperative " + "expand its dairy processing capacity " * 12 + "or wait?"
+    )
     assert len(long_text) > 255
     assert resolve_problem(long_text).question == long_text
     txt = tmp_path / "airline.txt"
@@ -174,3 +179,30 @@ def test_cli_runs_a_plain_text_problem_file(tmp_path):
         top = result["conclusions"][0]
         options = [o.lower() for o in manifest["request"]["options"]]
         assert any(o in top["recommendations"][0].lower() for o in options)
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (
+            "The firm has two options. Option A: sell the bakery to a chain. Option B: open a "
+            "second shop in the town centre.",
+            ("Sell the bakery to a chain", "Open a second shop in the town centre"),
+        ),
+        (
+            "Management is deciding among a price cut, a loyalty scheme and a new store format.",
+            ("A price cut", "A loyalty scheme", "A new store format"),
+        ),
+        (
+            "We are considering three paths — licensing, a joint venture, or building our own plant.",
+            ("Licensing", "A joint venture", "Building our own plant"),
+        ),
+        (
+            "The owner could 1) sell, 2) merge with a rival or 3) stay independent.",
+            ("Sell", "Merge with a rival", "Stay independent"),
+        ),
+        ("Revenue grew 12 percent in 2025 (3) and margins held.", ()),
+    ],
+)
+def test_more_phrasings_of_options(question, options):
+    assert extract_options(question) == options
