@@ -9,6 +9,7 @@ from typing import Any
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
 from hivemind_lab.deliberation import deliberate
+from hivemind_lab.inputs import request_for
 from hivemind_lab.problems import Problem
 from hivemind_lab.results import DeliberationResult
 
@@ -32,20 +33,9 @@ def child_env(home: Path, **values: str) -> dict[str, str]:
 
 
 def make_request(problem: Problem, **overrides: Any) -> DeliberationRequest:
-    values: dict[str, Any] = {
-        "problem": problem.question,
-        "sufficiency": 2,
-        "feasibility": 1,
-        "density": 8000,
-        "client_data": problem.client_data,
-        "market_data": problem.market_data,
-        "problem_id": problem.id,
-        "problem_title": problem.title,
-    }
-    if problem.options:
-        values["options"] = problem.options
-    values.update(overrides)
-    return DeliberationRequest(**values)
+    """The problem's request through the one loader, with test defaults for the sliders."""
+    values: dict[str, Any] = {"sufficiency": 2, "feasibility": 1, "density": 8000}
+    return request_for(problem, **{**values, **overrides})
 
 
 def run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from hivemind_lab.decision import extract_facts, extract_options, fact_snippet
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.problems import load_problems, resolve_problem
-from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
 
 
 @pytest.mark.parametrize(
@@ -133,7 +134,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        env=child_env(Path("/nonexistent")),
     )
 
 
