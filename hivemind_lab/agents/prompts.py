@@ -109,14 +109,16 @@ _INSTRUCTIONS = {
 }
 
 MAX_TOKENS: dict[str, int] = {
-    "propose": 900,
-    "critique": 700,
-    "revise": 1000,
-    "score": 300,
-    "synthesize": 700,
+    "propose": 1400,
+    "critique": 1000,
+    "revise": 1600,
+    "score": 500,
+    "synthesize": 900,
 }
-"""Completion budget per task (a grammar-constrained small model stops at it, never loops)."""
-CRITIQUE_TOKENS_PER_TARGET = 600
+"""Completion budget per task: above what the bounded output schema can hold in ordinary text
+(about four characters a token), so a reply is cut only when a model pads its strings; a
+grammar-constrained small model stops at it instead of looping."""
+CRITIQUE_TOKENS_PER_TARGET = 900
 
 
 def max_tokens_for(
