@@ -49,8 +49,8 @@ DESIGNS: dict[Calibration, tuple[CurveDesign, ...]] = {
     ),
     # Higher severity ⇒ lower feasibility scores (first verdict), more vetoes.
     "severity": (
-        CurveDesign("severity", "first_feasibility", "down", 2, 55, 3, 2),
-        CurveDesign("severity", "vetoes", "up", 2, 55, 3, 2),
+        CurveDesign("severity", "first_feasibility", "down", 2, 75, 3, 2),
+        CurveDesign("severity", "vetoes", "up", 2, 75, 3, 2),
     ),
 }
 
