@@ -114,27 +114,28 @@ async def _propose_waves(
     seed: int,
 ) -> _Generation:
     """Independent proposals in waves (one call per agent) while a further wave, at the mean cost
-    of the waves so far, still leaves ``keep_calls`` scoring calls in the budget."""
+    per call so far, still leaves ``keep_calls`` scoring calls in the budget; the last wave may
+    hold only the first agents, so the budget is spent to the call."""
     start = caller.usage
     solutions: list[Solution] = []
     refused = 0
     wave = 0
     while True:
         used = caller.usage
-        wave_tokens = (used.tokens - start.tokens) / wave if wave else 0.0
-        if wave and (
-            used.calls + len(agents) + keep_calls > budget.calls
-            or (
-                budget.tokens
-                and used.tokens + wave_tokens + keep_calls * budget.tokens_per_score
-                > budget.tokens
-            )
-        ):
-            break
+        spent = used.calls - start.calls
+        per_call = (used.tokens - start.tokens) / spent if spent else 0.0
+        size = len(agents)
+        if wave:
+            size = min(size, budget.calls - keep_calls - used.calls)
+            if budget.tokens and per_call:
+                left = budget.tokens - keep_calls * budget.tokens_per_score - used.tokens
+                size = min(size, int(left // per_call))
+            if size < 1:
+                break
         caller.seed = seed * 1000 + regeneration * 100 + wave  # an independent sample
         out = await theory.propose(
             caller,
-            agents,
+            agents[:size],
             problem,
             regeneration=regeneration,
             excluded=excluded,
@@ -190,6 +191,7 @@ async def run_baseline(
             audit.append("engine", "baseline.budget_spent", {"generation": generation})
             status = "budget_exhausted"
             break
+
         def is_repeat(
             view: SolutionView, vetoed: tuple[SolutionView, ...] = tuple(excluded)
         ) -> bool:
