@@ -251,11 +251,11 @@ def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> Rev
 
 
 async def test_stubbornness_acts_across_its_whole_range():
-    # Three independent passages against cargo bikes: evidence weight about 0.83.
+    # Three independent passages against cargo bikes: evidence weight about 0.88.
     three = (
-        ReceivedCritique(critic_id="a", points=(_point(0, "p1", 5),)),
-        ReceivedCritique(critic_id="b", points=(_point(0, "p2", 4),)),
-        ReceivedCritique(critic_id="c", points=(_point(0, "p3", 4),)),
+        ReceivedCritique(critic_id="a", points=(_point(0, "p1", 4),)),
+        ReceivedCritique(critic_id="b", points=(_point(0, "p2", 3),)),
+        ReceivedCritique(critic_id="c", points=(_point(0, "p3", 3),)),
     )
     adopted = {
         s: len((await ask(_revise(s, three)))["adopted"]) for s in (0.0, 0.5, 0.8, 0.95, 1.0)
@@ -274,9 +274,9 @@ async def test_points_weigh_by_evidence_not_by_how_many_critics_repeat_them():
         ReceivedCritique(critic_id=c, points=(_point(0, f"p{i}", 5),))
         for i, c in enumerate("abcdef")
     )
-    # Six critics citing one passage weigh as one (0.6); six passages weigh far more.
-    assert (await ask(_revise(0.7, same_passage)))["adopted"] == []
-    assert len((await ask(_revise(0.7, distinct)))["adopted"]) == 1
+    # Six critics citing one passage weigh as one (0.75); six passages weigh far more.
+    assert (await ask(_revise(0.8, same_passage)))["adopted"] == []
+    assert len((await ask(_revise(0.8, distinct)))["adopted"]) == 1
 
 
 def _score_task(recs: tuple[str, ...], severity: float, stances=((1, "pursue"),)) -> ScoreTask:

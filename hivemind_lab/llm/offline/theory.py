@@ -502,7 +502,7 @@ def revise(task: ReviseTask) -> RevisionOutput:
     scores = list(base)
     s = task.stubbornness
     for key in sorted(groups, key=lambda k: (k[0], -k[1])):
-        weight = 1.0 - math.prod(1.0 - 0.6 * w for w in groups[key].values())
+        weight = 1.0 - math.prod(1.0 - 0.75 * w for w in groups[key].values())
         claim = claims[key][0]
         if key[1] < 0 and held.get(key[0]) is None:
             continue  # an argument against an option the agent does not hold
