@@ -44,16 +44,7 @@ class ConstraintAgent:
         return f"constraint-{self.constraint}"
 
     def evidence(self, query: str) -> tuple[Evidence, ...]:
-        return tuple(
-            Evidence(
-                id=h.passage.id,
-                document_id=h.passage.document_id,
-                text=h.passage.text,
-                score=h.score,
-                topics=h.passage.topics,
-            )
-            for h in self.index.search(query, EVIDENCE_K)
-        )
+        return tuple(Evidence.of(h) for h in self.index.search(query, EVIDENCE_K))
 
 
 def load_profiles(root: str | Path) -> dict[str, tuple[str, ...]]:

@@ -57,30 +57,13 @@ class TheoryAgent:
 
     def _hits(self, query: str, k: int, *, about: tuple[int, ...] = ()) -> list[Evidence]:
         return [
-            Evidence(
-                id=hit.passage.id,
-                document_id=hit.passage.document_id,
-                text=hit.passage.text,
-                score=hit.score,
-                topics=hit.passage.topics,
-                title=self.titles.get(hit.passage.document_id, ""),
-                about=about,
-            )
+            Evidence.of(hit, title=self.titles.get(hit.passage.document_id, ""), about=about)
             for hit in self.index.search(query, k)
         ]
 
     def evidence(self, query: str, k: int = EVIDENCE_K) -> tuple[Evidence, ...]:
         """Top-k passages of the agent's own slice, then the best client/market passages."""
-        shared = [
-            Evidence(
-                id=hit.passage.id,
-                document_id=hit.passage.document_id,
-                text=hit.passage.text,
-                score=hit.score,
-                topics=hit.passage.topics,
-            )
-            for hit in self.shared.search(query, SHARED_K)
-        ]
+        shared = [Evidence.of(hit) for hit in self.shared.search(query, SHARED_K)]
         return (*self._hits(query, k), *shared)
 
     def option_evidence(self, problem: str, options: Sequence[str]) -> tuple[Evidence, ...]:

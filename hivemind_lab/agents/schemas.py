@@ -9,11 +9,14 @@ only when the schema forces it and does not enforce numeric ranges.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.decision import Fact
+
+if TYPE_CHECKING:
+    from hivemind_lab.knowledge.retrieval import ScoredPassage
 
 MAX_TEXT = 400
 """One recommendation, critique claim or reason."""
@@ -54,6 +57,19 @@ class Evidence(Frozen):
     """The source document's title."""
     about: tuple[int, ...] = ()
     """Indices of the options this passage was retrieved for (empty: retrieved for the problem)."""
+
+    @classmethod
+    def of(cls, hit: ScoredPassage, *, title: str = "", about: tuple[int, ...] = ()) -> Evidence:
+        """A retrieval hit as evidence an agent can cite."""
+        return cls(
+            id=hit.passage.id,
+            document_id=hit.passage.document_id,
+            text=hit.passage.text,
+            score=hit.score,
+            topics=hit.passage.topics,
+            title=title,
+            about=about,
+        )
 
 
 class OptionStance(Frozen):
