@@ -135,6 +135,19 @@ plots.heatmap(delib.with_columns(pl.col("vetoes").gt(0).cast(pl.Float64).alias("
 plots.line_by(delib, "similarity_threshold", "initial_conclusions", title="Distinct conclusions vs similarity threshold").show()""",
         ),
         (
+            "code",
+            """# Best calibration on this grid: fewest vetoes, then fewest rounds, then highest feasibility
+# (n runs per calibration beside each mean).
+best = (
+    delib.group_by("stubbornness", "similarity_threshold", "severity")
+    .agg(pl.len().alias("n"), pl.col("vetoes").mean(), pl.col("total_rounds").mean(),
+         pl.col("mean_feasibility").mean())
+    .sort(["vetoes", "total_rounds", "mean_feasibility"], descending=[False, False, True])
+)
+print("best calibration:", {k: v for k, v in best.row(0, named=True).items()})
+best.head(5)""",
+        ),
+        (
             "md",
             "## Calibration curves\nEach calibration over its whole range, the others at their defaults, with "
             "95 % Student-t intervals (n runs per point). A small version runs here; the full curves (four "
