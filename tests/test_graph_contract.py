@@ -792,3 +792,138 @@ def test_bulk_assert_is_all_or_nothing(graph, monkeypatch):
     with pytest.raises((RuntimeError, neo4j.exceptions.Neo4jError)):
         graph.bulk_assert(rows, model="loader")
     assert (count(graph, "Model"), count(graph, "Entity"), count(graph, "Assertion")) == (0, 0, 0)
+
+
+# -- bulk with parallel loaders ----------------------------------------------------------------
+
+
+def _clustered_rows(clusters: int, per: int) -> list[dict]:
+    """Rows whose entities form ``clusters`` disjoint groups, so loaders can split them."""
+    return [
+        {
+            "subject": f"topic {c} item {i % 7}",
+            "predicate": ["is", "causes", "requires"][i % 3],
+            "obj": f"topic {c} item {(i * 3 + 1) % 7}",
+            "confidence": round(0.3 + (i % 5) / 10, 2),
+            "domain": T,
+            "evidence": f"row {c}.{i}",
+        }
+        for c in range(clusters)
+        for i in range(per)
+    ]
+
+
+def _stored_graph(graph) -> dict:
+    """Everything a load writes, without the random assertion ids."""
+    read = graph.store.read
+    return {
+        "assertions": sorted(
+            tuple(r.values())
+            for r in read(
+                "MATCH (s:Entity)<-[:SUBJECT_REF]-(a:Assertion)-[:OBJECT_REF]->(o:Entity), "
+                "(a)-[:ASSERTED_BY]->(m:Model) RETURN s.key AS s, o.key AS o, m.name AS m, "
+                "a.subject AS subject, a.predicate AS predicate, a.object AS object, "
+                "a.subject_key AS sk, a.predicate_key AS pk, a.object_key AS ok, "
+                "a.confidence AS c, a.source_model AS source, a.domain AS d, a.evidence AS ev, "
+                "a.created_at AS at, a.updated_at AS up, a.status AS status, a.support AS support"
+            )
+        ),
+        "relates": sorted(
+            tuple(r.values())
+            for r in read(
+                "MATCH (s:Entity)-[r:RELATES_TO]->(o:Entity) RETURN s.key AS s, o.key AS o, "
+                "r.predicate AS p, r.confidence AS c, r.source AS source"
+            )
+        ),
+        "entities": sorted(
+            tuple(r.values())
+            for r in read("MATCH (e:Entity) RETURN e.key AS k, e.name AS n, e.version AS v")
+        ),
+        "models": sorted(
+            tuple(r.values())
+            for r in read(
+                "MATCH (m:Model) RETURN m.name AS n, m.assertion_count AS c, "
+                "m.last_active AS last, m.conflict_wins AS w"
+            )
+        ),
+        "conflicts": count(graph, "Conflict"),
+    }
+
+
+def test_bulk_partition_keeps_entity_sets_disjoint_and_balanced():
+    from hivemind_lab.graph.partition import partition_rows
+
+    rows = [
+        {"subject_key": f"c{c} s{i % 3}", "object_key": f"c{c} o{i % 2}", "n": (c, i)}
+        for c in range(5)
+        for i in range(10 + c)
+    ]
+    parts = partition_rows(rows, 2)
+    assert len(parts) == 2
+    keys = [{r["subject_key"] for r in p} | {r["object_key"] for r in p} for p in parts]
+    assert not keys[0] & keys[1]
+    assert sorted(r["n"] for p in parts for r in p) == sorted(r["n"] for r in rows)
+    # Clusters of 10..14 rows, largest first into the lighter bin: {14, 11, 10} and {13, 12}.
+    assert sorted(len(p) for p in parts) == [25, 35]
+    # A bridge row joins clusters 0 and 1 into one component, which stays in one part.
+    bridged = [*rows, {"subject_key": "c0 s0", "object_key": "c1 s0", "n": (9, 9)}]
+    (joined,) = [p for p in partition_rows(bridged, 2) if any(r["n"] == (9, 9) for r in p)]
+    assert {r["n"][0] for r in joined} >= {0, 1, 9}
+    chain = [{"subject_key": f"k{i}", "object_key": f"k{i + 1}"} for i in range(9)]
+    assert len(partition_rows(chain, 4)) == 1
+
+
+def test_bulk_parallel_load_stores_the_same_graph_as_a_serial_load(graph_factory, store_kind):
+    at = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+    graph = graph_factory(clock=lambda: at)
+    rows = _clustered_rows(clusters=5, per=40)
+    with pytest.raises(InputError, match="loaders"):
+        graph.bulk_assert(rows, model="loader", loaders=0)
+
+    def load(loaders: int) -> dict:
+        graph.store.wipe()
+        # A model and an entity that exist before the load, and a conflicting row: bulk loads
+        # credit existing models, reuse existing entities and detect no conflicts.
+        graph.assert_claim("topic 0 item 1", "is", "seed", 0.5, T, model="loader")
+        assert graph.bulk_assert(rows, model="loader", loaders=loaders) == len(rows)
+        return _stored_graph(graph)
+
+    serial = load(1)
+    assert len(serial["assertions"]) == len(rows) + 1
+    assert serial["models"][0][:2] == ("loader", len(rows) + 1)
+    assert serial["conflicts"] == 0
+    if store_kind == "ladybug":
+        before = _stored_graph(graph)
+        with pytest.raises(InputError, match="loaders") as refused:
+            graph.bulk_assert(rows, model="loader", loaders=2)
+        assert "single writer" in str(refused.value)
+        assert _stored_graph(graph) == before
+        return
+    assert load(2) == serial
+    assert load(3) == serial
+
+
+def test_bulk_parallel_failure_undoes_the_loaders_that_committed(
+    graph_factory, store_kind, monkeypatch
+):
+    import uuid
+
+    import neo4j
+
+    if store_kind != "neo4j":
+        pytest.skip("parallel loaders are a Neo4j feature (embedded refuses them)")
+    graph = graph_factory()
+    graph.bulk_assert(
+        [{"subject": "seed", "predicate": "is", "obj": "kept", "confidence": 0.5}], model="loader"
+    )
+    before = _stored_graph(graph)
+    ids = iter(["00000000-0000-4000-8000-00000000000" + c for c in "11" + "2"])
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(next(ids)))
+    rows = [
+        {"subject": "a1", "predicate": "is", "obj": "a big", "confidence": 0.5},
+        {"subject": "a2", "predicate": "is", "obj": "a big", "confidence": 0.5},  # duplicate id
+        {"subject": "b1", "predicate": "is", "obj": "b big", "confidence": 0.5},  # commits
+    ]
+    with pytest.raises(neo4j.exceptions.Neo4jError):
+        graph.bulk_assert(rows, model="loader", loaders=2)
+    assert _stored_graph(graph) == before

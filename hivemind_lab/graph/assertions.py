@@ -286,14 +286,18 @@ class AssertOps(GraphCore):
             )
         return AssertResult(assertion_id=c.new_id, conflicts_detected=tuple(hits))
 
-    def bulk_assert(self, rows: Sequence[dict[str, Any]], *, model: str) -> int:
+    def bulk_assert(self, rows: Sequence[dict[str, Any]], *, model: str, loaders: int = 1) -> int:
         """Ingest many claims at once without conflict detection (known-consistent data).
 
         Rows carry subject, predicate, obj, confidence and optional domain and evidence. Every
         row is validated first; then the store's bulk path (COPY on LadybugDB, batched UNWIND
         on Neo4j) writes the model, entities and assertions in one transaction, so a failure
-        leaves nothing written.
+        leaves nothing written. ``loaders`` > 1 (Neo4j only; LadybugDB has one writer and
+        refuses it) splits the rows into groups with disjoint subject/object entities and
+        writes them in parallel transactions; a failed group undoes the committed ones.
         """
+        if isinstance(loaders, bool) or not isinstance(loaders, int) or loaders < 1:
+            raise InputError("loaders", f"must be an integer >= 1, got {loaders!r}")
         model = self._model(model)
         now = now_iso(self.clock)
         assertions: list[dict[str, Any]] = []
@@ -340,6 +344,7 @@ class AssertOps(GraphCore):
                 [{"key": k, "name": n, "version": 0} for k, n in entities.items()],
                 assertions,
                 now=now,
+                loaders=loaders,
             )
         finally:
             self._touched()

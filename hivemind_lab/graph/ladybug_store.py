@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hivemind_lab.errors import InputError
 from hivemind_lab.graph.schema import NODE_TABLES, REL_TABLES, assertion_relationships, columns
 from hivemind_lab.graph.store import UPSERT_LOADER, Row, StoreBusyError, StoreError
 
@@ -137,8 +138,20 @@ class LadybugStore:
             self.version += 1
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
+        self,
+        model: str,
+        entities: Sequence[Row],
+        assertions: Sequence[Row],
+        *,
+        now: str,
+        loaders: int = 1,
     ) -> None:
+        if loaders != 1:
+            raise InputError(
+                "loaders",
+                f"embedded LadybugDB has a single writer, so only loaders=1 is allowed, got "
+                f"{loaders!r} (parallel loaders need the neo4j store)",
+            )
         known = {
             r["k"]
             for r in self.read(

@@ -8,12 +8,31 @@ retried by the driver on transient errors (deadlocks, leader switches).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+from hivemind_lab.graph.partition import partition_rows
 from hivemind_lab.graph.schema import NEO4J_SCHEMA, NODE_TABLES
 from hivemind_lab.graph.store import UPSERT_LOADER, Row, StoreError
 
 T = TypeVar("T")
+
+
+_BATCH = 10_000
+_MERGE_ENTITIES = "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r"
+_MERGE_FRESH_ENTITIES = (
+    "UNWIND $rows AS r OPTIONAL MATCH (x:Entity {key: r.key}) WITH r, x IS NULL AS fresh "
+    "MERGE (n:Entity {key: r.key}) ON CREATE SET n = r WITH r, fresh WHERE fresh "
+    "RETURN r.key AS key"
+)
+"""Like _MERGE_ENTITIES, returning the keys it created (to delete them if the load fails)."""
+_CREATE_ASSERTIONS = (
+    "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
+    "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
+    "CREATE (a)-[:ASSERTED_BY]->(m), (a)-[:SUBJECT_REF]->(s), (a)-[:OBJECT_REF]->(o), "
+    "(s)-[:RELATES_TO {predicate: r.predicate_key, confidence: r.confidence, source: $m, "
+    "assertion_id: r.id}]->(o)"
+)
 
 
 class _Neo4jTx:
@@ -64,32 +83,109 @@ class Neo4jStore:
             return session.execute_write(lambda tx: work(_Neo4jTx(tx)))
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
+        self,
+        model: str,
+        entities: Sequence[Row],
+        assertions: Sequence[Row],
+        *,
+        now: str,
+        loaders: int = 1,
     ) -> None:
         """One transaction: the model, then entities, then one statement per batch of 10,000
         that creates the assertions and all four relationships together (several times faster
-        than one statement per relationship)."""
-        batch = 10_000
-        create = (
-            "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
-            "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
-            "CREATE (a)-[:ASSERTED_BY]->(m), (a)-[:SUBJECT_REF]->(s), (a)-[:OBJECT_REF]->(o), "
-            "(s)-[:RELATES_TO {predicate: r.predicate_key, confidence: r.confidence, source: $m, "
-            "assertion_id: r.id}]->(o)"
-        )
+        than one statement per relationship). With ``loaders`` > 1, see `_load_parallel`."""
+        parts = partition_rows(assertions, loaders) if loaders > 1 else [list(assertions)]
+        if len(parts) > 1:
+            self._load_parallel(model, entities, parts, now=now)
+            return
 
         def work(tx: Any) -> None:
             tx.run(UPSERT_LOADER, {"m": model, "n": len(assertions), "now": now}).consume()
-            for i in range(0, len(entities), batch):
-                tx.run(
-                    "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r",
-                    {"rows": list(entities[i : i + batch])},
-                ).consume()
-            for i in range(0, len(assertions), batch):
-                tx.run(create, {"rows": list(assertions[i : i + batch]), "m": model}).consume()
+            for i in range(0, len(entities), _BATCH):
+                tx.run(_MERGE_ENTITIES, {"rows": list(entities[i : i + _BATCH])}).consume()
+            for i in range(0, len(assertions), _BATCH):
+                rows = list(assertions[i : i + _BATCH])
+                tx.run(_CREATE_ASSERTIONS, {"rows": rows, "m": model}).consume()
 
         with self._session("write") as session:
             session.execute_write(work)
+
+    def _load_parallel(
+        self, model: str, entities: Sequence[Row], parts: list[list[Row]], *, now: str
+    ) -> None:
+        """One loader thread (own session, own transaction) per part; parts touch disjoint
+        entities, so loaders only share the model node, which is upserted once up front (its
+        counter would otherwise serialise them). If any loader fails, what the others
+        committed is deleted again (assertions, the entities they created, the model's
+        credit) before the error is raised, so the load stays all or nothing."""
+        by_key = {e["key"]: e for e in entities}
+        total = sum(len(p) for p in parts)
+
+        def upsert(tx: Any) -> dict[str, Any]:
+            before = tx.run(
+                "OPTIONAL MATCH (m:Model {name: $m}) RETURN m IS NULL AS fresh, "
+                "m.last_active AS last",
+                {"m": model},
+            ).single()
+            tx.run(UPSERT_LOADER, {"m": model, "n": total, "now": now}).consume()
+            return dict(before)
+
+        def load(part: list[Row]) -> list[str]:
+            keys = sorted({r["subject_key"] for r in part} | {r["object_key"] for r in part})
+            mine = [by_key[k] for k in keys]
+
+            def work(tx: Any) -> list[str]:
+                fresh: list[str] = []
+                for i in range(0, len(mine), _BATCH):
+                    result = tx.run(_MERGE_FRESH_ENTITIES, {"rows": mine[i : i + _BATCH]})
+                    fresh.extend(record["key"] for record in result)
+                for i in range(0, len(part), _BATCH):
+                    rows = part[i : i + _BATCH]
+                    tx.run(_CREATE_ASSERTIONS, {"rows": rows, "m": model}).consume()
+                return fresh
+
+            with self._session("write") as session:
+                return session.execute_write(work)
+
+        with self._session("write") as session:
+            before = session.execute_write(upsert)
+        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+            futures = [pool.submit(load, part) for part in parts]
+            wait(futures)
+        failed = [f.exception() for f in futures if f.exception() is not None]
+        if not failed:
+            return
+        done = [(p, f.result()) for p, f in zip(parts, futures, strict=True) if not f.exception()]
+        ids = [r["id"] for part, _ in done for r in part]
+        fresh = [k for _, keys in done for k in keys]
+
+        def undo(tx: Any) -> None:
+            for i in range(0, len(ids), _BATCH):
+                tx.run(
+                    "UNWIND $ids AS id MATCH (a:Assertion {id: id})-[:SUBJECT_REF]->(:Entity)"
+                    "-[r:RELATES_TO {assertion_id: id}]->(:Entity) DELETE r WITH DISTINCT a "
+                    "DETACH DELETE a",
+                    {"ids": ids[i : i + _BATCH]},
+                ).consume()
+            tx.run(
+                "UNWIND $keys AS k MATCH (e:Entity {key: k}) WHERE NOT (e)--() DELETE e",
+                {"keys": fresh},
+            ).consume()
+            if before["fresh"]:
+                tx.run(
+                    "MATCH (m:Model {name: $m}) WHERE NOT (m)--() DELETE m", {"m": model}
+                ).consume()
+            tx.run(
+                "MATCH (m:Model {name: $m}) SET m.assertion_count = m.assertion_count - $n, "
+                "m.last_active = coalesce($last, m.last_active)",
+                {"m": model, "n": total, "last": before["last"]},
+            ).consume()
+
+        with self._session("write") as session:
+            session.execute_write(undo)
+        error = failed[0]
+        assert error is not None
+        raise error
 
     def wipe(self) -> None:
         labels = "|".join(NODE_TABLES)

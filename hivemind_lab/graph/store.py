@@ -58,12 +58,19 @@ class GraphStore(Protocol):
         database."""
 
     def load_assertions(
-        self, model: str, entities: Sequence[Row], assertions: Sequence[Row], *, now: str
+        self,
+        model: str,
+        entities: Sequence[Row],
+        assertions: Sequence[Row],
+        *,
+        now: str,
+        loaders: int = 1,
     ) -> None:
-        """Bulk-load new assertions of ``model`` in one transaction (all or nothing): the model
-        is created or its ``assertion_count`` raised, entities that do not exist yet are
-        created, and each assertion gets its ASSERTED_BY, SUBJECT_REF, OBJECT_REF and
-        RELATES_TO relationships."""
+        """Bulk-load new assertions of ``model`` (all or nothing): the model is created or its
+        ``assertion_count`` raised, entities that do not exist yet are created, and each
+        assertion gets its ASSERTED_BY, SUBJECT_REF, OBJECT_REF and RELATES_TO relationships.
+        ``loaders`` > 1 asks for parallel writers on disjoint entity sets; a store with one
+        writer refuses it with `InputError` before writing anything."""
 
     def wipe(self) -> None:
         """Delete every node and relationship (tests and benchmarks)."""
