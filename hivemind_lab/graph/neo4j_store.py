@@ -7,6 +7,7 @@ retried by the driver on transient errors (deadlocks, leader switches).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
@@ -19,6 +20,8 @@ T = TypeVar("T")
 
 
 _BATCH = 10_000
+_TX_ROWS = 20_000
+"""Rows per transaction of one parallel loader."""
 _MERGE_ENTITIES = "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r"
 _MERGE_FRESH_ENTITIES = (
     "UNWIND $rows AS r OPTIONAL MATCH (x:Entity {key: r.key}) WITH r, x IS NULL AS fresh "
@@ -113,13 +116,17 @@ class Neo4jStore:
     def _load_parallel(
         self, model: str, entities: Sequence[Row], parts: list[list[Row]], *, now: str
     ) -> None:
-        """One loader thread (own session, own transaction) per part; parts touch disjoint
-        entities, so loaders only share the model node, which is upserted once up front (its
-        counter would otherwise serialise them). If any loader fails, what the others
-        committed is deleted again (assertions, the entities they created, the model's
-        credit) before the error is raised, so the load stays all or nothing."""
+        """One loader thread (own session) per part, each writing its part in transactions of
+        at most ``_TX_ROWS`` rows (the server caps the memory of all open transactions
+        together). Parts touch disjoint entities, so loaders only share the model node, which
+        is upserted once up front (its counter would otherwise serialise them). If any
+        transaction fails, the loaders stop and what was committed is deleted again
+        (assertions, the entities they created, the model's credit) before the error is
+        raised, so the load stays all or nothing."""
         by_key = {e["key"]: e for e in entities}
         total = sum(len(p) for p in parts)
+        committed: list[tuple[list[Row], list[str]]] = []
+        stop = threading.Event()
 
         def upsert(tx: Any) -> dict[str, Any]:
             before = tx.run(
@@ -130,22 +137,29 @@ class Neo4jStore:
             tx.run(UPSERT_LOADER, {"m": model, "n": total, "now": now}).consume()
             return dict(before)
 
-        def load(part: list[Row]) -> list[str]:
-            keys = sorted({r["subject_key"] for r in part} | {r["object_key"] for r in part})
+        def work(tx: Any, chunk: list[Row]) -> list[str]:
+            keys = sorted({r["subject_key"] for r in chunk} | {r["object_key"] for r in chunk})
             mine = [by_key[k] for k in keys]
+            fresh: list[str] = []
+            for i in range(0, len(mine), _BATCH):
+                result = tx.run(_MERGE_FRESH_ENTITIES, {"rows": mine[i : i + _BATCH]})
+                fresh.extend(record["key"] for record in result)
+            for i in range(0, len(chunk), _BATCH):
+                tx.run(_CREATE_ASSERTIONS, {"rows": chunk[i : i + _BATCH], "m": model}).consume()
+            return fresh
 
-            def work(tx: Any) -> list[str]:
-                fresh: list[str] = []
-                for i in range(0, len(mine), _BATCH):
-                    result = tx.run(_MERGE_FRESH_ENTITIES, {"rows": mine[i : i + _BATCH]})
-                    fresh.extend(record["key"] for record in result)
-                for i in range(0, len(part), _BATCH):
-                    rows = part[i : i + _BATCH]
-                    tx.run(_CREATE_ASSERTIONS, {"rows": rows, "m": model}).consume()
-                return fresh
-
+        def load(part: list[Row]) -> None:
             with self._session("write") as session:
-                return session.execute_write(work)
+                for i in range(0, len(part), _TX_ROWS):
+                    if stop.is_set():
+                        return
+                    chunk = part[i : i + _TX_ROWS]
+                    try:
+                        fresh = session.execute_write(work, chunk)
+                    except BaseException:
+                        stop.set()
+                        raise
+                    committed.append((chunk, fresh))
 
         with self._session("write") as session:
             before = session.execute_write(upsert)
@@ -155,9 +169,8 @@ class Neo4jStore:
         failed = [f.exception() for f in futures if f.exception() is not None]
         if not failed:
             return
-        done = [(p, f.result()) for p, f in zip(parts, futures, strict=True) if not f.exception()]
-        ids = [r["id"] for part, _ in done for r in part]
-        fresh = [k for _, keys in done for k in keys]
+        ids = [r["id"] for chunk, _ in committed for r in chunk]
+        fresh = [k for _, keys in committed for k in keys]
 
         def undo(tx: Any) -> None:
             for i in range(0, len(ids), _BATCH):
