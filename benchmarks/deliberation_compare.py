@@ -109,7 +109,9 @@ def main() -> None:
             subprocess.run(
                 ["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, check=False
             )
-    print(f"\n== 32 agents, batched critique, 3 rounds, density {density} (target: now ≥ 2× faster)")
+    print(
+        f"\n== 32 agents, batched critique, 3 rounds, density {density} (target: now ≥ 2× faster)"
+    )
     for name in ("before", "now"):
         w = walls[name]
         label = args.ref if name == "before" else "this checkout"
