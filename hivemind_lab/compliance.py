@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab import deliberation, practicality
+from hivemind_lab import deliberation, engine, practicality
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog, read_records, verify_log
@@ -442,7 +442,7 @@ async def _maybe_regenerate(
         if s.before.vetoed or s.after.vetoed
         for i in _set_ids(s.before)
     )
-    state = deliberation.RunState(
+    state = engine.RunState(
         phase="generate",
         regeneration=final.regeneration + 1,
         total_rounds=result.total_rounds,

@@ -28,7 +28,8 @@ from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
-from hivemind_lab.deliberation import Knowledge, check_run_dir, prepare_knowledge
+from hivemind_lab.deliberation import check_run_dir, prepare_knowledge
+from hivemind_lab.engine import Knowledge
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
