@@ -1,0 +1,84 @@
+"""Neo4j bulk ingest with 1 and N parallel loaders, side by side in one run.
+
+Rows come in clusters of entities that never meet (as claims about separate topics do), so
+`bulk_assert(loaders=N)` can split them into disjoint groups. Each configuration loads the same
+rows into an emptied store, alternating, ``--repeats`` times; the best and median rates are
+printed (target: >= 8,000 assertions/s).
+
+Run: .venv/bin/python benchmarks/graph_bulk_loaders.py [--rows 100000] [--loaders 1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import time
+
+from graph_store import DOMAIN, PREDICATES, neo4j_env
+
+from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+
+
+def clustered_rows(rng: random.Random, n: int, cluster_entities: int) -> list[dict]:
+    clusters = max(1, n // (cluster_entities * 4))
+    out = []
+    for _ in range(n):
+        c = rng.randrange(clusters)
+        out.append(
+            {
+                "subject": f"topic {c} concept {rng.randrange(cluster_entities)}",
+                "predicate": rng.choice(PREDICATES),
+                "obj": f"topic {c} concept {rng.randrange(cluster_entities)}",
+                "confidence": round(rng.uniform(0.3, 1.0), 3),
+                "domain": DOMAIN,
+                "evidence": "synthetic benchmark claim",
+            }
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--loaders", default="1,2")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cluster-entities", type=int, default=50)
+    args = parser.parse_args()
+    counts = [int(x) for x in args.loaders.split(",")]
+    print(
+        f"machine: {platform.node()} · {os.cpu_count()} cores · python {platform.python_version()} "
+        f"· {time.strftime('%Y-%m-%d')}"
+    )
+    env = neo4j_env()
+    config = GraphConfig(
+        store="neo4j",
+        neo4j_uri=env["NEO4J_URI"],
+        neo4j_user=env["NEO4J_USER"],
+        neo4j_password=env["NEO4J_PASSWORD"],
+    )
+    store = open_store(config)
+    graph = HivemindGraph(store, config)
+    rows = clustered_rows(random.Random(7), args.rows, args.cluster_entities)
+    rates: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(args.repeats):
+        for n in counts:
+            store.wipe()
+            start = time.perf_counter()
+            graph.bulk_assert(rows, model="bulk", loaders=n)
+            rates[n].append(len(rows) / (time.perf_counter() - start))
+    store.wipe()
+    store.close()
+    print(f"{len(rows):,} assertions, clusters of {args.cluster_entities} entities")
+    print("loaders   best/s   median/s   vs 1 loader (median)")
+    base = statistics.median(rates[counts[0]])
+    for n in counts:
+        median = statistics.median(rates[n])
+        print(f"{n:>7}   {max(rates[n]):>6,.0f}   {median:>8,.0f}   {median / base:>6.2f}x")
+    print("(target >= 8,000 assertions/s)")
+
+
+if __name__ == "__main__":
+    main()
