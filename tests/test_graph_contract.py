@@ -904,7 +904,8 @@ def test_bulk_parallel_load_stores_the_same_graph_as_a_serial_load(
     assert load(2) == serial
     from hivemind_lab.graph import neo4j_store
 
-    monkeypatch.setattr(neo4j_store, "_TX_ROWS", 7)  # each loader commits several transactions
+    # 7 rows per transaction: each loader commits several transactions.
+    monkeypatch.setattr(neo4j_store, "_IN_FLIGHT_ROWS", 21)
     assert load(3) == serial
 
 

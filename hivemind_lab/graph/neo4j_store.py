@@ -20,8 +20,9 @@ T = TypeVar("T")
 
 
 _BATCH = 10_000
-_TX_ROWS = 20_000
-"""Rows per transaction of one parallel loader."""
+_IN_FLIGHT_ROWS = 20_000
+"""Rows in the open transactions of all parallel loaders together: the server caps the memory
+of all open transactions (~700 MiB with a 1 GiB heap; a single 50,000-row load exceeds it)."""
 _MERGE_ENTITIES = "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r"
 _MERGE_FRESH_ENTITIES = (
     "UNWIND $rows AS r OPTIONAL MATCH (x:Entity {key: r.key}) WITH r, x IS NULL AS fresh "
@@ -117,8 +118,8 @@ class Neo4jStore:
         self, model: str, entities: Sequence[Row], parts: list[list[Row]], *, now: str
     ) -> None:
         """One loader thread (own session) per part, each writing its part in transactions of
-        at most ``_TX_ROWS`` rows (the server caps the memory of all open transactions
-        together). Parts touch disjoint entities, so loaders only share the model node, which
+        ``_IN_FLIGHT_ROWS / len(parts)`` rows (the server caps the memory of all open
+        transactions together). Parts touch disjoint entities, so loaders only share the model node, which
         is upserted once up front (its counter would otherwise serialise them). If any
         transaction fails, the loaders stop and what was committed is deleted again
         (assertions, the entities they created, the model's credit) before the error is
@@ -148,12 +149,14 @@ class Neo4jStore:
                 tx.run(_CREATE_ASSERTIONS, {"rows": chunk[i : i + _BATCH], "m": model}).consume()
             return fresh
 
+        step = max(1, _IN_FLIGHT_ROWS // len(parts))
+
         def load(part: list[Row]) -> None:
             with self._session("write") as session:
-                for i in range(0, len(part), _TX_ROWS):
+                for i in range(0, len(part), step):
                     if stop.is_set():
                         return
-                    chunk = part[i : i + _TX_ROWS]
+                    chunk = part[i : i + step]
                     try:
                         fresh = session.execute_write(work, chunk)
                     except BaseException:
