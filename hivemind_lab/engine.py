@@ -63,6 +63,9 @@ class RunState(BaseModel):
     critiques: tuple[Critique, ...] = ()
     excluded: tuple[SolutionView, ...] = ()
     last_critiques: tuple[Critique, ...] = ()
+    criticised: dict[str, Solution] = {}
+    """The solutions the last round's critiques were about (by id), to tell which objections
+    a revision answered."""
     """The last round's critiques (the objections the final solutions answer to)."""
     rationales: dict[int, str] = {}
     """Combined rationale per final cluster index, written by the model."""
@@ -338,6 +341,7 @@ class Deliberation:
                 "solutions": out.solutions,
                 "critiques": (),
                 "last_critiques": s.critiques,
+                "criticised": {sol.id: sol for sol in s.solutions.values()},
                 "round": s.round + 1,
                 "total_rounds": s.total_rounds + 1,
                 "pending_refused": len(out.refused),
@@ -425,7 +429,9 @@ class Deliberation:
         counting and halting stay deterministic; this call is audited and cached like any)."""
         report = s.monitor[-1]
         tasks = [
-            monitor.synthesis_task(self.context, cluster, s.solutions, s.last_critiques)
+            monitor.synthesis_task(
+                self.context, cluster, s.solutions, s.last_critiques, criticised=s.criticised
+            )
             for cluster in report.clusters
         ]
         outs = await asyncio.gather(

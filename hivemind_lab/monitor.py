@@ -321,12 +321,28 @@ def synthesis_task(
     cluster: Cluster,
     solutions: Mapping[str, Solution],
     critiques: Sequence[Critique],
+    *,
+    criticised: Mapping[str, Solution] | None = None,
 ) -> SynthesizeTask:
     """What the model needs to write one cluster's combined rationale: the members' solutions
-    and justifications, and the contradictions raised against them that they did not adopt."""
+    and justifications, and the contradictions raised against them that still stand (the
+    member kept the stance it was criticised for, or did not adopt the claim)."""
     by_id = {s.id: s for s in solutions.values()}
     members = [by_id[i] for i in cluster.solution_ids]
     agents = {m.agent_id: m for m in members}
+    before = criticised or {}
+
+    def stands(c: Critique, option: int | None, claim: str) -> bool:
+        member = agents[c.target_id]
+        if claim in member.adopted:
+            return False
+        old = before.get(c.target_solution_id)
+        if option is None or old is None:
+            return True
+        now: dict[int, str] = {st.option: st.stance for st in member.stances}
+        then: dict[int, str] = {st.option: st.stance for st in old.stances}
+        return now.get(option) == then.get(option)
+
     objections = [
         Objection(
             critic_id=c.critic_id,
@@ -339,7 +355,7 @@ def synthesis_task(
         for c in critiques
         if c.target_id in agents
         for p in c.points
-        if p.kind == "contradiction" and p.claim not in agents[c.target_id].adopted
+        if p.kind == "contradiction" and stands(c, p.option, p.claim)
     ]
     return SynthesizeTask(
         **dict(context),

@@ -26,7 +26,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "and the three calibrations, and press **Run**. The tables and the charts below the controls show "
             "the latest run, and its run folder (with `report.html`) is named above them.\n\n"
             "**Illustrative only:** this notebook uses the offline stand-in, a deterministic model that "
-            "extracts sentences from the knowledge base. It is not an LLM.",
+            "weighs the options by word cues in its evidence and the client's facts. It is not an LLM.",
         ),
         (
             "code",

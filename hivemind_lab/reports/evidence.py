@@ -20,7 +20,8 @@ from hivemind_lab.text import normalise
 
 OFFLINE_NOTICE = (
     "Illustrative run: the agents spoke through the offline stand-in, a deterministic model that "
-    "extracts sentences from the knowledge base. It is not an LLM; its wording is not advice."
+    "weighs the options by word cues in its evidence and the client's facts. It is not an LLM; "
+    "its wording is not advice."
 )
 
 
