@@ -119,7 +119,12 @@ def build_agents(
 RepeatCheck = Callable[[SolutionView], bool]
 
 
-def _solution(agent_id: str, out: ProposalOutput, *, regeneration: int, round: int) -> Solution:
+def _solution(
+    agent_id: str, out: ProposalOutput, *, regeneration: int, round: int, n_options: int
+) -> Solution:
+    """The engine's record of a reply; stances on options the problem does not have (a model
+    can name index 5 of three options: the schema's enum is fixed) are dropped, last word wins."""
+    stances = {st.option: st for st in out.stances if st.option < n_options}
     return Solution(
         id=f"g{regeneration}.r{round}.{agent_id}",
         agent_id=agent_id,
@@ -130,7 +135,7 @@ def _solution(agent_id: str, out: ProposalOutput, *, regeneration: int, round: i
         rationale=out.rationale,
         citations=tuple(out.citations),
         adopted=tuple(out.adopted) if isinstance(out, RevisionOutput) else (),
-        stances=tuple(out.stances),
+        stances=tuple(stances.values()),
         facts_used=tuple(out.facts_used),
     )
 
@@ -166,7 +171,13 @@ async def propose(
                 attempt=attempt,
             )
             out = await caller.ask(agent.id, task, ProposalOutput)
-            solution = _solution(agent.id, out, regeneration=regeneration, round=0)
+            solution = _solution(
+                agent.id,
+                out,
+                regeneration=regeneration,
+                round=0,
+                n_options=len(context.options),
+            )
             if not is_repeat(solution.view()):
                 return solution, refused
             refused.append(f"{solution.id}#attempt{attempt}")
@@ -292,7 +303,13 @@ async def revise(
             evidence=agent.option_evidence(context.problem, context.options),
         )
         out = await caller.ask(agent.id, task, RevisionOutput)
-        revised = _solution(agent.id, out, regeneration=current.regeneration, round=round)
+        revised = _solution(
+            agent.id,
+            out,
+            regeneration=current.regeneration,
+            round=round,
+            n_options=len(context.options),
+        )
         if is_repeat(revised.view()):
             kept = current.model_copy(update={"id": revised.id, "round": round, "adopted": ()})
             return kept, revised.id

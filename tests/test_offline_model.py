@@ -394,3 +394,22 @@ async def test_offline_synthesis_names_shared_reasons_differences_and_the_object
     assert "premium cargo bikes" in out.differences and "a subscription service" in out.differences
     assert "Licensing hands rivals the drivetrain." in out.objection
     assert "lic#0" in out.citations and "lic#0" not in out.text()  # ids cited, never listed
+
+
+def test_stances_on_options_the_problem_lacks_are_dropped():
+    from hivemind_lab.theory import _solution
+
+    out = ProposalOutput.model_validate(
+        {
+            "title": "t",
+            "stances": [
+                {"option": 6, "stance": "pursue"},
+                {"option": 1, "stance": "later"},
+                {"option": 1, "stance": "pursue"},
+            ],
+            "recommendations": ["r"],
+            "rationale": "",
+        }
+    )
+    solution = _solution("theory-00", out, regeneration=0, round=0, n_options=3)
+    assert [(s.option, s.stance) for s in solution.stances] == [(1, "pursue")]
