@@ -137,7 +137,7 @@ class Deliberation:
         # The anchor (truncation guard) is refreshed at every checkpoint and on close.
         self.files = RunDir(run_dir)
         self.audit = AuditLog(self.files.audit_path, anchor_every=0)
-        self.cache = ResponseCache(self.files.cache_path)
+        self.cache = ResponseCache(self.files.cache_path, commit_interval=0.5)  # run-private
         self.model = CachingChatModel(model, self.cache)
         self.state = self._load_state()
         self.caller = AgentCaller(

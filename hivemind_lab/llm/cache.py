@@ -34,12 +34,15 @@ CREATE TABLE IF NOT EXISTS responses (
 class ResponseCache:
     """A SQLite table of request → response, safe across threads and processes (WAL).
 
-    Writes are group-committed: a reply is committed with the others of its phase
-    (`flush`), at most ``commit_interval`` seconds after it arrived, and on `close`. A process
-    killed outright loses at most that interval's replies, which a resumed run asks again.
+    By default every reply is committed as it is stored. A cache only one process writes (a
+    run's own) can group-commit instead (``commit_interval`` > 0): a reply is committed with the
+    others of its phase (`flush`), at most ``commit_interval`` seconds after it arrived, and on
+    `close`; a process killed outright loses at most that interval's replies, which a resumed
+    run asks again. A cache several processes share (a sweep's) must not: an open write
+    transaction makes the other processes wait for its lock.
     """
 
-    def __init__(self, path: str | Path, *, commit_interval: float = 0.5) -> None:
+    def __init__(self, path: str | Path, *, commit_interval: float = 0.0) -> None:
         self.commit_interval = commit_interval
         self._last_commit = time.monotonic()
         self.path = Path(path)
