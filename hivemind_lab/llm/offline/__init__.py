@@ -3,7 +3,7 @@
 It answers hivemind agent tasks (see `hivemind_lab.agents.schemas`) by reading the task block of
 the prompt and working only from what is in it — the client's options and facts and the agent's
 own evidence — so the whole product runs and is tested with no network. It reasons about the
-options rather than copying sentences: see `theory` (propose, critique, revise), `practicality`
+options rather than copying sentences: see `theory` (propose, revise), `critique`, `practicality`
 (score) and `reading` (how evidence and facts are read).
 
 Same request ⇒ byte-identical reply.
@@ -26,9 +26,10 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.offline.critique import critique, critique_batch
 from hivemind_lab.llm.offline.monitor import synthesize
 from hivemind_lab.llm.offline.practicality import score
-from hivemind_lab.llm.offline.theory import critique, critique_batch, propose, revise
+from hivemind_lab.llm.offline.theory import propose, revise
 from hivemind_lab.tokens import TokenCounter, default_counter
 
 OFFLINE_MODEL_ID = "hivemind-offline-v2"

@@ -3,9 +3,7 @@
 - propose: judge each option from the agent's own evidence and the client's facts, then
   recommend a choice or a sequence among the options, each recommendation naming an option or
   a client fact; the reason is written in the model's own words and cites passage and fact ids.
-- critique: option by option: support (the critic's evidence backs the target's stance),
-  contradiction (it backs the opposite stance on the same option), gap (an option or a client
-  fact the target ignores).
+- critique: see `critique` (option by option: support, contradiction, gap).
 - revise: weigh critique points by the distinct evidence behind them (a passage cited by five
   critics counts once), adopt the points whose weight clears the agent's stubbornness, and
   re-decide from the moved option scores.
@@ -13,7 +11,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,31 +18,21 @@ from dataclasses import dataclass
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
     MAX_TEXT,
-    BatchCritiqueOutput,
-    BatchCritiqueTask,
-    CritiqueOutput,
     CritiquePoint,
-    CritiqueTask,
     DecisionContext,
-    Evidence,
     OptionStance,
     ProposalOutput,
     ProposeTask,
     ReviseTask,
     RevisionOutput,
-    SolutionView,
-    TargetCritique,
 )
 from hivemind_lab.decision import Fact, fact_snippet
 from hivemind_lab.llm.offline.reading import (
-    RELEVANT,
     STANCE_VALUE,
     Judgement,
-    bearing,
     commitment,
     is_hold,
     judge,
-    option_weights,
     read_passage,
     relevant_fact,
     stance_map,
@@ -291,171 +278,6 @@ def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
         citations=w.citations,
         facts_used=w.facts_used,
     )
-
-
-def _strength(x: float) -> int:
-    return max(1, min(5, 1 + round(4 * min(1.0, abs(x)))))
-
-
-def _rec_index(view: SolutionView, option: str) -> int | None:
-    stems = frozenset(stems_of(option))
-    for i, rec in enumerate(view.recommendations[:4]):
-        if stems and len(stems & frozenset(stems_of(rec))) / len(stems) >= 0.6:
-            return i
-    return None
-
-
-def _critique_points(
-    ctx: DecisionContext, position: SolutionView, target: SolutionView, evidence: Sequence[Evidence]
-) -> tuple[list[CritiquePoint], str]:
-    options = ctx.options
-    judgements = judge(options, evidence, ctx.facts) if options else ()
-    mine = stance_map(position.stances)
-    theirs = stance_map(target.stances)
-    points: list[tuple[float, CritiquePoint]] = []
-    views = {
-        j.option: j.score + 0.3 * STANCE_VALUE.get(mine.get(j.option, ""), 0.0) for j in judgements
-    }
-    preferred = max(views, key=lambda o: (views[o], -o)) if views else None
-    for j in judgements:
-        view = views[j.option]
-        label = _short(options[j.option], 80)
-        stance = theirs.get(j.option)
-        cite_for = j.support[0] if j.support else None
-        cite_against = j.against[0] if j.against else None
-        lead = views[preferred] - view if preferred is not None else 0.0
-        if (
-            stance == "pursue"
-            and view >= -CLEAR
-            and preferred is not None
-            and preferred != j.option
-            and lead > SEQUENCE_MARGIN
-        ):
-            # Not wrong in itself, but the critic's evidence favours another first move.
-            best = judgements[preferred]
-            claim = (
-                f"Ahead of this option ({label}), my evidence favours another first move "
-                f"({options[preferred]}: {len(best.support)} passage(s) for it)."
-            )
-            cite = best.support[0] if best.support else cite_against
-            points.append(
-                (2 + lead, _point("contradiction", j.option, target, options, claim, -lead, cite))
-            )
-        elif stance in ("pursue", "later") and view < -CLEAR:
-            claim = (
-                f"Against {(stance == 'later' and 'planning') or 'pursuing'} this option "
-                f"({label}): my evidence weighs against it ({len(j.against)} passage(s))."
-            )
-            points.append(
-                (
-                    2 + abs(view),
-                    _point("contradiction", j.option, target, options, claim, view, cite_against),
-                )
-            )
-        elif stance == "avoid" and view > CLEAR:
-            claim = f"For this option, which the solution rules out ({label}): my evidence favours it ({len(j.support)} passage(s))."
-            points.append(
-                (
-                    2 + view,
-                    _point("contradiction", j.option, target, options, claim, view, cite_for),
-                )
-            )
-        elif stance is not None and (view > CLEAR) == (stance != "avoid") and abs(view) > CLEAR:
-            cite = cite_for if view > 0 else cite_against
-            claim = f"Agreed on this option ({label}): my evidence points the same way ({len(j.support)} for, {len(j.against)} against)."
-            points.append(
-                (abs(view), _point("support", j.option, target, options, claim, view, cite))
-            )
-        elif stance is None and view > CLEAR:
-            claim = f"Consider this option, which the solution ignores ({label}): my evidence favours it ({len(j.support)} passage(s))."
-            points.append(
-                (1 + view, _point("gap", j.option, target, options, claim, view, cite_for))
-            )
-    chosen = [i for i, s in theirs.items() if s == "pursue" and i < len(options)]
-    if chosen and ctx.facts:
-        text = frozenset(stems_of(" ".join(target.recommendations)))
-        gaps = [
-            (b, -position, fact, own)
-            for position, (fact, own, b) in enumerate(_fact_bearings(options, ctx.facts, chosen[0]))
-            if b >= RELEVANT and own and len(own & text) < 0.5 * len(own)
-        ]
-        if gaps:
-            b, _, fact, _ = max(gaps, key=lambda g: (g[0], g[1]))
-            claim = f"The solution ignores a client fact that bears on its choice ({options[chosen[0]]}): {fact_snippet(fact)}."
-            points.append(
-                (
-                    1 + b,
-                    CritiquePoint.model_validate(
-                        {
-                            "kind": "gap",
-                            "option": chosen[0],
-                            "claim": _fit(claim),
-                            "strength": _strength(b),
-                            "citation": fact.id,
-                        }
-                    ),
-                )
-            )
-    points.sort(key=lambda p: -p[0])
-    kept = [p for _, p in points[:MAX_POINTS]]
-    counts = {k: sum(p.kind == k for p in kept) for k in ("support", "contradiction", "gap")}
-    summary = (
-        f"{counts['support']} stance(s) supported and {counts['contradiction']} contradicted by my "
-        f"evidence; {counts['gap']} gap(s) in options or client facts."
-    )
-    return kept, summary
-
-
-@functools.lru_cache(maxsize=4096)
-def _fact_bearings(
-    options: tuple[str, ...], facts: tuple[Fact, ...], option: int
-) -> tuple[tuple[Fact, frozenset[str], float], ...]:
-    """Per fact: the stems it adds beyond the options' words, and how much more it bears on one
-    option than on any other (the same for every target a critic reads)."""
-    weights = option_weights(options)
-    option_stems = frozenset(stem for w in weights for stem in w)
-    out = []
-    for f in facts:
-        stems = frozenset(stems_of(f.text))
-        others = max((bearing(stems, w) for i, w in enumerate(weights) if i != option), default=0)
-        out.append((f, stems - option_stems, bearing(stems, weights[option]) - others))
-    return tuple(out)
-
-
-def _point(
-    kind: str,
-    option: int,
-    target: SolutionView,
-    options: tuple[str, ...],
-    claim: str,
-    view: float,
-    citation: str | None,
-) -> CritiquePoint:
-    return CritiquePoint.model_validate(
-        {
-            "kind": kind,
-            "option": option,
-            "recommendation": _rec_index(target, options[option]),
-            "claim": _fit(claim),
-            "strength": _strength(view),
-            "citation": citation,
-        }
-    )
-
-
-def critique(task: CritiqueTask) -> CritiqueOutput:
-    """Critique one target, option by option."""
-    points, summary = _critique_points(task, task.critic_position, task.target, task.evidence)
-    return CritiqueOutput(points=points, summary=summary)
-
-
-def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
-    """The same critique as `critique`, for every target in one reply."""
-    out = []
-    for target in task.targets:
-        points, summary = _critique_points(task, task.critic_position, target.target, task.evidence)
-        out.append(TargetCritique(target_id=target.target_id, points=points, summary=summary))
-    return BatchCritiqueOutput(critiques=out)
 
 
 def _direction(point: CritiquePoint, stance: str | None) -> float:
