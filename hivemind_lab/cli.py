@@ -10,20 +10,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from typer.core import TyperGroup
 
-from hivemind_lab import cli_loops
+from hivemind_lab import cli_experiments, cli_loops, cli_services
+from hivemind_lab.cli_common import console, err_console, fail
+from hivemind_lab.cli_common import erase as _erase
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.inputs import PRESETS
 
@@ -77,35 +76,16 @@ app.add_typer(llm_app, name="llm")
 mcp_app.add_typer(token_app, name="token")
 app.command("rescore")(cli_loops.rescore)
 kb_app.command("diff")(cli_loops.kb_diff)
-
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _erase(bar: Progress, exc: HivemindError) -> HivemindError:
-    """Clear a progress display on failure, so no spinner frame is left after the error."""
-    bar.live.transient = True
-    return exc
-
-
-def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
-    """Ray and Optuna are optional (the ``sweeps`` extra): say how to install them."""
-    import importlib.util
-
-    for needed, module in ((ray, "ray"), (optuna, "optuna")):
-        if needed and importlib.util.find_spec(module) is None:
-            return HivemindError(
-                f"{module}: not installed (allowed: pip install -e '.[sweeps]', part of '.[dev]')"
-            )
-    return None
+llm_app.command("serve")(cli_services.llm_serve)
+mcp_app.command("serve")(cli_services.mcp_serve)
+token_app.command("add")(cli_services.mcp_token_add)
+app.command("sweep")(cli_experiments.sweep)
+app.command("report")(cli_experiments.report)
+app.command("replay")(cli_experiments.replay)
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    # Escaped: messages quote values and commands with brackets (".[sweeps]", "[low, high]").
-    err_console.print(
-        f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True
-    )
-    return typer.Exit(code=2)
+    return fail(exc)
 
 
 @kb_app.command("check")
@@ -440,47 +420,6 @@ def _print_summary(result: Any, run_dir: Path) -> None:
     console.print(f"run directory: {run_dir}")
 
 
-@llm_app.command("serve")
-def llm_serve(
-    model_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="GGUF model file (or HIVEMIND_MODEL_FILE).",
-            show_default="the bundled SmolLM2-135M (plumbing, not strategy)",
-        ),
-    ] = None,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 0,
-    slots: Annotated[int, typer.Option(help="Requests decoded in parallel (-np).")] = 2,
-    context_size: Annotated[int, typer.Option(help="Tokens of context per slot.")] = 8192,
-) -> None:
-    """Run the local backend's llama.cpp server in the foreground (Ctrl-C stops it), for
-    notebooks and sweeps that point the openai backend at it."""
-    from hivemind_lab.llm.factory import BackendChoice, local_server
-
-    try:
-        choice = BackendChoice(backend="local", model_file=model_file, context_size=context_size)
-        server = local_server(choice, slots=slots, port=port)
-        with server:
-            info = server.endpoint.info
-            console.print(
-                f"llama-server {info.server_version} serving {info.model_file} "
-                f"(sha256 {info.model_sha256[:12]}…, {info.slots} slots × {info.context_size} "
-                f"tokens, {info.threads} threads) at [bold]{server.base_url}[/] (pid {server.pid})",
-                soft_wrap=True,
-            )
-            console.print(
-                f"use it: hivemind-lab deliberate --backend openai --base-url {server.base_url} "
-                f"--model {info.model_file} --concurrency {info.slots} …",
-                soft_wrap=True,
-            )
-            code = server.wait()
-            raise HivemindError(f"llama-server exited with code {code}:\n{server.log_tail()}")
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    except KeyboardInterrupt:
-        err_console.print("stopped")
-
-
 @audit_app.command("verify")
 def audit_verify(
     path: Annotated[Path, typer.Argument(help="audit.jsonl file or run directory.")],
@@ -540,253 +479,6 @@ def audit_export(
     except HivemindError as exc:
         raise _fail(exc) from None
     console.print(f"exported {written}")
-
-
-@mcp_app.command("serve")
-def mcp_serve(
-    transport: Annotated[
-        str, typer.Option(help="stdio (one client), http (streamable HTTP at /mcp) or sse.")
-    ] = "stdio",
-    host: Annotated[
-        str, typer.Option(help="Bind address for http/sse (loopback unless a token file is set).")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port for http/sse (0 picks a free one).")] = 8765,
-    token_file: Annotated[
-        Path | None, typer.Option(help="Bearer-token hashes → models (HIVEMIND_TOKEN_FILE).")
-    ] = None,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Extra Host header accepted, e.g. hive.lan or hive.lan:8765; repeatable "
-            "(HIVEMIND_ALLOWED_HOSTS)."
-        ),
-    ] = None,
-    allowed_origin: Annotated[
-        list[str] | None,
-        typer.Option(help="Extra Origin accepted; repeatable (HIVEMIND_ALLOWED_ORIGINS)."),
-    ] = None,
-    public_url: Annotated[
-        str | None,
-        typer.Option(
-            help="Base URL clients use, e.g. https://hive.example.org, advertised as the "
-            "OAuth resource (HIVEMIND_PUBLIC_URL)."
-        ),
-    ] = None,
-    conformance_fixtures: Annotated[
-        bool, typer.Option(hidden=True, help="Serve the conformance suite's fixture tools.")
-    ] = False,
-) -> None:
-    """Serve the six hivemind tools. Configured by SOURCE_MODEL, HIVEMIND_STORE, HIVEMIND_DB_PATH,
-    NEO4J_URI/USER/PASSWORD, CONFLICT_THRESHOLD, CONSENSUS_PHI, MAX_CONTEXT_TOKENS and
-    HIVEMIND_TOKEN_FILE / HIVEMIND_WEBHOOK_URLS / HIVEMIND_WEBHOOK_SECRET /
-    HIVEMIND_ALLOWED_HOSTS / HIVEMIND_ALLOWED_ORIGINS / HIVEMIND_PUBLIC_URL."""
-    from hivemind_lab.graph.config import GraphConfig
-    from hivemind_lab.mcp_server.serve import free_port, serve
-    from hivemind_lab.mcp_server.settings import ServerSettings
-
-    if transport not in ("stdio", "http", "sse"):
-        raise _fail(HivemindError(f"transport: unknown {transport!r} (allowed: stdio, http, sse)"))
-    try:
-        settings = ServerSettings.from_env(
-            transport=transport,
-            host=host,
-            port=free_port(host) if port == 0 else port,
-            token_file=token_file,
-            allowed_hosts=tuple(allowed_host) if allowed_host else None,
-            allowed_origins=tuple(allowed_origin) if allowed_origin else None,
-            public_url=public_url,
-            conformance_fixtures=conformance_fixtures or None,
-        )
-        serve(settings, GraphConfig.from_env())
-    except HivemindError as exc:
-        raise _fail(exc) from None
-
-
-@token_app.command("add")
-def mcp_token_add(
-    model: Annotated[str, typer.Argument(help="The model name the token will act as.")],
-    file: Annotated[Path, typer.Option(help="Token file to create or extend.")] = Path(
-        "hivemind-tokens.json"
-    ),
-) -> None:
-    """Create a bearer token for MODEL; only its hash is stored. The token is printed once."""
-    from hivemind_lab.mcp_server.tokens import add_token
-
-    try:
-        token = add_token(file, model)
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    typer.echo(token)
-    err_console.print(f"token for {model!r} added to {file} (store it now: it is not kept)")
-
-
-@app.command()
-def sweep(
-    spec: Annotated[
-        Path, typer.Argument(help="Experiment file, e.g. experiments/grocer-calibration.toml.")
-    ],
-    workers: Annotated[int, typer.Option(help="Local worker processes.")] = 1,
-    ray: Annotated[
-        str | None, typer.Option("--ray", help="Run on Ray: a cluster address, or 'local'.")
-    ] = None,
-    graph: Annotated[
-        bool, typer.Option("--graph", help="Also write every run into the hivemind graph.")
-    ] = False,
-) -> None:
-    """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
-    from hivemind_lab.experiments import load_spec
-    from hivemind_lab.experiments import run as run_sweep
-
-    try:
-        experiment = load_spec(spec)
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    if workers < 1:
-        raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
-    missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
-    if missing:
-        raise _fail(missing)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    failure: HivemindError | None = None
-    with Progress(*columns, console=err_console) as bar:
-        task_id = bar.add_task(f"sweep {experiment.name}", total=None)
-        try:
-            report = run_sweep(
-                experiment,
-                workers=workers,
-                ray_address=ray,
-                total=lambda n: bar.update(task_id, total=n),
-                on_done=lambda s: bar.advance(task_id),
-            )
-        except HivemindError as exc:
-            failure = _erase(bar, exc)
-    if failure is not None:
-        raise _fail(failure)
-    skipped = sum(r.skipped for r in report.runs)
-    console.print(
-        f"{len(report.runs)} runs ({skipped} already done) in {report.wall_time_s:.1f} s; "
-        f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
-        f"results in {report.root}"
-    )
-    from hivemind_lab.experiments import load as load_runs
-    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
-
-    runs = load_runs(report.root)
-    table = compare(runs)
-    summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
-    for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
-        summary.add_column(col)
-    for row in table.iter_rows(named=True):
-        summary.add_row(
-            row["strategy"],
-            *(
-                format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
-                for m, d in (
-                    ("mean_feasibility", 1),
-                    ("vetoes", 2),
-                    ("run_calls", 0),
-                    ("run_tokens", 0),
-                )
-            ),
-        )
-    console.print(summary)
-    compute = compute_table(runs)
-    if not compute.is_empty():
-        side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
-        for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
-            side.add_column(col)
-        for row in compute.iter_rows(named=True):
-            side.add_row(
-                row["strategy"],
-                row["problem"],
-                str(row["seed"]),
-                f"{row['run_calls']} / {row['deliberation_calls']}",
-                f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
-                "tie" if row.get("tie") else "",
-                "[red]MISMATCH[/]" if row["mismatch"] else "equal",
-            )
-        console.print(side)
-    if graph:
-        from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
-        from hivemind_lab.graph import GraphConfig, open_store
-
-        knowledge = spec.resolve().parent.parent / experiment.knowledge_base
-        try:
-            config = GraphConfig.from_env()
-            store = open_store(config)
-            try:
-                exported = export_runs(
-                    analysis_graph(store, config), Path(report.root), knowledge=knowledge
-                )
-            finally:
-                store.close()
-        except HivemindError as exc:
-            raise _fail(exc) from None
-        console.print(f"graph: {exported.assertions} assertions written ({config.store})")
-
-
-@app.command()
-def report(
-    run_dir: Annotated[
-        Path, typer.Argument(help="A run directory, or a sweep folder experiments/runs/NAME.")
-    ],
-    out: Annotated[
-        Path | None, typer.Option(help="Where to write the HTML (default: RUN_DIR/report.html).")
-    ] = None,
-    pdf: Annotated[
-        bool, typer.Option("--pdf", help="Also print it to PDF with headless Chromium.")
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Render even when the audit trail fails verification (red banner)."
-        ),
-    ] = False,
-) -> None:
-    """Write a self-contained HTML report (works offline) for executives.
-
-    A run whose audit trail fails verification is refused (exit 1, naming the first bad record)
-    unless --force is given."""
-    from hivemind_lab.errors import AuditIntegrityError
-    from hivemind_lab.reports import write_report
-
-    try:
-        path = write_report(run_dir, out, pdf=pdf, force=force)
-    except AuditIntegrityError as exc:
-        err_console.print(
-            f"[bold red]audit FAILED[/]: {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(code=1) from None
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    console.print(f"report: {path}" + (f" and {path.with_suffix('.pdf')}" if pdf else ""))
-
-
-@app.command()
-def replay(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
-    """Re-run a deliberation from its response cache (no network) and compare result.json."""
-    from hivemind_lab.experiments import replay as replay_run
-
-    try:
-        report = replay_run(run_dir)
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    if report.identical:
-        console.print(
-            f"[green]identical[/]: {report.compared_bytes} bytes of result.json match "
-            f"(wall time, audit head and cache counts excluded); {report.network_calls} network calls"
-        )
-        return
-    err_console.print(f"[bold red]DIFFERENT[/]: first difference at {report.first_difference}")
-    raise typer.Exit(code=1)
 
 
 def main() -> None:

@@ -9,18 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from hivemind_lab.cli_common import console
+from hivemind_lab.cli_common import fail as _fail
 from hivemind_lab.errors import HivemindError, InputError
-
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(exc: Exception) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-    return typer.Exit(code=2)
 
 
 def _verdict(vetoed: bool) -> str:

@@ -1,0 +1,202 @@
+"""Experiment commands of ``hivemind-lab``: sweeps, reports and replay. Registered on the CLI
+in `hivemind_lab.cli`; nothing heavy is imported until a command runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from hivemind_lab.cli_common import console, err_console
+from hivemind_lab.cli_common import erase as _erase
+from hivemind_lab.cli_common import fail as _fail
+from hivemind_lab.errors import HivemindError
+
+
+def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
+    """Ray and Optuna are optional (the ``sweeps`` extra): say how to install them."""
+    import importlib.util
+
+    for needed, module in ((ray, "ray"), (optuna, "optuna")):
+        if needed and importlib.util.find_spec(module) is None:
+            return HivemindError(
+                f"{module}: not installed (allowed: pip install -e '.[sweeps]', part of '.[dev]')"
+            )
+    return None
+
+
+def sweep(
+    spec: Annotated[
+        Path, typer.Argument(help="Experiment file, e.g. experiments/grocer-calibration.toml.")
+    ],
+    workers: Annotated[int, typer.Option(help="Local worker processes.")] = 1,
+    ray: Annotated[
+        str | None, typer.Option("--ray", help="Run on Ray: a cluster address, or 'local'.")
+    ] = None,
+    graph: Annotated[
+        bool, typer.Option("--graph", help="Also write every run into the hivemind graph.")
+    ] = False,
+) -> None:
+    """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
+    from hivemind_lab.experiments import load_spec
+    from hivemind_lab.experiments import run as run_sweep
+
+    try:
+        experiment = load_spec(spec)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if workers < 1:
+        raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
+    missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
+    if missing:
+        raise _fail(missing)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    failure: HivemindError | None = None
+    with Progress(*columns, console=err_console) as bar:
+        task_id = bar.add_task(f"sweep {experiment.name}", total=None)
+        try:
+            report = run_sweep(
+                experiment,
+                workers=workers,
+                ray_address=ray,
+                total=lambda n: bar.update(task_id, total=n),
+                on_done=lambda s: bar.advance(task_id),
+            )
+        except HivemindError as exc:
+            failure = _erase(bar, exc)
+    if failure is not None:
+        raise _fail(failure)
+    skipped = sum(r.skipped for r in report.runs)
+    console.print(
+        f"{len(report.runs)} runs ({skipped} already done) in {report.wall_time_s:.1f} s; "
+        f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
+        f"results in {report.root}"
+    )
+    from hivemind_lab.experiments import load as load_runs
+    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
+
+    runs = load_runs(report.root)
+    table = compare(runs)
+    summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
+    for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
+        summary.add_column(col)
+    for row in table.iter_rows(named=True):
+        summary.add_row(
+            row["strategy"],
+            *(
+                format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
+                for m, d in (
+                    ("mean_feasibility", 1),
+                    ("vetoes", 2),
+                    ("run_calls", 0),
+                    ("run_tokens", 0),
+                )
+            ),
+        )
+    console.print(summary)
+    compute = compute_table(runs)
+    if not compute.is_empty():
+        side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
+        for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
+            side.add_column(col)
+        for row in compute.iter_rows(named=True):
+            side.add_row(
+                row["strategy"],
+                row["problem"],
+                str(row["seed"]),
+                f"{row['run_calls']} / {row['deliberation_calls']}",
+                f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
+                "tie" if row.get("tie") else "",
+                "[red]MISMATCH[/]" if row["mismatch"] else "equal",
+            )
+        console.print(side)
+    if graph:
+        from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+        from hivemind_lab.graph import GraphConfig, open_store
+
+        knowledge = spec.resolve().parent.parent / experiment.knowledge_base
+        try:
+            config = GraphConfig.from_env()
+            store = open_store(config)
+            try:
+                exported = export_runs(
+                    analysis_graph(store, config), Path(report.root), knowledge=knowledge
+                )
+            finally:
+                store.close()
+        except HivemindError as exc:
+            raise _fail(exc) from None
+        console.print(f"graph: {exported.assertions} assertions written ({config.store})")
+
+
+def report(
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run directory, or a sweep folder experiments/runs/NAME.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the HTML (default: RUN_DIR/report.html).")
+    ] = None,
+    pdf: Annotated[
+        bool, typer.Option("--pdf", help="Also print it to PDF with headless Chromium.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Render even when the audit trail fails verification (red banner)."
+        ),
+    ] = False,
+) -> None:
+    """Write a self-contained HTML report (works offline) for executives.
+
+    A run whose audit trail fails verification is refused (exit 1, naming the first bad record)
+    unless --force is given."""
+    from hivemind_lab.errors import AuditIntegrityError
+    from hivemind_lab.reports import write_report
+
+    try:
+        path = write_report(run_dir, out, pdf=pdf, force=force)
+    except AuditIntegrityError as exc:
+        err_console.print(
+            f"[bold red]audit FAILED[/]: {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(code=1) from None
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    console.print(f"report: {path}" + (f" and {path.with_suffix('.pdf')}" if pdf else ""))
+
+
+def replay(run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")]) -> None:
+    """Re-run a deliberation from its response cache (no network) and compare result.json."""
+    from hivemind_lab.experiments import replay as replay_run
+
+    try:
+        report = replay_run(run_dir)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if report.identical:
+        console.print(
+            f"[green]identical[/]: {report.compared_bytes} bytes of result.json match "
+            f"(wall time, audit head and cache counts excluded); {report.network_calls} network calls"
+        )
+        return
+    err_console.print(f"[bold red]DIFFERENT[/]: first difference at {report.first_difference}")
+    raise typer.Exit(code=1)
