@@ -909,6 +909,7 @@ def test_bulk_parallel_load_stores_the_same_graph_as_a_serial_load(
     assert load(3) == serial
 
 
+@pytest.mark.parametrize("store_kind", ["neo4j"])  # parallel loaders: Neo4j only (embedded refuses)
 def test_bulk_parallel_failure_undoes_the_loaders_that_committed(
     graph_factory, store_kind, monkeypatch
 ):
@@ -916,8 +917,6 @@ def test_bulk_parallel_failure_undoes_the_loaders_that_committed(
 
     import neo4j
 
-    if store_kind != "neo4j":
-        pytest.skip("parallel loaders are a Neo4j feature (embedded refuses them)")
     graph = graph_factory()
     graph.bulk_assert(
         [{"subject": "seed", "predicate": "is", "obj": "kept", "confidence": 0.5}], model="loader"
