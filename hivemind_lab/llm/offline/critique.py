@@ -27,7 +27,7 @@ from hivemind_lab.decision import Fact, fact_snippet
 from hivemind_lab.llm.offline.reading import (
     RELEVANT,
     STANCE_VALUE,
-    bearing,
+    distinct_bearing,
     judge,
     option_weights,
     stance_map,
@@ -160,8 +160,7 @@ def _fact_bearings(
     out = []
     for f in facts:
         stems = frozenset(stems_of(f.text))
-        others = max((bearing(stems, w) for i, w in enumerate(weights) if i != option), default=0)
-        out.append((f, stems - option_stems, bearing(stems, weights[option]) - others))
+        out.append((f, stems - option_stems, distinct_bearing(stems, weights, option)))
     return tuple(out)
 
 

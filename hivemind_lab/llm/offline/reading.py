@@ -348,6 +348,12 @@ def stance_map(stances: Sequence[OptionStance]) -> dict[int, str]:
     return {s.option: s.stance for s in stances}
 
 
+def distinct_bearing(stems: frozenset[str], weights: Sequence[dict[str, float]], own: int) -> float:
+    """How much more a text bears on option ``own`` than on any other option."""
+    others = max((bearing(stems, w) for i, w in enumerate(weights) if i != own), default=0.0)
+    return bearing(stems, weights[own]) - others
+
+
 def relevant_fact(
     option: str, options: tuple[str, ...], facts: Sequence[Fact], *, prefer: Sequence[str] = ()
 ) -> Fact | None:
@@ -356,15 +362,15 @@ def relevant_fact(
     restating its choices) bears on none of them."""
     if not facts:
         return None
-    index = options.index(option) if option in options else -1
-    weights = option_weights(options) if index >= 0 else (dict.fromkeys(stems_of(option), 1.0),)
-    own = weights[index] if index >= 0 else weights[0]
+    if option in options:
+        weights, own = option_weights(options), options.index(option)
+    else:
+        weights, own = (dict.fromkeys(stems_of(option), 1.0),), 0
     rank = {"client": 0, "market": 1, "question": 2}
 
     def distinct(f: Fact) -> float:
-        stems = frozenset(stems_of(f.text))
-        others = [bearing(stems, w) for i, w in enumerate(weights) if w is not own]
-        return bearing(stems, own) - max(others, default=0.0) + (0.5 if f.id in prefer else 0.0)
+        preferred = 0.5 if f.id in prefer else 0.0
+        return distinct_bearing(frozenset(stems_of(f.text)), weights, own) + preferred
 
     ranked = [
         (distinct(f) < RELEVANT * 0.5, rank[f.source], -distinct(f), position, f)
