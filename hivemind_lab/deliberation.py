@@ -170,6 +170,16 @@ def check_run_dir(run_dir: Path, *, resume: bool) -> None:
         )
 
 
+def knowledge_for(manifest: RunManifest) -> Knowledge:
+    """The knowledge and agents of the run a manifest describes (any strategy)."""
+    return prepare_knowledge(
+        manifest.request,
+        knowledge_base=manifest.knowledge_base,
+        practicality_kb=manifest.practicality_kb,
+        seed=manifest.seed,
+    )
+
+
 async def run_manifest(
     manifest: RunManifest,
     run_dir: str | Path,
@@ -189,12 +199,7 @@ async def run_manifest(
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:
         return run.read_result()
-    knowledge = knowledge or prepare_knowledge(
-        manifest.request,
-        knowledge_base=manifest.knowledge_base,
-        practicality_kb=manifest.practicality_kb,
-        seed=manifest.seed,
-    )
+    knowledge = knowledge or knowledge_for(manifest)
     run.path.mkdir(parents=True, exist_ok=True)
     if not resume:
         run.write_manifest(manifest)

@@ -28,7 +28,7 @@ from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
-from hivemind_lab.deliberation import check_run_dir, prepare_knowledge
+from hivemind_lab.deliberation import check_run_dir, knowledge_for
 from hivemind_lab.engine import Knowledge
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest
@@ -322,12 +322,7 @@ async def run_manifest(
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:
         return run.read_result()
-    knowledge = knowledge or prepare_knowledge(
-        manifest.request,
-        knowledge_base=manifest.knowledge_base,
-        practicality_kb=manifest.practicality_kb,
-        seed=manifest.seed,
-    )
+    knowledge = knowledge or knowledge_for(manifest)
     run.path.mkdir(parents=True, exist_ok=True)
     for leftover in (run.audit_path, run.cache_path, run.audit_path.with_suffix(".jsonl.head")):
         leftover.unlink(missing_ok=True)
