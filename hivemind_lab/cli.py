@@ -313,17 +313,12 @@ def deliberate(
                 else similarity,
                 severity=base.severity if severity is None else severity,
             )
-            chosen_profile: Any = profile
-            if profile is not None and (
-                "," in profile or profile not in ("enterprise", "individual")
-            ):
-                chosen_profile = tuple(p.strip() for p in profile.split(",") if p.strip())
             request = request_for(
                 prob,
                 sufficiency=sufficiency,
                 feasibility=feasibility,
                 density=density,
-                profile=chosen_profile,
+                profile=profile,
                 critique_mode=critique_mode,
             )
             limits = build(

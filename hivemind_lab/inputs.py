@@ -206,11 +206,19 @@ def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
         "density": problem.suggested.density,
         "client_data": problem.client_data,
         "market_data": problem.market_data,
-        "profile": problem.profile
-        if problem.profile in ("enterprise", "individual")
-        else tuple(p.strip() for p in problem.profile.split(",") if p.strip()),
+        "profile": problem.profile,
     }
     if problem.options:
         values["options"] = problem.options
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if isinstance(values["profile"], str):
+        values["profile"] = parse_profile(values["profile"])
     return build(DeliberationRequest, **values)
+
+
+def parse_profile(text: str) -> ProfileName | tuple[str, ...]:
+    """A profile as written in a problem file or on the command line: a named profile, or
+    comma-separated constraint names."""
+    if text in ("enterprise", "individual"):
+        return text  # type: ignore[return-value]
+    return tuple(p.strip() for p in text.split(",") if p.strip())
