@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hivemind_lab.problem_text import Block, read_blocks
 from hivemind_lab.text import split_sentences
 
 MAX_OPTIONS = 8
@@ -39,21 +40,37 @@ class Fact(BaseModel):
     source: FactSource
 
 
-_BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item>\S.*)$")
 _INLINE_MARK = re.compile(
     r"(?:\(\s*(?:[a-h]|[1-9]|i{1,3}|iv|v)\s*\)|(?<![\w,.])[1-9]\))\s*", re.IGNORECASE
 )
-_LABELLED = re.compile(
+_LABEL_WORD = (
     r"\b(?:option|alternative|path|offer|choice|scenario)\s+(?:[A-H1-9]|one|two|three|four|five)"
-    r"\s*[:.)–—-]\s*(?P<item>[^;\n]+?)(?=[.;]?\s*(?:\b(?:option|alternative|path|offer|choice|"
-    r"scenario)\s+(?:[A-H1-9]|one|two|three|four|five)\s*[:.)–—-]|$|\n))",
+    r"\s*[:.)–—-]"
+)
+_LABELLED = re.compile(
+    _LABEL_WORD + r"\s*(?P<item>[^;\n]+?)(?=[.;]?\s*(?:" + _LABEL_WORD + r"|$|\n)|"
+    r"[.!?]\s+[\"“(]?[A-Z])",
     re.IGNORECASE,
 )
+_CAPITAL = "A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-Я\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
+"""Letters that start a name: capitals of Latin, Greek and Cyrillic scripts, and the caseless
+CJK scripts (whose names have no capitals)."""
+_NAME = rf"[{_CAPITAL}][\w&.'’-]*"
 _SUBJECT = (
     r"(?:it|we|they|i|he|she|you|(?i:the)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+|"
-    r"(?:[A-Z][\w&.'’-]*)(?:\s+[A-Z][\w&.'’-]*){0,3})"
+    rf"(?:{_NAME})(?:\s+{_NAME}){{0,3}})"
 )
+_AUX = r"(?:do|does|should|shall|will|would|can|could|must)"
 _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (
+        3,
+        re.compile(
+            # "do we go public, or do we stay private?": one question per option.
+            r"\b(?P<aux>" + _AUX + r")\s+(?P<subj>we|i|they|it|you|he|she)\s+(?P<list>[^?]+?,?\s+"
+            r"or\s+(?P=aux)\s+(?P=subj)\s+[^?]+)\?",
+            re.IGNORECASE,
+        ),
+    ),
     (
         3,
         re.compile(
@@ -78,6 +95,14 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        2,
+        re.compile(
+            r"\b(?:weigh(?:s|ing)?\s+(?P<list>.+?\s(?:against|versus|vs\.?)\s.+)|"
+            r"compar(?:e|es|ing)\s+(?P<first>.+?)\s(?:with|to|against|versus|vs\.?)\s(?P<second>.+))",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         1,
         re.compile(
             r"\b(?:split\s+between|choose\s+between|choosing\s+between|deciding\s+between|"
@@ -90,6 +115,9 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
 )
 _LEAD = re.compile(
     r"^(?:(?:either|or|and|to|whether\s+to|whether|by|it\s+should|should)\s+)+", re.IGNORECASE
+)
+_PREPOSITIONS = frozenset(
+    ["in", "at", "to", "into", "from", "for", "with", "on", "by", "via", "through"]
 )
 _QUESTION_WORD = re.compile(r"^(?:how|what|which|why|when|where|who|whom)\b", re.IGNORECASE)
 _DETERMINER = re.compile(r"^(?:a|an|the|its|their|his|her|our|my)\b", re.IGNORECASE)
@@ -108,12 +136,22 @@ def _clean(item: str) -> str:
 
 def _split_list(text: str, *, between: bool = False) -> list[str]:
     """Items of an inline enumeration; [] when it is not one."""
+    text = re.sub(r"\bvs\.", "vs", text)
     text = re.split(r"[?]|\.(?:\s|$)", text, maxsplit=1)[0]
+    if ": " in text:  # "which should we prioritise in 2026: A, B or C" lists after the colon
+        after = _split_list(text.rsplit(": ", 1)[1], between=between)
+        if after:
+            return after
     if _INLINE_MARK.search(text):
-        parts = [p for p in _INLINE_MARK.split(text) if p.strip()]
+        first = _INLINE_MARK.search(text)
+        lead = text[: first.start()] if first else ""
+        parts = [p for p in _INLINE_MARK.split(text[len(lead) :]) if p.strip()]
         parts = [re.sub(r"[,;]?\s*(?:and|or)?\s*$", "", p) for p in parts]
     elif ";" in text:
         parts = text.split(";")
+    elif re.search(r"\s(?:against|versus|vs)\s", text):
+        parts = re.split(r"\s(?:against|versus|vs)\s", text)  # "weighing A against B"
+        between = True  # two whole options: the first's verb does not govern the second
     elif re.search(r",\s", text):
         parts = re.split(r",(?=\s)", text)  # "2,400" is a number, not a list
         if not any(re.match(r"\s*or\s", p) for p in parts[1:]) and " or " in parts[-1]:
@@ -135,61 +173,187 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
             parts = [f"{parts[0].strip()} {rest}", parts[1]]
     else:
         return []
+    bare = [re.sub(r"\s+", " ", p.strip(" ,;:.?!")) for p in parts]
+    bare = [re.sub(r"^(?:(?:either|or|and)\s+)+", "", b, flags=re.I) for b in bare]
+    if len(bare) >= 2 and all(
+        len(b.split()) <= 3 and b.split()[0] in _PREPOSITIONS and f" {b.split()[0]} " in bare[0]
+        for b in bare[1:]
+    ):
+        # "open a store in Malmö or in Göteborg": the first item's move goes to each place.
+        parts = [
+            bare[0],
+            *(bare[0][: bare[0].rfind(f" {b.split()[0]} ") + 1] + b for b in bare[1:]),
+        ]
     raw = [re.sub(r"\s+", " ", _LEAD.sub("", p.strip(" ,;:.?!"))).strip() for p in parts]
     raw = [r for r in raw if r and not re.fullmatch(r"(?i)(?:and\s+)?if so|or|and", r)]
     if not 2 <= len(raw) <= MAX_OPTIONS or any(len(r.split()) > 24 for r in raw):
         return []
     if any(_QUESTION_WORD.match(r) or re.search(r"\bshould\b", r, re.I) for r in raw):
         return []  # "what should X do, and how should it …": questions, not options
+    if any(not re.search(r"[^\W\d_]{2}|^[^\W\d_]$", r) for r in raw):
+        return []  # "between 2019 and 2024": figures, not courses of action
     head = raw[0].split()
     if (
-        len(head) >= 2
+        not between
+        and len(head) >= 2
         and head[0].islower()
         and not _DETERMINER.match(raw[0])
         and all(len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r)) for r in raw[1:])
     ):
         # "enter Germany, France or Spain": the first item's verb governs the rest.
         raw = [raw[0], *(f"{head[0]} {r}" for r in raw[1:])]
+
     items = [_clean(r) for r in raw]
     return [i[:MAX_OPTION_CHARS] for i in items]
 
 
-def _bullets(text: str) -> list[str]:
-    """The longest run of two or more bullet or numbered lines."""
+_OPTION_LABEL = re.compile(
+    r"\b(?:options?|alternatives?|choices?|scenarios?|paths?|routes?|offers?|proposals?|"
+    r"courses? of action|candidates?|plans?|strateg(?:y|ies)|approach(?:es)?)\b",
+    re.IGNORECASE,
+)
+_DATA_LABEL = re.compile(
+    r"\b(?:facts?|context|data|background|figures?|numbers?|metrics?|constraints?|situation|"
+    r"financials?|finances|budget|assumptions?|notes?|details?|kpis?|statistics?|evidence|"
+    r"position|profile|about)\b",
+    re.IGNORECASE,
+)
+_DATUM = re.compile(r"^(?:[^:]{1,48}:\s*\S|[$€£¥]?\d)")
+
+
+def _is_data(items: Sequence[str], label: str) -> bool:
+    """Whether a list holds the client's data rather than its options: its label says so
+    ("Facts", "Context", "Constraints"), or most items read "Label: figure" or start with one."""
+    if _DATA_LABEL.search(label) and not _OPTION_LABEL.search(label):
+        return True
+    if _OPTION_LABEL.search(label):
+        return False
+    data = [i for i in items if _DATUM.match(i) and _FIGURE.search(i)]
+    return 2 * len(data) > len(items)
+
+
+def _runs(blocks: Sequence[Block], kind: str) -> list[list[Block]]:
+    runs: dict[int, list[Block]] = {}
+    for block in blocks:
+        if block.kind == kind:
+            runs.setdefault(block.run, []).append(block)
+    return list(runs.values())
+
+
+def _bullets(blocks: Sequence[Block]) -> list[str]:
+    """The longest list of two or more bullet or numbered lines that holds options."""
     best: list[str] = []
-    run: list[str] = []
-    for line in [*text.splitlines(), ""]:
-        match = _BULLET.match(line)
-        if match:
-            run.append(_clean(match.group("item"))[:MAX_OPTION_CHARS])
-            continue
-        if len(run) > len(best):
-            best = run
-        run = []
+    for run in _runs(blocks, "bullet"):
+        items = [_clean(b.text)[:MAX_OPTION_CHARS] for b in run]
+        if len(items) > len(best) and not _is_data(items, run[0].label):
+            best = items
     return best[:MAX_OPTIONS] if len(best) >= 2 else []
+
+
+def _table_options(blocks: Sequence[Block]) -> list[str]:
+    """A table whose first column is headed Option (or Alternative, Choice …): one option a
+    row, its first cell joined to a prose description when the next column carries one."""
+    for run in _runs(blocks, "row"):
+        if not _OPTION_LABEL.search(run[0].header[0]) or not 2 <= len(run) <= MAX_OPTIONS:
+            continue
+        items = []
+        for row in run:
+            cells = row.cells
+            name = cells[0] if cells else ""
+            detail = cells[1] if len(cells) > 1 and len(cells[1].split()) >= 3 else ""
+            items.append(_clean(f"{name}: {detail}" if detail else name)[:MAX_OPTION_CHARS])
+        if all(items):
+            return items
+    return []
+
+
+def _sentences(blocks: Sequence[Block]) -> list[str]:
+    """The prose of a problem, sentence by sentence (bullets and rows are their own)."""
+    return [
+        sentence
+        for block in blocks
+        if block.kind != "label"
+        for sentence in (split_sentences(block.text) if block.kind == "text" else [block.text])
+    ]
+
+
+_YES_NO = re.compile(
+    r"^(?i:should|shall|ought)\s+" + _SUBJECT + r"\s+(?:(?i:to)\s+)?(?P<move>[^?]{3,160})\?$"
+)
+
+
+def _yes_no(sentences: Sequence[str]) -> list[str]:
+    """A yes/no decision ("Should Acme acquire Beta?") weighs the move against declining it."""
+    for sentence in reversed(sentences):
+        match = _YES_NO.match(sentence.strip())
+        if not match:
+            continue
+        move = _clean(match.group("move"))
+        words = move.split()
+        if (
+            1 <= len(words) <= 16
+            and not re.search(r"\b(?:or|should|how|what|which|whether)\b", move, re.I)
+            and not words[0].lower().endswith(("ing", "ed"))
+        ):
+            return [move[:MAX_OPTION_CHARS], f"Decline to {_lower(move)}"[:MAX_OPTION_CHARS]]
+    return []
+
+
+def _lower(text: str) -> str:
+    word = text.split(" ", 1)[0]
+    return text[:1].lower() + text[1:] if word[1:].islower() or word == "A" else text
 
 
 def extract_options(question: str) -> tuple[str, ...]:
     """The courses of action a question enumerates, in its order ([] when it names none).
 
-    A bullet or numbered list wins; otherwise the strongest inline enumeration: a "whether
-    to …" or "should X …?" clause, then "options/paths/offers …: …", then "between …".
+    A list of options wins (bullets or a table, but never a list of the client's data);
+    then "Option A: …" labels; then the strongest inline enumeration: a "whether to …",
+    "should X …?" or "do we A, or do we B?" clause, then "options …: …" or "weighing A against
+    B", then "between …". A bare yes/no question weighs the move against declining it.
+    Options are distinct (a repeat is dropped), and one option alone is no choice.
     """
-    listed = _bullets(question)
+    unique = list(dict.fromkeys(_find_options(question)))
+    unique = [
+        o for i, o in enumerate(unique) if o.casefold() not in {u.casefold() for u in unique[:i]}
+    ]
+    return tuple(unique) if len(unique) >= 2 else ()
+
+
+def _find_options(question: str) -> tuple[str, ...]:
+    blocks = read_blocks(question)
+    listed = _bullets(blocks) or _table_options(blocks)
     if listed:
         return tuple(listed)
-    labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(question)]
+    sentences = _sentences(blocks)
+    prose = "\n".join(b.text for b in blocks if b.kind != "heading")
+    labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(prose)]
     if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
         return tuple(labelled)
     best: tuple[int, int, list[str]] | None = None
-    sentences = split_sentences(question.replace("\n", " "))
     for position, sentence in enumerate(sentences):
         for priority, pattern in _TRIGGERS:
             for match in pattern.finditer(sentence):
-                items = _split_list(match.group("list"), between="between" in match.group(0))
+                found = match.group("list") or ""
+                if "aux" in match.groupdict():  # "do we A, or do we B?"
+                    found = re.sub(
+                        r",?\s+or\s+"
+                        + re.escape(match.group("aux"))
+                        + r"\s+"
+                        + re.escape(match.group("subj"))
+                        + r"\s+",
+                        " or ",
+                        found,
+                        flags=re.IGNORECASE,
+                    )
+                if match.groupdict().get("second"):  # "comparing A with B"
+                    found = f"{match.group('first')} versus {match.group('second')}"
+                items = _split_list(found, between="between" in match.group(0))
                 if items and (best is None or (priority, position) >= best[:2]):
                     best = (priority, position, items)
-    return tuple(best[2]) if best else ()
+    if best:
+        return tuple(best[2])
+    return tuple(_yes_no(sentences))
 
 
 def _short(text: str, limit: int = MAX_FACT_CHARS) -> str:
@@ -200,13 +364,58 @@ def _short(text: str, limit: int = MAX_FACT_CHARS) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def _restates(statement: str, options: Sequence[str]) -> bool:
+    """Whether a statement only restates an option ("Option 2 — hire 30 nurses."): the option
+    is already in every prompt, so it is not a fact about the client."""
+    said = _words(_LEAD.sub("", re.sub(_LABEL_WORD, "", statement, count=1, flags=re.I).strip()))
+    for option in options:
+        named = _words(option)
+        if named and said and (said[: len(named)] == named or named[: len(said)] == said):
+            return True
+    return False
+
+
+def _figure_outside(sentence: str, options: Sequence[str]) -> bool:
+    """Whether a sentence gives a figure besides its options ("a firm with DKK 85m revenue is
+    torn between A and B"), so it still states a fact."""
+    rest = sentence.casefold()
+    for option in options:
+        rest = rest.replace(_LEAD.sub("", option.casefold()), " ")
+    return bool(re.search(r"\d", rest))
+
+
+def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
+    """A text's statements: prose sentences, bullet items and table rows, never its headings or
+    labels; of a question, never its questions or restated options either."""
+    found = []
+    for block in read_blocks(text):
+        if block.kind in ("heading", "label"):
+            continue
+        prose = block.kind == "text"
+        for part in split_sentences(block.text) if prose else [block.text]:
+            whole = " ".join(block.cells) if block.kind == "row" else part
+            if len(part.split()) < (4 if question and prose else 3):
+                continue
+            if question and (part.rstrip().endswith("?") or _restates(whole, options)):
+                continue
+            found.append(part)
+    return found
+
+
 def extract_facts(
     question: str,
     client_data: Sequence[tuple[str, str]] = (),
     market_data: Sequence[tuple[str, str]] = (),
+    *,
+    options: Sequence[str] = (),
 ) -> tuple[Fact, ...]:
-    """Short, citable statements: every line of client and market data, then the question's
-    own statements (figures first), never its questions."""
+    """Short, citable statements: every line, bullet or table row of client and market data,
+    then the question's own statements (figures first), never its questions, headings, the
+    sentence that lists the options or a restated option."""
     facts: list[Fact] = []
     sources: tuple[tuple[FactSource, Sequence[tuple[str, str]]], ...] = (
         ("client", client_data),
@@ -214,24 +423,17 @@ def extract_facts(
     )
     for source, documents in sources:
         for doc_id, text in documents:
-            n = 0
-            for line in text.splitlines():
-                for sentence in split_sentences(line):
-                    if len(sentence.split()) < 3:
-                        continue
-                    n += 1
-                    facts.append(Fact(id=f"{doc_id}.{n}", text=_short(sentence), source=source))
+            for n, sentence in enumerate(_statements(text), start=1):
+                facts.append(Fact(id=f"{doc_id}.{n}", text=_short(sentence), source=source))
     statements = [
         s
-        for s in split_sentences(question.replace("\n", " "))
-        if not s.rstrip().endswith("?") and len(s.split()) >= 4 and not extract_options(s)
-    ]  # a sentence that lists the options states the decision, not a fact
+        for s in _statements(question, question=True, options=options)
+        if not extract_options(s) or _figure_outside(s, extract_options(s))
+    ]  # a sentence that lists the options states the decision, unless it also gives a figure
     ranked = sorted(range(len(statements)), key=lambda i: (not _FIGURE.search(statements[i]), i))
     for i in ranked:
         facts.append(Fact(id=f"question.{i + 1}", text=_short(statements[i]), source="question"))
-    client = [f for f in facts if f.source != "question"]
-    question_facts = [f for f in facts if f.source == "question"]
-    return tuple([*client, *question_facts][:MAX_FACTS])
+    return tuple(facts[:MAX_FACTS])
 
 
 def fact_snippet(fact: Fact, limit: int = 240) -> str:

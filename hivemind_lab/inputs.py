@@ -156,6 +156,7 @@ class DeliberationRequest(BaseModel):
             self.problem,
             [(d.id, d.text) for d in self.client_data],
             [(d.id, d.text) for d in self.market_data],
+            options=self.options,
         )
 
     @field_validator("problem")

@@ -56,7 +56,7 @@ def load_problem(path: str | Path) -> Problem:
     """Read one problem TOML file; errors name the file and field."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is not TOML
     except FileNotFoundError:
         raise InputError(
             "problem", f"file {str(path)!r} does not exist", allowed="a .toml file"
@@ -85,6 +85,7 @@ _PATH_LIKE = re.compile(r"^\S+(?:[/\\]\S*|\.[A-Za-z0-9]{1,8})$")
 
 def problem_from_text(text: str, *, id: str = "ad-hoc") -> Problem:
     """Wrap a bare question (typed, or read from a text file)."""
+    text = text.replace("\ufeff", "")  # a byte-order mark is not part of the question
     if not text.strip():
         raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
     first = text.strip().splitlines()[0].lstrip("# ").strip()
@@ -121,7 +122,7 @@ def resolve_problem(argument: str) -> Problem:
         return load_problem(path)
     if path.suffix.lower() in TEXT_SUFFIXES:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError("problem", f"cannot read {str(path)!r} ({exc})") from None
         if not text.strip():

@@ -207,3 +207,117 @@ def test_cli_runs_a_plain_text_problem_file(tmp_path):
 )
 def test_more_phrasings_of_options(question, options):
     assert extract_options(question) == options
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (
+            "The trust is weighing a four-day week against a hiring freeze. Staff costs rose "
+            "between 2021 and 2024.",
+            ("A four-day week", "A hiring freeze"),
+        ),
+        (
+            "Which of these should the lab fund in 2027: a cryo-EM facility, two new "
+            "fellowships or a data platform?",
+            ("A cryo-EM facility", "Two new fellowships", "A data platform"),
+        ),
+        (
+            "The council must decide how to cut emissions by 2030: (a) electrify the bus "
+            "fleet, (b) build cycle lanes, or (c) charge for city-centre parking.",
+            ("Electrify the bus fleet", "Build cycle lanes", "Charge for city-centre parking"),
+        ),
+        (
+            "Shall we rent a bigger office, or shall we go fully remote?",
+            ("Rent a bigger office", "Go fully remote"),
+        ),
+        (
+            "Should Norrland Timber buy the sawmill?",
+            ("Buy the sawmill", "Decline to buy the sawmill"),
+        ),
+        (
+            "Two choices remain. Choice one: raise the fee to 40 dollars. Choice two: cut the "
+            "evening classes. Enrolment fell 8 percent.",
+            ("Raise the fee to 40 dollars", "Cut the evening classes"),
+        ),
+        (
+            "**Option A: Outsource payroll.** Saves 3 staff.\n\n**Option B: Keep it in house.**",
+            ("Outsource payroll", "Keep it in house"),
+        ),
+        (
+            "Should Žofie Nováková open her clinic in Brno or in Ostrava?",
+            ("Open her clinic in Brno", "Open her clinic in Ostrava"),
+        ),
+        ("Revenue doubled between 2019 and 2024.", ()),
+        ("Should we sell or sell?", ()),
+    ],
+)
+def test_options_from_weighing_colons_letters_repeated_questions_and_yes_no(question, options):
+    assert extract_options(question) == options
+
+
+def test_a_markdown_list_of_data_is_not_the_options():
+    question = (
+        "# Depot decision\n\nWe are comparing a second depot with night shifts.\n\n"
+        "## Key facts\n\n- Fleet: 80 vans\n- Overtime is 12% of pay\n"
+    )
+    assert extract_options(question) == ("A second depot", "Night shifts")
+    unlabelled = (
+        "Should we lease or buy the press?\n\n- Price: 2.1 million\n- Lease: 30,000 a month\n"
+    )
+    assert extract_options(unlabelled) == ("Lease the press", "Buy the press")
+    assert extract_options("Our options:\n- Sell the farm\n- Rent out the land\n") == (
+        "Sell the farm",
+        "Rent out the land",
+    )
+
+
+def test_options_from_a_markdown_table_whose_first_column_is_the_option():
+    question = (
+        "Which plan should the club adopt?\n\n| Plan | What it means | Cost |\n|---|---|---|\n"
+        "| Expand | Build a second pitch on the east field | high |\n| Share | Rent pitches "
+        "from the school | low |\n"
+    )
+    assert extract_options(question) == (
+        "Expand: Build a second pitch on the east field",
+        "Share: Rent pitches from the school",
+    )
+
+
+def test_markdown_facts_are_statements_not_headings_options_or_questions():
+    question = (
+        "# The decision\n\nThe mill employs 210 people.\n\n## Options\n\n1. Close the mill\n"
+        "2. Sell the mill\n\n## Facts\n\n- Energy costs: up 40% since 2022\n"
+        "| Year | Output |\n|---|---|\n| 2024 | 51,000 tonnes |\n\nWhat should the owners do?"
+    )
+    options = extract_options(question)
+    assert options == ("Close the mill", "Sell the mill")
+    texts = [f.text for f in extract_facts(question, options=options)]
+    assert texts == [
+        "The mill employs 210 people.",
+        "Energy costs: up 40% since 2022",
+        "2024 — Output: 51,000 tonnes",
+    ]
+
+
+def test_a_restated_option_is_not_a_fact_but_a_figure_beside_the_options_is():
+    question = (
+        "A bakery with 9% margins is torn between opening a café and selling online.\n"
+        "Option 1 — open a café (cost 80,000).\nOption 2 — sell online.\nRent rises in 2026."
+    )
+    options = extract_options(question)
+    assert options == ("Open a café (cost 80,000)", "Sell online")
+    texts = [f.text for f in extract_facts(question, options=options)]
+    assert texts == [
+        "A bakery with 9% margins is torn between opening a café and selling online.",
+        "Rent rises in 2026.",
+    ]
+
+
+def test_a_byte_order_mark_is_not_part_of_a_problem(tmp_path):
+    txt = tmp_path / "bom.txt"
+    txt.write_bytes("\ufeffÅsa AB weighs a shop in Malmö against a webshop.".encode())
+    assert resolve_problem(str(txt)).title.startswith("Åsa AB")
+    toml = tmp_path / "bom.toml"
+    toml.write_bytes('\ufeffid = "bom"\ntitle = "BOM"\nquestion = "Grow or sell?"\n'.encode())
+    assert resolve_problem(str(toml)).id == "bom"
