@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hivemind_lab.deliberation.monitor import DEFAULT_EMBEDDER
 from hivemind_lab.experiments import load, run
 from hivemind_lab.experiments.curves import (
     DESIGNS,
@@ -20,7 +21,6 @@ from hivemind_lab.experiments.curves import (
     dead_zones,
     direction_holds,
 )
-from hivemind_lab.monitor import DEFAULT_EMBEDDER
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = (

@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
-from hivemind_lab.deliberation import deliberate_async, prepare_knowledge
-from hivemind_lab.engine import Progress
+from hivemind_lab.deliberation import Progress, deliberate_async, prepare_knowledge
 from hivemind_lab.knowledge import load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache

@@ -26,7 +26,12 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
 
-from hivemind_lab.monitor import Embedder, cluster_labels, make_embedder, similarity_matrix
+from hivemind_lab.deliberation.monitor import (
+    Embedder,
+    cluster_labels,
+    make_embedder,
+    similarity_matrix,
+)
 
 ARGS_SHARED: list[Path] = []
 THRESHOLDS = [round(x, 2) for x in np.arange(0.0, 1.0, 0.05)]

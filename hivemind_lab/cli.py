@@ -337,8 +337,8 @@ def deliberate(
         )
     except HivemindError as exc:
         raise _fail(exc) from None
+    from hivemind_lab.deliberation import Progress as RunProgress
     from hivemind_lab.deliberation import deliberate_async
-    from hivemind_lab.engine import Progress as RunProgress
     from hivemind_lab.llm.factory import open_model
     from hivemind_lab.reports import write_report
 

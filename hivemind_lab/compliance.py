@@ -21,10 +21,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab import deliberation, engine, practicality
+from hivemind_lab import deliberation
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog, read_records, verify_log
+from hivemind_lab.deliberation import practicality
+from hivemind_lab.deliberation.state import RunState
 from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import load_documents
@@ -442,7 +444,7 @@ async def _maybe_regenerate(
         if s.before.vetoed or s.after.vetoed
         for i in _set_ids(s.before)
     )
-    state = engine.RunState(
+    state = RunState(
         phase="generate",
         regeneration=final.regeneration + 1,
         total_rounds=result.total_rounds,

@@ -9,8 +9,8 @@ import pytest
 
 from hivemind_lab import Calibrations, Limits, OfflineAgentModel
 from hivemind_lab.audit.log import read_records, verify_log
+from hivemind_lab.deliberation.monitor import is_repeat, make_embedder
 from hivemind_lab.llm.latency import LatencyChatModel
-from hivemind_lab.monitor import is_repeat, make_embedder
 from hivemind_lab.results import Solution
 from tests.support import run
 
@@ -301,7 +301,7 @@ def test_every_agent_abstaining_is_its_own_outcome_not_a_veto(tmp_path, grocer):
 
 
 def test_judging_an_empty_set_is_refused():
-    from hivemind_lab.practicality import judge
+    from hivemind_lab.deliberation.practicality import judge
 
     with pytest.raises(ValueError, match="no scores"):
         judge([], feasibility=50, severity=0.5, regeneration=0)

@@ -6,9 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab.cli import app
+from hivemind_lab.deliberation.practicality import resolve_constraints
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits, build
-from hivemind_lab.practicality import resolve_constraints
 from tests.support import PRACTICALITY, PROBLEMS
 
 GOOD = {"problem": "Should we enter Brazil?", "sufficiency": 2, "feasibility": 50, "density": 5000}

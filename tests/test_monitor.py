@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from hivemind_lab.errors import InputError
-from hivemind_lab.monitor import (
+from hivemind_lab.deliberation.monitor import (
     TfidfEmbedder,
     WordLlamaEmbedder,
     cluster_labels,
     make_embedder,
     similarity_matrix,
 )
+from hivemind_lab.errors import InputError
 from tests.support import SHARED
 
 PARAPHRASES = (

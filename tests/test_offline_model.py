@@ -397,7 +397,7 @@ async def test_offline_synthesis_names_shared_reasons_differences_and_the_object
 
 
 def test_stances_on_options_the_problem_lacks_are_dropped():
-    from hivemind_lab.theory import _solution
+    from hivemind_lab.deliberation.theory import _solution
 
     out = ProposalOutput.model_validate(
         {

@@ -23,19 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
-from hivemind_lab.deliberation import check_run_dir, knowledge_for
-from hivemind_lab.engine import Knowledge
+from hivemind_lab.deliberation import check_run_dir, knowledge_for, monitor, practicality, theory
+from hivemind_lab.deliberation.monitor import Embedder, make_embedder
+from hivemind_lab.deliberation.state import Knowledge
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.monitor import Embedder, make_embedder
 from hivemind_lab.results import (
     Cluster,
     DeliberationResult,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hivemind_lab import deliberation
-from hivemind_lab.engine import Knowledge, ProgressCallback
+from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
 from hivemind_lab.experiments import baselines
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.results import DeliberationResult

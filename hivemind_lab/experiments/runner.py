@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge
+from hivemind_lab.deliberation.monitor import make_embedder
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.execute import execute
 from hivemind_lab.experiments.points import RunPoint, expand
@@ -38,7 +39,6 @@ from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
-from hivemind_lab.monitor import make_embedder
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs import Budget, ExperimentInfo, RunDir, write_json_atomic
 

@@ -13,9 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.deliberation.monitor import DEFAULT_EMBEDDER, EmbedderName
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits
-from hivemind_lab.monitor import DEFAULT_EMBEDDER, EmbedderName
 
 CALIBRATIONS = ("stubbornness", "similarity_threshold", "severity")
 Strategy = Literal["deliberation", "vote", "single_agent"]

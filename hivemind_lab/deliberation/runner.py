@@ -3,7 +3,7 @@
 knowledge → theory network → monitor → practicality network → results and audit.
 
 This module resolves a run's knowledge, writes its manifest and drives the engine
-(`hivemind_lab.engine`, the phase state machine) for one run directory.
+(`hivemind_lab.deliberation.engine`, the phase state machine) for one run directory.
 """
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from hivemind_lab import practicality, theory
 from hivemind_lab.agents.prompts import PROMPT_VERSION
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.engine import Deliberation, Knowledge, ProgressCallback
+from hivemind_lab.deliberation import practicality, theory
+from hivemind_lab.deliberation.engine import Deliberation
+from hivemind_lab.deliberation.monitor import Embedder, make_embedder
+from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.base import ChatModel
-from hivemind_lab.monitor import Embedder, make_embedder
 from hivemind_lab.results import (
     DeliberationResult,
 )

@@ -11,96 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from hivemind_lab import monitor, practicality, theory
 from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.schemas import RationaleOutput, SolutionView
 from hivemind_lab.audit.log import AuditLog
+from hivemind_lab.deliberation import monitor, practicality, theory
+from hivemind_lab.deliberation.monitor import Embedder, make_embedder
+from hivemind_lab.deliberation.state import (
+    Knowledge,
+    Phase,
+    Progress,
+    ProgressCallback,
+    RunState,
+)
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
-from hivemind_lab.knowledge.documents import Document
-from hivemind_lab.knowledge.slicing import SlicingResult
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.monitor import Embedder, make_embedder
-from hivemind_lab.results import (
-    Critique,
-    DeliberationResult,
-    MonitorReport,
-    PracticalityVerdict,
-    RoundMetrics,
-    Solution,
-    Status,
-    UsageSummary,
-)
-from hivemind_lab.runs import (
-    RunDir,
-    write_json_atomic,
-)
-from hivemind_lab.runs import load_result as load_result
+from hivemind_lab.results import DeliberationResult, RoundMetrics, Solution
+from hivemind_lab.runs import RunDir, write_json_atomic
 from hivemind_lab.text import normalise
-
-Phase = Literal["generate", "monitor", "critique", "revise", "score", "synthesize", "done"]
-STATE_VERSION = 1
-
-
-class RunState(BaseModel):
-    """Everything needed to continue a run after its last completed phase."""
-
-    model_config = ConfigDict(frozen=True)
-
-    schema_version: int = STATE_VERSION
-    phase: Phase = "generate"
-    regeneration: int = 0
-    round: int = 0
-    total_rounds: int = 0
-    solutions: dict[str, Solution] = {}
-    critiques: tuple[Critique, ...] = ()
-    excluded: tuple[SolutionView, ...] = ()
-    last_critiques: tuple[Critique, ...] = ()
-    criticised: dict[str, Solution] = {}
-    """The solutions the last round's critiques were about (by id), to tell which objections
-    a revision answered."""
-    """The last round's critiques (the objections the final solutions answer to)."""
-    rationales: dict[int, str] = {}
-    """Combined rationale per final cluster index, written by the model."""
-    monitor: tuple[MonitorReport, ...] = ()
-    verdicts: tuple[PracticalityVerdict, ...] = ()
-    metrics: tuple[RoundMetrics, ...] = ()
-    usage: UsageSummary = UsageSummary()
-    status: Status | None = None
-    pending_refused: int = 0
-    elapsed_s: float = 0.0
-
-
-@dataclass
-class Progress:
-    """What a progress display shows; `on_progress` receives it after every phase."""
-
-    phase: str
-    regeneration: int
-    round: int
-    calls: int
-    tokens: int
-    distinct: int | None = None
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    """Resolved knowledge inputs of a run."""
-
-    documents: dict[str, Document]
-    slicing: SlicingResult
-    theory_agents: list[theory.TheoryAgent]
-    constraint_agents: list[practicality.ConstraintAgent]
 
 
 def _magnitude(old: Solution, new: Solution) -> float:

@@ -1,0 +1,68 @@
+"""Deliberation: the three networks and the engine that runs them.
+
+theory (agents propose, critique, revise) → monitor (clusters, counts, halts) → practicality
+(constraint agents score, veto) ; `engine` steps a run through those phases and checkpoints its
+`state`; `runner` resolves knowledge, writes the manifest and is the one place that wires them.
+
+The run API is imported on first use, so that reading one stage (``deliberation.monitor``,
+say) does not load the engine, the model cache and every network with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hivemind_lab.deliberation.runner import (
+        build_manifest,
+        check_run_dir,
+        deliberate,
+        deliberate_async,
+        knowledge_for,
+        load_result,
+        prepare_knowledge,
+        read_manifest,
+        run_manifest,
+    )
+    from hivemind_lab.deliberation.state import Knowledge, Progress, ProgressCallback
+
+_HOMES: dict[str, str] = {
+    "build_manifest": "hivemind_lab.deliberation.runner",
+    "check_run_dir": "hivemind_lab.deliberation.runner",
+    "deliberate": "hivemind_lab.deliberation.runner",
+    "deliberate_async": "hivemind_lab.deliberation.runner",
+    "knowledge_for": "hivemind_lab.deliberation.runner",
+    "load_result": "hivemind_lab.deliberation.runner",
+    "prepare_knowledge": "hivemind_lab.deliberation.runner",
+    "read_manifest": "hivemind_lab.deliberation.runner",
+    "run_manifest": "hivemind_lab.deliberation.runner",
+    "Knowledge": "hivemind_lab.deliberation.state",
+    "Progress": "hivemind_lab.deliberation.state",
+    "ProgressCallback": "hivemind_lab.deliberation.state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hivemind_lab.deliberation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Knowledge",
+    "Progress",
+    "ProgressCallback",
+    "build_manifest",
+    "check_run_dir",
+    "deliberate",
+    "deliberate_async",
+    "knowledge_for",
+    "load_result",
+    "prepare_knowledge",
+    "read_manifest",
+    "run_manifest",
+]
