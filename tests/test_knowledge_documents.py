@@ -447,3 +447,32 @@ def test_kb_check_on_bad_folder_names_the_bad_file(runner, cwd, tmp_path):
     assert "fine.md" not in result.stderr
     assert _files(kb) == before
     assert _files(cwd) == set()
+
+
+def test_odd_files_are_refused_by_name_with_what_to_do(tmp_path):
+    (tmp_path / "empty.md").write_text("")
+    (tmp_path / "latin1.txt").write_bytes(b"Caf\xe9s\n\nLoyal customers pay more.\n")
+    (tmp_path / "open.md").write_text("---\ntitle: Never closed\nyear: 1999\n\n# H\n\nBody.\n")
+    (tmp_path / "yaml.md").write_text("---\ntitle: T\nauthors: [Ann\n---\n\nBody.\n")
+    err = _load_error(tmp_path)
+    by_file = {p.split(": ", 1)[0].rsplit("/", 1)[-1]: p for p in err.problems}
+    assert set(by_file) == {"empty.md", "latin1.txt", "open.md", "yaml.md"}
+    assert "empty" in by_file["empty.md"] and "title" not in by_file["empty.md"]
+    assert "UTF-8" in by_file["latin1.txt"] and "0xe9" in by_file["latin1.txt"]
+    assert "never closed" in by_file["open.md"]
+    assert "\n" not in by_file["yaml.md"] and "line 3" in by_file["yaml.md"]
+
+
+def test_a_byte_order_mark_does_not_hide_front_matter(tmp_path):
+    (tmp_path / "bom.md").write_bytes(
+        "\ufeff---\ntitle: Marked\nyear: 2001\n---\n\nBody.\n".encode()
+    )
+    (doc,) = load_documents(tmp_path)
+    assert (doc.title, doc.year, doc.text) == ("Marked", 2001, "Body.")
+
+
+def test_a_folder_of_unsupported_files_names_them(tmp_path):
+    for name in ("a.pdf", "b.docx"):
+        (tmp_path / name).write_text("x")
+    with pytest.raises(InputError, match=r"a\.pdf, b\.docx"):
+        load_documents(tmp_path)

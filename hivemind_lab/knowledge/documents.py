@@ -120,10 +120,26 @@ def _build(
 
 
 def _read(path: Path) -> str:
+    """A document file's text; a byte-order mark (Windows editors write one) is dropped."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            [
+                f"{path}: unreadable, not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                f"offset {exc.start}); save it as UTF-8"
+            ]
+        ) from exc
+    except OSError as exc:
         raise DocumentError([f"{path}: unreadable ({exc.__class__.__name__}: {exc})"]) from exc
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line: what is wrong and where (line numbers count the file's)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f"line {mark.line + 2}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{problem}"
 
 
 def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Document:
@@ -134,14 +150,20 @@ def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Docume
     """
     counter = counter or default_counter()
     raw = _read(path)
+    if not raw.strip():
+        raise DocumentError([f"{path}: text: the file is empty"])
     meta: dict[str, Any] = {}
     body = raw
     match = _FRONT_MATTER.match(raw)
+    if not match and path.suffix.lower() != ".txt" and re.match(r"\A---[ \t]*\r?\n", raw):
+        raise DocumentError([f"{path}: front matter opened with '---' is never closed"])
     if match:
         try:
             loaded = yaml.safe_load(match.group(1))
         except yaml.YAMLError as exc:
-            raise DocumentError([f"{path}: malformed YAML front matter ({exc})"]) from exc
+            raise DocumentError(
+                [f"{path}: malformed YAML front matter ({_yaml_problem(exc)})"]
+            ) from exc
         if loaded is not None and not isinstance(loaded, dict):
             raise DocumentError([f"{path}: front matter must be a mapping of fields"])
         meta = dict(loaded or {})
@@ -300,7 +322,11 @@ def load_documents(
     if root.is_file() and root.suffix.lower() not in SUFFIXES:
         raise InputError("kb", f"{str(root)!r} is not a document file", allowed=allowed)
     if not paths:
-        raise InputError("kb", f"{str(root)!r} holds no documents", allowed=allowed)
+        skipped = (
+            sorted(p.name for p in root.rglob("*") if p.is_file())[:5] if root.is_dir() else []
+        )
+        unread = f" (not read: {', '.join(skipped)})" if skipped else ""
+        raise InputError("kb", f"{str(root)!r} holds no documents{unread}", allowed=allowed)
     documents: list[Document] = []
     problems: list[str] = []
     for path in paths:
