@@ -171,3 +171,13 @@ def test_sample_kb_price_war_query_finds_pricing_or_cost_documents(kb_index):
     schools = {h.passage.topics[0] for h in hits}
     assert schools & {"pricing", "cost-leadership"}, [h.passage.id for h in hits]
     assert kb_index.search("price war discount entrant", k=3) == hits
+
+
+def test_building_an_index_prints_nothing_even_when_the_root_logger_is_configured(caplog):
+    import logging
+
+    from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
+
+    caplog.set_level(logging.DEBUG)  # as a library that calls basicConfig leaves the root
+    RetrievalIndex(split_passages("d", "Firms that license succeed.\n\nBuyers overpay."))
+    assert not [r for r in caplog.records if r.name.startswith("bm25s")]

@@ -6,6 +6,7 @@ inside one, so every cited passage reads as whole sentences.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 
 import bm25s
@@ -13,6 +14,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.text import split_sentences, terms
+
+# bm25s sets its own logger to DEBUG on import, so once any library configures the root logger
+# every index build prints "Building index from tokens" on the user's terminal.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class Passage(BaseModel):
