@@ -3,7 +3,8 @@
 Rows come in clusters of entities that never meet (as claims about separate topics do), so
 `bulk_assert(loaders=N)` can split them into disjoint groups. Each configuration loads the same
 rows into an emptied store, alternating, ``--repeats`` times; the best and median rates are
-printed (target: >= 8,000 assertions/s).
+printed (target: >= 8,000 assertions/s), with the machine's load average before and after: the
+server and the client share the cores, so other work on the machine shows in the rates.
 
 Run: .venv/bin/python benchmarks/graph_bulk_loaders.py [--rows 100000] [--loaders 1,2]
 """
@@ -63,6 +64,7 @@ def main() -> None:
     graph = HivemindGraph(store, config)
     rows = clustered_rows(random.Random(7), args.rows, args.cluster_entities)
     rates: dict[int, list[float]] = {n: [] for n in counts}
+    load_before = os.getloadavg()[0]
     for _ in range(args.repeats):
         for n in counts:
             store.wipe()
@@ -72,6 +74,7 @@ def main() -> None:
     store.wipe()
     store.close()
     print(f"{len(rows):,} assertions, clusters of {args.cluster_entities} entities")
+    print(f"load average (1 min): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print("loaders   best/s   median/s   vs 1 loader (median)")
     base = statistics.median(rates[counts[0]])
     for n in counts:

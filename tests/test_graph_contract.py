@@ -904,20 +904,28 @@ def test_bulk_parallel_load_stores_the_same_graph_as_a_serial_load(
     assert load(2) == serial
     from hivemind_lab.graph import neo4j_store
 
-    # 7 rows per transaction: each loader commits several transactions.
+    # 7 rows per transaction: each loader commits several transactions; a serial load larger
+    # than one transaction's share commits in chunks of 21.
     monkeypatch.setattr(neo4j_store, "_IN_FLIGHT_ROWS", 21)
     assert load(3) == serial
+    assert load(1) == serial
 
 
-@pytest.mark.parametrize("store_kind", ["neo4j"])  # parallel loaders: Neo4j only (embedded refuses)
-def test_bulk_parallel_failure_undoes_the_loaders_that_committed(
-    graph_factory, store_kind, monkeypatch
+@pytest.mark.parametrize("store_kind", ["neo4j"])  # chunked loads: Neo4j only (embedded: COPY)
+@pytest.mark.parametrize("loaders", [1, 2])
+def test_bulk_chunked_failure_undoes_the_chunks_that_committed(
+    graph_factory, store_kind, loaders, monkeypatch
 ):
     import uuid
 
     import neo4j
 
+    from hivemind_lab.graph import neo4j_store
+
     graph = graph_factory()
+    if loaders == 1:
+        # One row per transaction: a1 commits, then a2 fails.
+        monkeypatch.setattr(neo4j_store, "_IN_FLIGHT_ROWS", 1)
     graph.bulk_assert(
         [{"subject": "seed", "predicate": "is", "obj": "kept", "confidence": 0.5}], model="loader"
     )
@@ -930,5 +938,28 @@ def test_bulk_parallel_failure_undoes_the_loaders_that_committed(
         {"subject": "b1", "predicate": "is", "obj": "b big", "confidence": 0.5},  # commits
     ]
     with pytest.raises(neo4j.exceptions.Neo4jError):
-        graph.bulk_assert(rows, model="loader", loaders=2)
+        graph.bulk_assert(rows, model="loader", loaders=loaders)
     assert _stored_graph(graph) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_kind", ["neo4j"])  # the embedded store loads through COPY
+def test_bulk_serial_load_larger_than_the_servers_transaction_memory(graph_factory, store_kind):
+    """60,000 rows in one transaction exceed the test server's pool for open transactions
+    (~700 MiB with a 1 GiB heap); the serial path commits in chunks instead."""
+    graph = graph_factory()
+    rows = [
+        {
+            "subject": f"s{i % 5000}",
+            "predicate": "is",
+            "obj": f"o{i % 3000}",
+            "confidence": 0.5,
+            "evidence": "one of many claims loaded together",
+        }
+        for i in range(60_000)
+    ]
+    assert graph.bulk_assert(rows, model="loader") == len(rows)
+    assert count(graph, "Assertion") == len(rows)
+    assert count(graph, "Entity") == 8000
+    (model,) = graph.store.read("MATCH (m:Model {name: 'loader'}) RETURN m.assertion_count AS n")
+    assert model["n"] == len(rows)

@@ -23,13 +23,12 @@ _BATCH = 10_000
 _IN_FLIGHT_ROWS = 20_000
 """Rows in the open transactions of all parallel loaders together: the server caps the memory
 of all open transactions (~700 MiB with a 1 GiB heap; a single 50,000-row load exceeds it)."""
-_MERGE_ENTITIES = "UNWIND $rows AS r MERGE (n:Entity {key: r.key}) ON CREATE SET n = r"
 _MERGE_FRESH_ENTITIES = (
     "UNWIND $rows AS r OPTIONAL MATCH (x:Entity {key: r.key}) WITH r, x IS NULL AS fresh "
     "MERGE (n:Entity {key: r.key}) ON CREATE SET n = r WITH r, fresh WHERE fresh "
     "RETURN r.key AS key"
 )
-"""Like _MERGE_ENTITIES, returning the keys it created (to delete them if the load fails)."""
+"""Creates missing entities and returns their keys (to delete them again if the load fails)."""
 _CREATE_ASSERTIONS = (
     "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
     "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
@@ -45,6 +44,20 @@ class _Neo4jTx:
 
     def run(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return [record.data() for record in self._tx.run(query, dict(params or {}))]
+
+
+def _write_chunk(tx: Any, model: str, by_key: Mapping[str, Row], chunk: list[Row]) -> list[str]:
+    """Entities of ``chunk`` that do not exist yet, then its assertions; returns the keys of the
+    entities it created (so a failed load can delete them again)."""
+    keys = sorted({r["subject_key"] for r in chunk} | {r["object_key"] for r in chunk})
+    mine = [by_key[k] for k in keys]
+    fresh: list[str] = []
+    for i in range(0, len(mine), _BATCH):
+        result = tx.run(_MERGE_FRESH_ENTITIES, {"rows": mine[i : i + _BATCH]})
+        fresh.extend(record["key"] for record in result)
+    for i in range(0, len(chunk), _BATCH):
+        tx.run(_CREATE_ASSERTIONS, {"rows": chunk[i : i + _BATCH], "m": model}).consume()
+    return fresh
 
 
 class Neo4jStore:
@@ -95,36 +108,34 @@ class Neo4jStore:
         now: str,
         loaders: int = 1,
     ) -> None:
-        """One transaction: the model, then entities, then one statement per batch of 10,000
-        that creates the assertions and all four relationships together (several times faster
-        than one statement per relationship). With ``loaders`` > 1, see `_load_parallel`."""
+        """Creates the assertions and all four relationships in one statement per batch of
+        10,000 rows (several times faster than one statement per relationship).
+
+        A load that fits in ``_IN_FLIGHT_ROWS`` is one transaction. A larger one, or one split
+        across ``loaders`` > 1 threads (own sessions, entity-disjoint parts), commits in chunks,
+        because the server caps the memory of all open transactions together: if any chunk
+        fails, the loaders stop and what was committed is deleted again (assertions, the
+        entities they created, the model's credit) before the error is raised. Only a process
+        killed mid-load can leave committed chunks behind."""
         parts = partition_rows(assertions, loaders) if loaders > 1 else [list(assertions)]
-        if len(parts) > 1:
-            self._load_parallel(model, entities, parts, now=now)
-            return
-
-        def work(tx: Any) -> None:
-            tx.run(UPSERT_LOADER, {"m": model, "n": len(assertions), "now": now}).consume()
-            for i in range(0, len(entities), _BATCH):
-                tx.run(_MERGE_ENTITIES, {"rows": list(entities[i : i + _BATCH])}).consume()
-            for i in range(0, len(assertions), _BATCH):
-                rows = list(assertions[i : i + _BATCH])
-                tx.run(_CREATE_ASSERTIONS, {"rows": rows, "m": model}).consume()
-
-        with self._session("write") as session:
-            session.execute_write(work)
-
-    def _load_parallel(
-        self, model: str, entities: Sequence[Row], parts: list[list[Row]], *, now: str
-    ) -> None:
-        """One loader thread (own session) per part, each writing its part in transactions of
-        ``_IN_FLIGHT_ROWS / len(parts)`` rows (the server caps the memory of all open
-        transactions together). Parts touch disjoint entities, so loaders only share the model node, which
-        is upserted once up front (its counter would otherwise serialise them). If any
-        transaction fails, the loaders stop and what was committed is deleted again
-        (assertions, the entities they created, the model's credit) before the error is
-        raised, so the load stays all or nothing."""
         by_key = {e["key"]: e for e in entities}
+        if len(parts) == 1 and len(assertions) <= _IN_FLIGHT_ROWS:
+
+            def whole(tx: Any) -> None:
+                tx.run(UPSERT_LOADER, {"m": model, "n": len(assertions), "now": now}).consume()
+                _write_chunk(tx, model, by_key, parts[0])
+
+            with self._session("write") as session:
+                session.execute_write(whole)
+            return
+        self._load_chunked(model, by_key, parts, now=now)
+
+    def _load_chunked(
+        self, model: str, by_key: Mapping[str, Row], parts: list[list[Row]], *, now: str
+    ) -> None:
+        """One loader per part, each committing transactions of ``_IN_FLIGHT_ROWS /
+        len(parts)`` rows. Parts touch disjoint entities, so loaders only share the model node,
+        which is upserted once up front (its counter would otherwise serialise them)."""
         total = sum(len(p) for p in parts)
         committed: list[tuple[list[Row], list[str]]] = []
         stop = threading.Event()
@@ -138,17 +149,6 @@ class Neo4jStore:
             tx.run(UPSERT_LOADER, {"m": model, "n": total, "now": now}).consume()
             return dict(before)
 
-        def work(tx: Any, chunk: list[Row]) -> list[str]:
-            keys = sorted({r["subject_key"] for r in chunk} | {r["object_key"] for r in chunk})
-            mine = [by_key[k] for k in keys]
-            fresh: list[str] = []
-            for i in range(0, len(mine), _BATCH):
-                result = tx.run(_MERGE_FRESH_ENTITIES, {"rows": mine[i : i + _BATCH]})
-                fresh.extend(record["key"] for record in result)
-            for i in range(0, len(chunk), _BATCH):
-                tx.run(_CREATE_ASSERTIONS, {"rows": chunk[i : i + _BATCH], "m": model}).consume()
-            return fresh
-
         step = max(1, _IN_FLIGHT_ROWS // len(parts))
 
         def load(part: list[Row]) -> None:
@@ -158,7 +158,7 @@ class Neo4jStore:
                         return
                     chunk = part[i : i + step]
                     try:
-                        fresh = session.execute_write(work, chunk)
+                        fresh = session.execute_write(_write_chunk, model, by_key, chunk)
                     except BaseException:
                         stop.set()
                         raise
@@ -166,12 +166,32 @@ class Neo4jStore:
 
         with self._session("write") as session:
             before = session.execute_write(upsert)
+        if len(parts) == 1:
+            try:
+                load(parts[0])
+            except BaseException:
+                self._undo(model, committed, total, before)
+                raise
+            return
         with ThreadPoolExecutor(max_workers=len(parts)) as pool:
             futures = [pool.submit(load, part) for part in parts]
             wait(futures)
         failed = [f.exception() for f in futures if f.exception() is not None]
-        if not failed:
-            return
+        if failed:
+            self._undo(model, committed, total, before)
+            error = failed[0]
+            assert error is not None
+            raise error
+
+    def _undo(
+        self,
+        model: str,
+        committed: list[tuple[list[Row], list[str]]],
+        total: int,
+        before: Mapping[str, Any],
+    ) -> None:
+        """Deletes what committed chunks of a failed load wrote and takes back the model's
+        credit, leaving the graph as it was before the load."""
         ids = [r["id"] for chunk, _ in committed for r in chunk]
         fresh = [k for _, keys in committed for k in keys]
 
@@ -199,9 +219,6 @@ class Neo4jStore:
 
         with self._session("write") as session:
             session.execute_write(undo)
-        error = failed[0]
-        assert error is not None
-        raise error
 
     def wipe(self) -> None:
         labels = "|".join(NODE_TABLES)
