@@ -413,3 +413,14 @@ def test_stances_on_options_the_problem_lacks_are_dropped():
     )
     solution = _solution("theory-00", out, regeneration=0, round=0, n_options=3)
     assert [(s.option, s.stance) for s in solution.stances] == [(1, "pursue")]
+
+
+def test_a_sale_of_the_business_is_never_a_first_step_with_something_after_it():
+    from hivemind_lab.llm.offline.theory import plans
+
+    options = ("Sell the company to a trade buyer", "Build a second plant", "Sell online")
+    for scores in ([0.6, 0.55, 0.1], [0.55, 0.6, 0.1], [0.6, 0.1, 0.55]):
+        for plan in plans(options, scores):
+            assert not (plan.now == (0,) and plan.later), (scores, plan)
+    # selling products is not selling the business: it may still come first
+    assert any(p.now == (2,) and p.later == (1,) for p in plans(options, [0.1, 0.55, 0.6]))

@@ -229,6 +229,23 @@ def is_hold(option: str) -> bool:
     return bool(words) and words[0] in _HOLD
 
 
+_ENDING = frozenset(["sell", "sale", "divest", "exit", "close", "shut"])
+_WHOLE = frozenset(
+    ["compa", "busin", "firm", "group", "owner", "priva", "equit", "buyer", "acqui", "itsel"]
+)
+"""Words that make a sale or closure one of the client's whole organisation."""
+
+
+def is_terminal(option: str) -> bool:
+    """Whether an option ends the client's organisation as it is (selling or closing the whole
+    business, liquidating, winding down), so nothing of its own can follow it in a sequence.
+    Selling products or closing some stores is not: it must name the whole or its buyer."""
+    words = stems_of(option)
+    if not words:
+        return False
+    return words[0] in ("liqui", "wind") or (words[0] in _ENDING and bool(set(words[1:5]) & _WHOLE))
+
+
 def commitment(option: str) -> float:
     """How costly and irreversible an option is: 1 high, 0.5 neutral, 0 low."""
     stems = expand(frozenset(stems_of(option)))

@@ -32,6 +32,7 @@ from hivemind_lab.llm.offline.reading import (
     Judgement,
     commitment,
     is_hold,
+    is_terminal,
     judge,
     read_passage,
     relevant_fact,
@@ -96,11 +97,16 @@ def plans(options: tuple[str, ...], scores: Sequence[float]) -> list[Plan]:
     if len(ranked) > 1:
         second = ranked[1]
         if scores[second] > CLEAR and scores[best] - scores[second] < SEQUENCE_MARGIN:
+            # Less committing first, but never a step that ends the business first.
             first, then = sorted(
-                (best, second), key=lambda i: (commitment(options[i]), -scores[i], i)
+                (best, second),
+                key=lambda i: (is_terminal(options[i]), commitment(options[i]), -scores[i], i),
             )
-            out.append(Plan((first,), (then,), tuple(a for a in avoid if a not in (first, then))))
-    later = tuple(i for i in ranked[1:2] if scores[i] > CLEAR)
+            if not is_terminal(options[first]):
+                out.append(
+                    Plan((first,), (then,), tuple(a for a in avoid if a not in (first, then)))
+                )
+    later = tuple(i for i in ranked[1:2] if scores[i] > CLEAR and not is_terminal(options[best]))
     out.append(Plan((best,), later, tuple(a for a in avoid if a != best and a not in later)))
     for i in ranked[1:]:
         out.append(Plan((i,), (), tuple(a for a in avoid if a != i)))
