@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hivemind_lab.deliberation.monitor import DEFAULT_EMBEDDER
+from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER
 from hivemind_lab.experiments import load, run
 from hivemind_lab.experiments.curves import (
     DESIGNS,

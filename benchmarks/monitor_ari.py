@@ -26,12 +26,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
 
-from hivemind_lab.deliberation.monitor import (
-    Embedder,
-    cluster_labels,
-    make_embedder,
-    similarity_matrix,
-)
+from hivemind_lab.deliberation.embedders import Embedder, make_embedder
+from hivemind_lab.deliberation.monitor import cluster_labels, similarity_matrix
 
 ARGS_SHARED: list[Path] = []
 THRESHOLDS = [round(x, 2) for x in np.arange(0.0, 1.0, 0.05)]

@@ -49,8 +49,7 @@ def sweep(
     ] = False,
 ) -> None:
     """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
-    from hivemind_lab.experiments import load_spec
-    from hivemind_lab.experiments import run as run_sweep
+    from hivemind_lab.experiments.spec import load_spec
 
     try:
         experiment = load_spec(spec)
@@ -61,6 +60,8 @@ def sweep(
     missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
     if missing:
         raise _fail(missing)
+    from hivemind_lab.experiments import run as run_sweep
+
     columns = (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),

@@ -9,7 +9,8 @@ import pytest
 
 from hivemind_lab import Calibrations, Limits, OfflineAgentModel
 from hivemind_lab.audit.log import read_records, verify_log
-from hivemind_lab.deliberation.monitor import is_repeat, make_embedder
+from hivemind_lab.deliberation.embedders import make_embedder
+from hivemind_lab.deliberation.monitor import is_repeat
 from hivemind_lab.llm.latency import LatencyChatModel
 from hivemind_lab.results import Solution
 from tests.support import run

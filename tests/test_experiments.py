@@ -374,7 +374,7 @@ def test_intervals_use_student_t_and_carry_n():
 
 
 def test_a_finished_sweep_resumes_without_starting_workers(tmp_path, monkeypatch):
-    from hivemind_lab.experiments import runner
+    from hivemind_lab.experiments import runner, sweep
 
     root = tmp_path / "runs"
     run(spec(), project=REPO, root=root)
@@ -382,7 +382,7 @@ def test_a_finished_sweep_resumes_without_starting_workers(tmp_path, monkeypatch
     def no_pool(*args, **kwargs):
         raise AssertionError("a worker pool was started for a finished sweep")
 
-    monkeypatch.setattr(runner, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(sweep, "ProcessPoolExecutor", no_pool)
     monkeypatch.setattr(runner, "make_model", no_pool)
     again = run(spec(), project=REPO, root=root, workers=2)
     assert len(again.runs) == 2 and all(r.skipped for r in again.runs)

@@ -510,8 +510,8 @@ def test_a_sweep_spec_can_name_the_local_backend(tmp_path):
 
 
 def test_a_local_sweep_refuses_a_remote_ray_cluster(tmp_path):
-    from hivemind_lab.experiments.runner import local_endpoint
     from hivemind_lab.experiments.spec import ExperimentSpec
+    from hivemind_lab.experiments.sweep import local_endpoint
 
     spec = ExperimentSpec.model_validate(
         {

@@ -10,13 +10,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from hivemind_lab.deliberation.monitor import (
-    TfidfEmbedder,
-    WordLlamaEmbedder,
-    cluster_labels,
-    make_embedder,
-    similarity_matrix,
-)
+from hivemind_lab.deliberation.embedders import TfidfEmbedder, WordLlamaEmbedder, make_embedder
+from hivemind_lab.deliberation.monitor import cluster_labels, similarity_matrix
 from hivemind_lab.errors import InputError
 from tests.support import SHARED
 

@@ -17,7 +17,7 @@ from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.schemas import RationaleOutput, SolutionView
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import monitor, practicality, theory
-from hivemind_lab.deliberation.monitor import Embedder, make_embedder
+from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.state import (
     Knowledge,
     Phase,

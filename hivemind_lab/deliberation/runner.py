@@ -15,8 +15,8 @@ from typing import Any
 from hivemind_lab.agents.prompts import PROMPT_VERSION
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality, theory
+from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.engine import Deliberation
-from hivemind_lab.deliberation.monitor import Embedder, make_embedder
 from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits

@@ -2,12 +2,48 @@
 
 `run(spec)` runs a sweep (locally in processes, or on Ray), `load(path)` reads its results as a
 polars DataFrame, `replay(run_dir)` re-runs a run from its cache and checks the result.
+
+Names are imported on first use, so that checking an experiment file (`load_spec`) answers
+without loading the runner, the deliberation engine or polars.
 """
 
-from hivemind_lab.experiments.points import RunPoint, expand
-from hivemind_lab.experiments.replay import ReplayReport, replay
-from hivemind_lab.experiments.runner import RunSummary, SweepReport, load, run, run_point
-from hivemind_lab.experiments.spec import ExperimentSpec, load_spec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hivemind_lab.experiments.points import RunPoint, expand
+    from hivemind_lab.experiments.replay import ReplayReport, replay
+    from hivemind_lab.experiments.runner import RunSummary, run_point
+    from hivemind_lab.experiments.spec import ExperimentSpec, load_spec
+    from hivemind_lab.experiments.sweep import SweepReport, load, run
+
+_HOMES: dict[str, str] = {
+    "ExperimentSpec": "hivemind_lab.experiments.spec",
+    "load_spec": "hivemind_lab.experiments.spec",
+    "RunPoint": "hivemind_lab.experiments.points",
+    "expand": "hivemind_lab.experiments.points",
+    "RunSummary": "hivemind_lab.experiments.runner",
+    "run_point": "hivemind_lab.experiments.runner",
+    "SweepReport": "hivemind_lab.experiments.sweep",
+    "load": "hivemind_lab.experiments.sweep",
+    "run": "hivemind_lab.experiments.sweep",
+    "ReplayReport": "hivemind_lab.experiments.replay",
+    "replay": "hivemind_lab.experiments.replay",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hivemind_lab.experiments' has no attribute {name!r}")
+    module = importlib.import_module(home)
+    # Bind all of the module's names at once: importing ``experiments.replay`` binds the
+    # submodule to ``replay``, which must still mean the function.
+    globals().update({n: getattr(module, n) for n, h in _HOMES.items() if h == home})
+    return globals()[name]
+
 
 __all__ = [
     "ExperimentSpec",

@@ -28,7 +28,7 @@ from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import check_run_dir, knowledge_for, monitor, practicality, theory
-from hivemind_lab.deliberation.monitor import Embedder, make_embedder
+from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.state import Knowledge
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest

@@ -1,4 +1,5 @@
-"""Run a sweep: every point as a self-describing run directory, locally or on Ray; resumable.
+"""Run one sweep point as a self-describing run directory; skipped when finished, resumed
+when interrupted. The sweep (`experiments.sweep`) decides where each point runs.
 
 Layout: ``experiments/runs/<experiment>/<run-id>/`` with manifest.json (spec and its hash, the
 point, inputs, calibrations, seed, backend/model, token counter, package versions, platform,
@@ -10,37 +11,25 @@ problem, seed and model the round-0 proposals are identical prompts — is share
 
 from __future__ import annotations
 
-import os
 import shutil
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
-from multiprocessing import get_context
 from pathlib import Path
-from queue import Queue
-from typing import Any
 
-import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge
-from hivemind_lab.deliberation.monitor import make_embedder
-from hivemind_lab.errors import InputError
+from hivemind_lab.deliberation.embedders import make_embedder
 from hivemind_lab.experiments.execute import execute
-from hivemind_lab.experiments.points import RunPoint, expand
+from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
-from hivemind_lab.inputs import Calibrations, DeliberationRequest, request_for
+from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.llm import factory
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.problems import load_problem
-from hivemind_lab.runs import Budget, ExperimentInfo, RunDir, write_json_atomic
+from hivemind_lab.runs import Budget, ExperimentInfo, RunDir
 
 
 class RunSummary(BaseModel):
@@ -66,52 +55,11 @@ class RunSummary(BaseModel):
     """True when the run was already finished (a resumed sweep)."""
 
 
-class SweepReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    experiment: str
-    root: str
-    runs: tuple[RunSummary, ...]
-    wall_time_s: float
-
-    @property
-    def model_calls(self) -> int:
-        """Calls that reached the backend in this invocation."""
-        return sum(r.calls - r.reused_calls for r in self.runs if not r.skipped)
-
-    @property
-    def reused_calls(self) -> int:
-        return sum(r.reused_calls for r in self.runs if not r.skipped)
-
-
 def make_model(spec: ExperimentSpec, endpoint: LocalEndpoint | None = None) -> ChatModel:
     """The spec's backend (local: the sweep's server at ``endpoint``), with its artificial
     latency for benchmarks."""
     choice = BackendChoice(backend=spec.backend, model=spec.model, latency_s=spec.latency_s)
     return factory.make_model(choice, endpoint=endpoint)
-
-
-@contextmanager
-def local_endpoint(
-    spec: ExperimentSpec, project: Path, *, slots: int, ray_address: str | None = None
-) -> Iterator[LocalEndpoint | None]:
-    """For the local backend, one llama.cpp server for the whole sweep (stopped by its PID at
-    the end, whatever happens); None for other backends."""
-    if spec.backend != "local":
-        yield None
-        return
-    if ray_address not in (None, "local"):
-        raise InputError(
-            "ray",
-            "the local backend serves on 127.0.0.1, out of reach of a Ray cluster",
-            allowed="--ray local, or no --ray",
-        )
-    model_file = project / spec.model_file if spec.model_file else None
-    # The spec alone names the weights (run ids hash it): HIVEMIND_MODEL_FILE is not read.
-    env = {k: v for k, v in os.environ.items() if k != "HIVEMIND_MODEL_FILE"}
-    choice = BackendChoice(backend="local", model_file=model_file)
-    with factory.local_server(choice, slots=slots, env=env) as server:
-        yield server.endpoint
 
 
 def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
@@ -208,297 +156,3 @@ def run_point(
     finally:
         shared.close()
     return summarise(run.path, point, reused=model.hits, skipped=False)
-
-
-Job = tuple[RunPoint, Budget | None]
-PRELOAD = [
-    "hivemind_lab.experiments.runner",
-    "hivemind_lab.llm.offline",
-    "bm25s",
-    "sklearn.feature_extraction.text",
-]
-"""Imported once by the pool's fork server, so no worker pays for them."""
-
-
-class Dispatcher:
-    """Runs sweep points: in this process, in one pool of worker processes kept for the whole
-    sweep (deliberations and baselines), or on Ray. Finished points never reach a worker."""
-
-    def __init__(
-        self,
-        spec: ExperimentSpec,
-        root: Path,
-        project: Path,
-        *,
-        workers: int,
-        ray_address: str | None,
-        on_done: Callable[[RunSummary], None],
-        endpoint: LocalEndpoint | None = None,
-    ) -> None:
-        self.spec, self.root, self.project = spec, root, project
-        self.endpoint = endpoint
-        self.workers, self.ray_address, self.on_done = workers, ray_address, on_done
-        self._pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> Dispatcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def run(self, jobs: Sequence[Job]) -> list[RunSummary]:
-        """Every job's summary, in completion order (finished points first)."""
-        out: list[RunSummary] = []
-        pending: list[Job] = []
-        for point, budget in jobs:
-            done = finished(self.spec, point, self.root)
-            if done is None:
-                pending.append((point, budget))
-            else:
-                self.on_done(done)
-                out.append(done)
-        if not pending:
-            return out
-        if self.ray_address:
-            return out + self._ray(pending)
-        if self.workers <= 1 or len(pending) == 1:
-            for point, budget in pending:
-                summary = run_point(
-                    self.spec, point, self.root, self.project, budget, self.endpoint
-                )
-                out.append(self._report(summary))
-            return out
-        return out + self._shared(pending)
-
-    def _shared(self, jobs: Sequence[Job]) -> list[RunSummary]:
-        """``workers`` points at a time: this process runs points itself while ``workers - 1``
-        pool processes take the others, so the pool's start (a couple of seconds of imports) is
-        never time lost. A feeder thread hands a worker its next point as soon as it is free."""
-        if self._pool is None:
-            # forkserver: one clean process imports the package once and forks the workers, so a
-            # worker neither re-imports everything (spawn) nor inherits the caller's threads (fork).
-            context = get_context("forkserver")
-            context.set_forkserver_preload(PRELOAD)
-            self._pool = ProcessPoolExecutor(max_workers=self.workers - 1, mp_context=context)
-        pool, queue = self._pool, deque(jobs)
-        finished_q: Queue[Future[RunSummary]] = Queue()
-        free = threading.Semaphore(self.workers - 1)
-
-        def feed() -> None:
-            while True:
-                free.acquire()
-                try:
-                    point, budget = queue.popleft()
-                except IndexError:
-                    return
-                future = pool.submit(
-                    run_point, self.spec, point, self.root, self.project, budget, self.endpoint
-                )
-                future.add_done_callback(done)
-
-        def done(future: Future[RunSummary]) -> None:
-            finished_q.put(future)
-            free.release()
-
-        feeder = threading.Thread(target=feed, name="sweep-feeder", daemon=True)
-        feeder.start()
-        out: list[RunSummary] = []
-        while True:
-            try:
-                point, budget = queue.popleft()
-            except IndexError:
-                break
-            out.append(
-                self._report(
-                    run_point(self.spec, point, self.root, self.project, budget, self.endpoint)
-                )
-            )
-            while not finished_q.empty():
-                out.append(self._report(finished_q.get().result()))
-        free.release()  # wake the feeder so it sees the empty queue
-        feeder.join()
-        while len(out) < len(jobs):
-            out.append(self._report(finished_q.get().result()))
-        return out
-
-    def _report(self, summary: RunSummary) -> RunSummary:
-        self.on_done(summary)
-        return summary
-
-    def _ray(self, jobs: Sequence[Job]) -> list[RunSummary]:
-        import ray
-
-        if not ray.is_initialized():
-            if self.ray_address == "local":
-                ray.init(
-                    num_cpus=os.cpu_count() or 1,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    _node_ip_address="127.0.0.1",
-                )
-            else:
-                ray.init(address=self.ray_address, log_to_driver=False)
-        task = ray.remote(run_point)
-        pending = [
-            task.remote(self.spec, p, self.root, self.project, b, self.endpoint)  # type: ignore[call-arg]
-            for p, b in jobs
-        ]
-        out = []
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            out.append(self._report(ray.get(done[0])))
-        return out
-
-
-def objective(summaries: Sequence[RunSummary], name: str) -> float:
-    """Lower is better: what an Optuna search minimises."""
-    if name == "fewest_conclusions":
-        return sum(s.distinct_conclusions for s in summaries) / len(summaries)
-    if name == "highest_feasibility":
-        return -sum(s.mean_feasibility for s in summaries) / len(summaries)
-    return sum(s.rounds + 5 * s.vetoes + 10 * (s.status != "converged") for s in summaries) / len(
-        summaries
-    )
-
-
-def run(
-    spec: ExperimentSpec,
-    *,
-    project: str | Path = ".",
-    root: str | Path | None = None,
-    workers: int = 1,
-    ray_address: str | None = None,
-    on_done: Callable[[RunSummary], None] | None = None,
-    total: Callable[[int], None] | None = None,
-) -> SweepReport:
-    """Run (or resume) every point of ``spec``; baselines get the same number of theory calls
-    as their deliberation sibling."""
-    project = Path(project).resolve()
-    root = Path(root) if root else project / "experiments" / "runs" / spec.name
-    root.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(
-        root / "spec.json", {"spec": spec.model_dump(mode="json"), "spec_hash": spec.digest}
-    )
-    done = on_done or (lambda s: None)
-    started = time.perf_counter()
-    summaries: list[RunSummary] = []
-    slots = max(1, workers) * spec.limits.concurrency
-    with (
-        local_endpoint(spec, project, slots=slots, ray_address=ray_address) as endpoint,
-        Dispatcher(
-            spec,
-            root,
-            project,
-            workers=workers,
-            ray_address=ray_address,
-            on_done=done,
-            endpoint=endpoint,
-        ) as dispatcher,
-    ):
-        if spec.space.kind == "optuna":
-            summaries = _optuna(spec, dispatcher, total=total)
-        else:
-            points = expand(spec)
-            if total:
-                total(len(points))
-            summaries = dispatcher.run([(p, None) for p in points if p.strategy == "deliberation"])
-            by_key = {(s.point.problem, s.point.seed, s.point.calibrations): s for s in summaries}
-            baseline_jobs: list[Job] = []
-            for p in points:
-                if p.strategy != "deliberation":
-                    sibling = by_key[(p.problem, p.seed, p.calibrations)]
-                    score_calls = sibling.calls - sibling.theory_calls
-                    budget = Budget(
-                        calls=max(1, sibling.calls),
-                        tokens=sibling.tokens,
-                        tokens_per_score=(sibling.tokens - sibling.theory_tokens)
-                        // max(1, score_calls),
-                    )
-                    baseline_jobs.append((p, budget))
-            summaries += dispatcher.run(baseline_jobs)
-    return SweepReport(
-        experiment=spec.name,
-        root=str(root),
-        runs=tuple(summaries),
-        wall_time_s=round(time.perf_counter() - started, 3),
-    )
-
-
-def _optuna(
-    spec: ExperimentSpec, dispatcher: Dispatcher, *, total: Callable[[int], None] | None
-) -> list[RunSummary]:
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        direction="minimize", sampler=optuna.samplers.TPESampler(seed=spec.space.seed)
-    )
-    if total:
-        total(spec.space.samples * len(spec.problems) * len(spec.seeds))
-    out: list[RunSummary] = []
-    for _ in range(spec.space.samples):
-        trial = study.ask()
-        cal = Calibrations(
-            **{
-                name: round(trial.suggest_float(name, *getattr(spec.space, name)), 4)
-                for name in ("stubbornness", "similarity_threshold", "severity")
-            }
-        )
-        points = expand(spec.model_copy(update={"baselines": ()}), [cal])
-        batch = dispatcher.run([(p, None) for p in points])
-        study.tell(trial, objective(batch, spec.space.objective))
-        out += batch
-    write_json_atomic(
-        dispatcher.root / "optuna.json",
-        {"best_value": study.best_value, "best_params": study.best_params},
-    )
-    return out
-
-
-def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> Any:
-    """Every run under ``path`` as a polars DataFrame (one row per run, or per round).
-
-    Args:
-        path: an experiment's run folder (experiments/runs/<name>) or a single run directory.
-        per_round: one row per theory-loop round instead of per run.
-        pandas: return a pandas DataFrame instead (needs pandas installed).
-    """
-    path = Path(path)
-    files = (
-        [path / "metrics.parquet"]
-        if (path / "metrics.parquet").exists()
-        else sorted(path.glob("*/metrics.parquet"))
-    )
-    if not files:
-        return pl.DataFrame()
-    rounds = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
-    if per_round:
-        return rounds.to_pandas() if pandas else rounds
-    # The final state is the last round of the last generation (a regenerated run restarts its
-    # rounds at 0, so the round number alone does not order the rows).
-    order = [c for c in ("regeneration", "round") if c in rounds.columns]
-    frame = (
-        rounds.sort(order, maintain_order=True)
-        .group_by("run_id", maintain_order=True)
-        .last()
-        .drop(
-            [
-                "round",
-                "agents",
-                "revision_magnitude",
-                "diversity",
-                "adopted_points",
-                "refused_repeats",
-                "calls",
-                "tokens",
-            ],
-            strict=False,
-        )
-    )
-    extra = rounds.group_by("run_id").agg(
-        pl.col("revision_magnitude").mean().alias("mean_revision_magnitude"),
-        pl.col("distinct_conclusions").sort_by(order).first().alias("initial_conclusions"),
-    )
-    frame = frame.join(extra, on="run_id", how="left").sort("run_id")
-    return frame.to_pandas() if pandas else frame
