@@ -9,8 +9,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hivemind_lab.decision import extract_options
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
+from hivemind_lab.text import split_sentences
 
 
 class AttachedDocument(BaseModel):
@@ -83,13 +85,28 @@ TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 _PATH_LIKE = re.compile(r"^\S+(?:[/\\]\S*|\.[A-Za-z0-9]{1,8})$")
 
 
+def _title(text: str) -> str:
+    """A text problem's title: its first heading, else the question that names its options
+    (a first line is often a long paragraph), else its first line, cut at a word."""
+    first = text.strip().splitlines()[0]
+    if first.lstrip().startswith("#"):
+        return _cut(first.lstrip("# ").strip())
+    questions = [
+        s for s in split_sentences(text) if s.endswith("?") and len(s) <= 120 and extract_options(s)
+    ]
+    return questions[-1] if questions else _cut(first.strip())
+
+
+def _cut(line: str, limit: int = 120) -> str:
+    return line if len(line) <= limit else line[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
 def problem_from_text(text: str, *, id: str = "ad-hoc") -> Problem:
     """Wrap a bare question (typed, or read from a text file)."""
     text = text.replace("\ufeff", "")  # a byte-order mark is not part of the question
     if not text.strip():
         raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
-    first = text.strip().splitlines()[0].lstrip("# ").strip()
-    title = first if len(first) <= 120 else first[:119].rsplit(" ", 1)[0] + "…"
+    title = _title(text)
     slug = re.sub(r"[^a-z0-9]+", "-", id.lower()).strip("-") or "ad-hoc"
     return Problem(id=slug, title=title or "ad hoc", question=text.strip())
 

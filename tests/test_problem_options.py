@@ -321,3 +321,16 @@ def test_a_byte_order_mark_is_not_part_of_a_problem(tmp_path):
     toml = tmp_path / "bom.toml"
     toml.write_bytes('\ufeffid = "bom"\ntitle = "BOM"\nquestion = "Grow or sell?"\n'.encode())
     assert resolve_problem(str(toml)).id == "bom"
+
+
+def test_a_text_problems_title_is_the_question_that_names_its_options(tmp_path):
+    txt = tmp_path / "clinic.txt"
+    txt.write_text(
+        "Our clinic saw 14,000 patients in 2025, up 9 percent, and the lease on the main site "
+        "runs out in 2027 while two partners plan to retire. Should we renew the lease or "
+        "move to the new health centre? Staff are split.\n"
+    )
+    assert resolve_problem(str(txt)).title == (
+        "Should we renew the lease or move to the new health centre?"
+    )
+    assert resolve_problem("# Heading\n\nShould we grow or sell?").title == "Heading"
