@@ -1,5 +1,5 @@
 """CLI commands of the compliance and research loops: ``rescore``, ``kb diff`` and the chat
-export of ``audit export``. Registered on the app in `hivemind_lab.cli`; like it, this module
+export of ``audit export``. Registered on the app in `hivemind_lab.cli.app`; like it, this module
 imports nothing heavy until a command runs."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from hivemind_lab.cli_common import console
-from hivemind_lab.cli_common import fail as _fail
+from hivemind_lab.cli.common import console
+from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError, InputError
 
 

@@ -1,5 +1,5 @@
 """Experiment commands of ``hivemind-lab``: sweeps, reports and replay. Registered on the CLI
-in `hivemind_lab.cli`; nothing heavy is imported until a command runs."""
+in `hivemind_lab.cli.app`; nothing heavy is imported until a command runs."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from hivemind_lab.cli_common import console, err_console
-from hivemind_lab.cli_common import erase as _erase
-from hivemind_lab.cli_common import fail as _fail
+from hivemind_lab.cli.common import console, err_console
+from hivemind_lab.cli.common import erase as _erase
+from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
 
 

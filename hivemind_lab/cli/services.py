@@ -1,5 +1,5 @@
 """The long-running services of ``hivemind-lab``: the MCP server, its tokens and the local
-language-model server. Registered on the CLI's sub-commands in `hivemind_lab.cli`."""
+language-model server. Registered on the CLI's sub-commands in `hivemind_lab.cli.app`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from hivemind_lab.cli_common import console, err_console
-from hivemind_lab.cli_common import fail as _fail
+from hivemind_lab.cli.common import console, err_console
+from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
 
 

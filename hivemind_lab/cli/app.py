@@ -20,9 +20,9 @@ from rich.progress import (
 from rich.table import Table
 from typer.core import TyperGroup
 
-from hivemind_lab import cli_experiments, cli_loops, cli_services
-from hivemind_lab.cli_common import console, err_console, fail
-from hivemind_lab.cli_common import erase as _erase
+from hivemind_lab.cli import experiments, loops, services
+from hivemind_lab.cli.common import console, err_console, fail
+from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.inputs import PRESETS
 
@@ -74,14 +74,14 @@ app.add_typer(mcp_app, name="mcp")
 llm_app = typer.Typer(help="The local language-model server (llama.cpp).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
 mcp_app.add_typer(token_app, name="token")
-app.command("rescore")(cli_loops.rescore)
-kb_app.command("diff")(cli_loops.kb_diff)
-llm_app.command("serve")(cli_services.llm_serve)
-mcp_app.command("serve")(cli_services.mcp_serve)
-token_app.command("add")(cli_services.mcp_token_add)
-app.command("sweep")(cli_experiments.sweep)
-app.command("report")(cli_experiments.report)
-app.command("replay")(cli_experiments.replay)
+app.command("rescore")(loops.rescore)
+kb_app.command("diff")(loops.kb_diff)
+llm_app.command("serve")(services.llm_serve)
+mcp_app.command("serve")(services.mcp_serve)
+token_app.command("add")(services.mcp_token_add)
+app.command("sweep")(experiments.sweep)
+app.command("report")(experiments.report)
+app.command("replay")(experiments.replay)
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -459,7 +459,7 @@ def audit_export(
     from hivemind_lab.audit.log import export_log
 
     if format == "chat-jsonl":
-        cli_loops.chat_export(
+        loops.chat_export(
             path, out, roles=role, outcome=outcome, include_client_data=include_client_data
         )
         return
