@@ -106,7 +106,7 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         1,
         re.compile(
             r"\b(?:split\s+between|choose\s+between|choosing\s+between|deciding\s+between|"
-            r"torn\s+between|between|among|considering|weighing|weighs|choose|decide)\s+"
+            r"torn\s+between|between|among|considering|weighing|weighs|choose|decide)(?::\s*|\s+)"
             r"(?P<list>.+)",
             re.IGNORECASE,
         ),
@@ -388,6 +388,34 @@ def _figure_outside(sentence: str, options: Sequence[str]) -> bool:
     return bool(re.search(r"\d", rest))
 
 
+def _before_options(sentence: str, options: Sequence[str]) -> str:
+    """A sentence cut where it starts listing the options, when its figure comes before them
+    ("A firm with 9% margins is torn between …"), so a quoted fact does not restate them."""
+    folded = sentence.casefold()
+    starts = [
+        folded.find(" ".join(option.casefold().split()[:3])) for option in options if option.strip()
+    ]
+    start = min((i for i in starts if i > 0), default=-1)
+    if start <= 0 or not re.search(r"\d", sentence[:start]):
+        return sentence
+    head = _INLINE_MARK.sub("", sentence[:start]).rstrip(" ,;:(–—-")
+    return f"{head} …"
+
+
+_DATE = re.compile(
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\b(?:1[5-9]|20)\d{2}(?:[/–-]\d{2,4})?\b",
+    re.IGNORECASE,
+)
+
+
+def has_quantity(text: str) -> bool:
+    """Whether a text gives an amount (a price, a share, a count), not only a date or a year:
+    "Prepared on 14 November 2026" is not a figure to plan on."""
+    return bool(_FIGURE.search(_DATE.sub(" ", text)))
+
+
 def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
     """A text's statements: prose sentences, bullet items and table rows, never its headings or
     labels; of a question, never its questions or restated options either."""
@@ -425,12 +453,18 @@ def extract_facts(
         for doc_id, text in documents:
             for n, sentence in enumerate(_statements(text), start=1):
                 facts.append(Fact(id=f"{doc_id}.{n}", text=_short(sentence), source=source))
-    statements = [
-        s
-        for s in _statements(question, question=True, options=options)
-        if not extract_options(s) or _figure_outside(s, extract_options(s))
-    ]  # a sentence that lists the options states the decision, unless it also gives a figure
-    ranked = sorted(range(len(statements)), key=lambda i: (not _FIGURE.search(statements[i]), i))
+    statements = []
+    for sentence in _statements(question, question=True, options=options):
+        listed = extract_options(sentence)
+        if not listed:
+            statements.append(sentence)
+        elif _figure_outside(sentence, listed):
+            # a sentence that lists the options states the decision; keep what it says first
+            statements.append(_before_options(sentence, listed))
+    ranked = sorted(
+        range(len(statements)),
+        key=lambda i: (not has_quantity(statements[i]), not _FIGURE.search(statements[i]), i),
+    )
     for i in ranked:
         facts.append(Fact(id=f"question.{i + 1}", text=_short(statements[i]), source="question"))
     return tuple(facts[:MAX_FACTS])

@@ -308,10 +308,7 @@ def test_a_restated_option_is_not_a_fact_but_a_figure_beside_the_options_is():
     options = extract_options(question)
     assert options == ("Open a café (cost 80,000)", "Sell online")
     texts = [f.text for f in extract_facts(question, options=options)]
-    assert texts == [
-        "A bakery with 9% margins is torn between opening a café and selling online.",
-        "Rent rises in 2026.",
-    ]
+    assert texts == ["A bakery with 9% margins is torn between …", "Rent rises in 2026."]
 
 
 def test_a_byte_order_mark_is_not_part_of_a_problem(tmp_path):
@@ -334,3 +331,28 @@ def test_a_text_problems_title_is_the_question_that_names_its_options(tmp_path):
         "Should we renew the lease or move to the new health centre?"
     )
     assert resolve_problem("# Heading\n\nShould we grow or sell?").title == "Heading"
+
+
+def test_a_fact_that_lists_the_options_is_cut_before_them_and_amounts_rank_before_dates():
+    question = (
+        "Memo of 3 March 2026. A charity with 40% of income from one donor must choose: (a) "
+        "merge with a peer, (b) cut programmes, or (c) launch a fundraising drive."
+    )
+    options = extract_options(question)
+    assert options == ("Merge with a peer", "Cut programmes", "Launch a fundraising drive")
+    texts = [f.text for f in extract_facts(question, options=options)]
+    assert texts[0].startswith("A charity with 40% of income from one donor")
+    assert not any(o.casefold() in texts[0].casefold() for o in options)
+    assert texts[1] == "Memo of 3 March 2026."
+
+
+def test_the_fallback_fact_for_an_option_is_an_amount_not_a_date():
+    from hivemind_lab.decision import Fact
+    from hivemind_lab.llm.offline.reading import relevant_fact
+
+    facts = [
+        Fact(id="q.1", text="Prepared for the board on 14 November 2026.", source="question"),
+        Fact(id="q.2", text="Debt stands at 2.1 times earnings.", source="question"),
+    ]
+    fact = relevant_fact("Hire staff", ("Hire staff", "Lease robots"), facts)
+    assert fact is not None and fact.id == "q.2"

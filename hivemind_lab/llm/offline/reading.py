@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hivemind_lab.agents.schemas import Evidence, OptionStance
-from hivemind_lab.decision import Fact
+from hivemind_lab.decision import Fact, has_quantity
 from hivemind_lab.text import split_sentences, terms
 
 STEM = 5
@@ -375,8 +375,8 @@ def relevant_fact(
     option: str, options: tuple[str, ...], facts: Sequence[Fact], *, prefer: Sequence[str] = ()
 ) -> Fact | None:
     """The client fact that bears most distinctively on an option (client data first), or the
-    first fact with a figure when none does. A fact that names every option (the question
-    restating its choices) bears on none of them."""
+    first fact with an amount (else any figure) when none does. A fact that names every option
+    (the question restating its choices) bears on none of them."""
     if not facts:
         return None
     if option in options:
@@ -396,5 +396,9 @@ def relevant_fact(
     best = min(ranked, key=lambda r: r[:4])
     if not best[0]:
         return best[4]
-    figures = [r for r in ranked if any(ch.isdigit() for ch in r[4].text)] or ranked
+    figures = (
+        [r for r in ranked if has_quantity(r[4].text)]
+        or [r for r in ranked if any(ch.isdigit() for ch in r[4].text)]
+        or ranked
+    )  # an amount to plan on before a date ("Prepared on 14 November 2026")
     return min(figures, key=lambda r: (r[1], r[3]))[4]
