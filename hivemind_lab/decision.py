@@ -252,7 +252,8 @@ def _bullets(blocks: Sequence[Block]) -> list[str]:
 
 def _table_options(blocks: Sequence[Block]) -> list[str]:
     """A table whose first column is headed Option (or Alternative, Choice …): one option a
-    row, its first cell joined to a prose description when the next column carries one."""
+    row: its first cell, with the next column's prose description in brackets ("Freemium (keep
+    a free tier …)") so a plan naming two options still reads as one sentence."""
     for run in _runs(blocks, "row"):
         if not _OPTION_LABEL.search(run[0].header[0]) or not 2 <= len(run) <= MAX_OPTIONS:
             continue
@@ -261,7 +262,9 @@ def _table_options(blocks: Sequence[Block]) -> list[str]:
             cells = row.cells
             name = cells[0] if cells else ""
             detail = cells[1] if len(cells) > 1 and len(cells[1].split()) >= 3 else ""
-            items.append(_clean(f"{name}: {detail}" if detail else name)[:MAX_OPTION_CHARS])
+            items.append(
+                _clean(f"{name} ({_lower(detail)})" if detail else name)[:MAX_OPTION_CHARS]
+            )
         if all(items):
             return items
     return []

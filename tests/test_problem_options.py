@@ -279,8 +279,8 @@ def test_options_from_a_markdown_table_whose_first_column_is_the_option():
         "from the school | low |\n"
     )
     assert extract_options(question) == (
-        "Expand: Build a second pitch on the east field",
-        "Share: Rent pitches from the school",
+        "Expand (build a second pitch on the east field)",
+        "Share (rent pitches from the school)",
     )
 
 
