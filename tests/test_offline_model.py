@@ -424,3 +424,11 @@ def test_a_sale_of_the_business_is_never_a_first_step_with_something_after_it():
             assert not (plan.now == (0,) and plan.later), (scores, plan)
     # selling products is not selling the business: it may still come first
     assert any(p.now == (2,) and p.later == (1,) for p in plans(options, [0.1, 0.55, 0.6]))
+
+
+def test_waiting_first_is_titled_as_waiting_not_as_a_first_step():
+    from hivemind_lab.llm.offline.theory import Plan, plan_title
+
+    options = ("Acquire the rival", "Decline to acquire the rival")
+    assert "first, then" not in plan_title(options, Plan((1,), (0,)))
+    assert "first, then" in plan_title(options, Plan((0,), (1,)))

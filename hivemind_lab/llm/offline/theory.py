@@ -116,6 +116,18 @@ def plans(options: tuple[str, ...], scores: Sequence[float]) -> list[Plan]:
     return list(unique.values())
 
 
+def plan_title(options: Sequence[str], plan: Plan) -> str:
+    """A plan in one line. Waiting first (stay, decline, defer) is no first step: "Decline to
+    buy Beta first, then buy Beta" read as a contradiction, so it says "for now" instead."""
+    label = _short(options[plan.now[0]], 70)
+    if not plan.later:
+        return _short(options[plan.now[0]], 150)
+    later = _lower(_short(options[plan.later[0]], 70))
+    if is_hold(options[plan.now[0]]):
+        return f"{label} for now; revisit later: {later}"
+    return f"{label} first, then {later}"
+
+
 @dataclass(frozen=True)
 class Written:
     title: str
@@ -211,12 +223,9 @@ def write_plan(
         + "; ".join(parts)
         + f". Facts used: {', '.join(used) or 'none'}."
     )
-    title = (
-        f"{_short(label, 70)} first, then {_lower(_short(options[plan.later[0]], 70))}"
-        if plan.later
-        else _short(label, 150)
+    return Written(
+        plan_title(options, plan), recs, rationale[:1200], citations, list(dict.fromkeys(used))[:6]
     )
-    return Written(title, recs, rationale[:1200], citations, list(dict.fromkeys(used))[:6])
 
 
 def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
