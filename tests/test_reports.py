@@ -338,3 +338,18 @@ def test_report_names_the_options_and_shows_the_combined_rationale_first(run_dir
     assert recommendation.index(rationale[:80]) < recommendation.index(
         " ".join(result.conclusions[0].recommendations[0].split())[:60]
     )
+
+
+def test_justifications_cite_short_and_the_sources_in_full(run_dir):
+    from hivemind_lab.knowledge.documents import load_documents
+
+    evidence = gather(run_dir)
+    top = evidence.result.conclusions[0]
+    docs = {d.id: d for d in load_documents(REPO / "data" / "knowledge")}
+    for j in top.justifications:
+        text = evidence.justification_text(top, j.solution_id, j.rationale)
+        for citation in j.citations:
+            doc = docs[citation.split("#")[0]]
+            assert doc.citation() not in text  # the full reference is under Sources
+    sources = " ".join(evidence.cited(top))
+    assert all(docs[c.split("#")[0]].citation() in sources for c in top.justifications[0].citations)

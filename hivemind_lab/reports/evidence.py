@@ -11,12 +11,15 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivemind_lab.audit.log import VerifyReport, verify_log
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.results import Conclusion, DeliberationResult, PracticalityVerdict
 from hivemind_lab.text import normalise
+
+if TYPE_CHECKING:
+    from hivemind_lab.knowledge.documents import Document
 
 OFFLINE_NOTICE = (
     "Illustrative run: the agents spoke through the offline stand-in, a deterministic model that "
@@ -95,6 +98,8 @@ class RunEvidence:
     critiques: list[dict[str, Any]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     """Document id -> "Title (Authors, Year)"."""
+    short_sources: dict[str, str] = field(default_factory=dict)
+    """Document id -> "Author et al. Year", for citations inside running text."""
 
     @property
     def request(self) -> dict[str, Any]:
@@ -141,6 +146,11 @@ class RunEvidence:
             return "the critic's own position"
         doc_id = citation.split("#", 1)[0]
         return self.sources.get(doc_id, doc_id)
+
+    def short_source(self, citation: str) -> str:
+        """A citation id as "Author et al. Year" (the full reference is under Sources)."""
+        doc_id = citation.split("#", 1)[0]
+        return self.short_sources.get(doc_id) or self.source(citation)
 
     def cited(self, conclusion: Conclusion) -> list[str]:
         """Every document the conclusion's members cite, once each, in order of first use."""
@@ -194,10 +204,12 @@ class RunEvidence:
 
         def cited(match: re.Match[str]) -> str:
             ids = re.findall(r"[A-Za-z0-9][\w.-]*#\d+", match.group(1))
-            return "; ".join(dict.fromkeys(self.source(i) for i in ids)) or match.group(0)
+            return "; ".join(dict.fromkeys(self.short_source(i) for i in ids)) or match.group(0)
 
+        # Short citations: a rationale cites a passage per option, and full references (title,
+        # all authors) repeated for each made the justifications unreadable.
         text = re.sub(r"\[([^\[\]]*#\d+[^\[\]]*)\]", cited, rationale)
-        text = re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.source(m.group(0)), text)
+        text = re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.short_source(m.group(0)), text)
         return re.sub(r"\brecommendation (\d+)\b", recommendation, text)
 
     def contradictions(self, conclusion: Conclusion, limit: int = 3) -> list[Contradiction]:
@@ -250,18 +262,28 @@ def plan_label(solution: dict[str, Any], fallback: str) -> str:
     return title
 
 
-def _document_sources(manifest: dict[str, Any], run_dir: Path) -> dict[str, str]:
-    """Document id -> citation text, from the run's knowledge base (empty when it is gone)."""
+def _short_citation(document: Document) -> str:
+    """ "Surname Year", "A & B Year" or "A et al. Year"; the title when no author is known."""
+    names = [a.split()[-1] for a in document.authors if a.split()]
+    year = "n.d." if document.year is None else str(document.year)
+    if not names:
+        return document.title
+    who = names[0] if len(names) == 1 else " & ".join(names) if len(names) == 2 else ""
+    return f"{who or names[0] + ' et al.'} {year}"
+
+
+def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
+    """The run's knowledge base documents (none when it is gone)."""
     from hivemind_lab.knowledge.documents import load_documents
 
     location = Path(str(manifest.get("knowledge_base") or ""))
     for candidate in (location, run_dir / location):
         if str(location) and candidate.exists():
             try:
-                return {d.id: d.citation() for d in load_documents(candidate)}
+                return load_documents(candidate)
             except HivemindError:
-                return {}
-    return {}
+                return []
+    return []
 
 
 def gather(run_dir: str | Path) -> RunEvidence:
@@ -287,5 +309,7 @@ def gather(run_dir: str | Path) -> RunEvidence:
                 evidence.solutions[str(payload["id"])] = payload
             elif kind == "theory.critique":
                 evidence.critiques.append(payload)
-    evidence.sources = _document_sources(evidence.manifest, run_dir)
+    documents = _documents(evidence.manifest, run_dir)
+    evidence.sources = {d.id: d.citation() for d in documents}
+    evidence.short_sources = {d.id: _short_citation(d) for d in documents}
     return evidence
