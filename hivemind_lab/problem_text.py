@@ -14,6 +14,14 @@ BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item
 """A bullet (-, *, •), numbered (1. 1)) or lettered ((a) a)) line."""
 
 
+FIGURE = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|half|third|quarter|twice|double)\b",
+    re.IGNORECASE,
+)
+"""A figure in words or digits: facts that carry one are quoted first."""
+
+
 class Block(NamedTuple):
     """One unit of a problem's text once Markdown is read: a heading, a label line ("Facts:"),
     a bullet, a table row or a paragraph (hard-wrapped lines joined)."""

@@ -356,3 +356,49 @@ def test_the_fallback_fact_for_an_option_is_an_amount_not_a_date():
     ]
     fact = relevant_fact("Hire staff", ("Hire staff", "Lease robots"), facts)
     assert fact is not None and fact.id == "q.2"
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (
+            "Is it wiser to rent the warehouse or to buy it outright?",
+            ("Rent the warehouse", "Buy it outright"),
+        ),
+        (
+            "Would you advise we open in Lyon, Lille or Nantes?",
+            ("Open in Lyon", "Open in Lille", "Open in Nantes"),
+        ),
+        (
+            "We are down to two choices - a licensing deal or a spin-out.",
+            ("A licensing deal", "A spin-out"),
+        ),
+        (
+            "Should our council ban cars downtown?",
+            ("Ban cars downtown", "Decline to ban cars downtown"),
+        ),
+        ("The paths are A) hire, B) outsource and C) automate.", ("Hire", "Outsource", "Automate")),
+        ("Renew or retire the fleet?", ("Renew the fleet", "Retire the fleet")),
+        ("Is this a supply problem or a demand problem?", ()),
+        ("Should we: (i) sell, (ii) hold or (iii) buy more?", ("Sell", "Hold", "Buy more")),
+        (
+            "She is unsure whether or not to retrain as a nurse.",
+            ("Retrain as a nurse", "Decline to retrain as a nurse"),
+        ),
+        (
+            "Which should the fund back — a bond, a loan or an equity stake?",
+            ("A bond", "A loan", "An equity stake"),
+        ),
+        (
+            "Should the Port of Tallinn build a cruise terminal, and if so when?",
+            ("Build a cruise terminal", "Decline to build a cruise terminal"),
+        ),
+        (
+            "Should the club sell the ground given debts of 4 million?",
+            ("Sell the ground", "Decline to sell the ground"),
+        ),
+        ("Should we relocate or not?", ("Relocate", "Decline to relocate")),
+    ],
+)
+def test_options_from_advice_dashes_capital_marks_bare_and_conditioned_questions(question, options):
+    assert extract_options(question) == options
