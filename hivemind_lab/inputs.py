@@ -5,6 +5,7 @@ Every bad value is refused with an `InputError` naming the field and its allowed
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import (
@@ -187,7 +188,7 @@ def build(model: type[M], **values: Any) -> M:
         got = err.get("input")
         raise InputError(
             field,
-            f"{err['msg'].rstrip('.').lower()}, got {got!r}"[:300],
+            f"{re.sub(r'^value error, ', '', err['msg'].rstrip('.').lower())}, got {got!r}"[:300],
             allowed=ALLOWED.get(field),
         ) from None
 
@@ -220,6 +221,7 @@ def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
 def parse_profile(text: str) -> ProfileName | tuple[str, ...]:
     """A profile as written in a problem file or on the command line: a named profile, or
     comma-separated constraint names."""
-    if text in ("enterprise", "individual"):
-        return text  # type: ignore[return-value]
-    return tuple(p.strip() for p in text.split(",") if p.strip())
+    names = tuple(p.strip() for p in text.split(",") if p.strip())
+    if len(names) == 1 and names[0] in ("enterprise", "individual"):
+        return names[0]  # type: ignore[return-value]  # "enterprise, " is still the profile
+    return names

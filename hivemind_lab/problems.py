@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hivemind_lab.decision import extract_options
 from hivemind_lab.errors import InputError
@@ -53,6 +53,42 @@ class Problem(BaseModel):
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()
 
+    @field_validator("question", "title")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _distinct_options(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # checked here as well as in the request, so the error names the problem file
+        cleaned = [v.strip().casefold() for v in value]
+        if any(not v for v in cleaned):
+            raise ValueError("an option is blank")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("options must be distinct")
+        return value
+
+
+_ALLOWED = {
+    "id": "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit",
+    "title": "1-300 characters",
+    "question": "non-empty text",
+    "options": "up to 8 distinct, non-empty options of at most 160 characters each",
+    "profile": "enterprise, individual or comma-separated constraint names",
+    "suggested.sufficiency": "integer >= 1",
+    "suggested.feasibility": "integer 1-100",
+    "suggested.density": "integer tokens > 0",
+}
+"""What each problem field accepts, for error messages (fields not listed: see the README)."""
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    byte = exc.object[exc.start]
+    return f"{str(path)!r} is not UTF-8 (byte 0x{byte:02x} at offset {exc.start}); save it as UTF-8"
+
 
 def load_problem(path: str | Path) -> Problem:
     """Read one problem TOML file; errors name the file and field."""
@@ -63,14 +99,25 @@ def load_problem(path: str | Path) -> Problem:
         raise InputError(
             "problem", f"file {str(path)!r} does not exist", allowed="a .toml file"
         ) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputError("problem", _not_utf8(path, exc), allowed="UTF-8 text") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError("problem", f"{str(path)!r} is not valid TOML ({exc})") from None
     try:
         return Problem.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{path}: {loc}", err["msg"]) from None
+        message = re.sub(r"^Value error, ", "", err["msg"])
+        if err["type"] not in ("missing", "extra_forbidden"):
+            message += f", got {err.get('input')!r}"[:200]
+        field = re.sub(r"\.\d+$", "", loc)
+        allowed = _ALLOWED.get(field) or (
+            f"one of {', '.join(sorted(Problem.model_fields))}"
+            if err["type"] == "extra_forbidden" and "." not in loc
+            else None
+        )
+        raise InputError(f"{path}: {loc}", message, allowed=allowed) from None
 
 
 def load_problems(folder: str | Path) -> list[Problem]:
@@ -140,7 +187,9 @@ def resolve_problem(argument: str) -> Problem:
     if path.suffix.lower() in TEXT_SUFFIXES:
         try:
             text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise InputError("problem", _not_utf8(path, exc), allowed="UTF-8 text") from None
+        except OSError as exc:
             raise InputError("problem", f"cannot read {str(path)!r} ({exc})") from None
         if not text.strip():
             raise InputError("problem", f"{str(path)!r} is empty", allowed="a non-empty question")

@@ -87,3 +87,27 @@ def test_cli_refuses_missing_problem_file(tmp_path):
     result = CliRunner().invoke(app, ["deliberate", "--problem", str(tmp_path / "nope.toml")])
     assert result.exit_code == 2
     assert "nope.toml" in result.output
+
+
+def test_a_named_profile_with_stray_commas_is_still_the_named_profile():
+    from hivemind_lab.inputs import parse_profile
+
+    assert parse_profile("enterprise, ,") == "enterprise"
+    assert parse_profile(" individual ") == "individual"
+    assert parse_profile("legal, financial") == ("legal", "financial")
+
+
+def test_a_validator_message_has_no_pydantic_prefix():
+    from hivemind_lab.errors import InputError
+    from hivemind_lab.inputs import DeliberationRequest, build
+
+    with pytest.raises(InputError) as caught:
+        build(
+            DeliberationRequest,
+            problem="x",
+            sufficiency=1,
+            feasibility=50,
+            density=10,
+            options=("A", "A"),
+        )
+    assert "value error" not in str(caught.value).lower()

@@ -402,3 +402,37 @@ def test_the_fallback_fact_for_an_option_is_an_amount_not_a_date():
 )
 def test_options_from_advice_dashes_capital_marks_bare_and_conditioned_questions(question, options):
     assert extract_options(question) == options
+
+
+def _problem_file(tmp_path, body: str, name: str = "p.toml") -> str:
+    path = tmp_path / name
+    path.write_text('id = "p"\ntitle = "P"\n' + body, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "allowed"),
+    [
+        ('question = "Grow?"\noptions = ["Grow", "grow "]\n', "options", "distinct"),
+        ('question = "Grow?"\noptions = ["Grow", "  "]\n', "options", "non-empty"),
+        ('question = "   "\n', "question", "non-empty text"),
+        ('question = "Grow?"\noptoins = ["A", "B"]\n', "optoins", "options"),
+        ('question = "Grow?"\n[suggested]\nfeasibility = 150\n', "feasibility", "1-100"),
+    ],
+)
+def test_a_bad_problem_file_is_refused_naming_file_field_and_allowed_values(
+    tmp_path, body, field, allowed
+):
+    path = _problem_file(tmp_path, body)
+    with pytest.raises(InputError) as caught:
+        resolve_problem(path)
+    message = str(caught.value)
+    assert path in message and field in message and "allowed" in message and allowed in message
+
+
+def test_a_problem_file_that_is_not_utf8_says_so(tmp_path):
+    for name in ("p.toml", "p.txt"):
+        path = tmp_path / name
+        path.write_bytes(b'id = "p"\ntitle = "P"\nquestion = "Caf\xe9?"\n')
+        with pytest.raises(InputError, match="not UTF-8"):
+            resolve_problem(str(path))
