@@ -1,5 +1,6 @@
-"""The ``hivemind-lab`` command line: `app` wires the command tree (kb, deliberate, audit);
-`experiments`, `loops` and `services` hold the other commands and `common` what all share.
+"""The ``hivemind-lab`` command line: `app` wires the command tree (and holds kb and audit);
+`deliberate`, `experiments`, `loops` and `services` hold the other commands, `common` what
+all of them share.
 
 Nothing heavy is imported until a command runs, so ``--help`` and input errors answer at once.
 """

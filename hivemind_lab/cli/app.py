@@ -1,32 +1,20 @@
-"""The ``hivemind-lab`` command line."""
+"""The ``hivemind-lab`` command tree: every group and command is registered here, in the
+order ``--help`` lists them; the kb and audit commands live here, the others beside it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from typer.core import TyperGroup
 
-from hivemind_lab.cli import experiments, loops, services
+from hivemind_lab.cli import deliberate, experiments, loops, services
 from hivemind_lab.cli.common import console, err_console, fail
-from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.errors import HivemindError
-from hivemind_lab.inputs import PRESETS
-
-_BALANCED = PRESETS["balanced"]
 
 
 def _tidy_help(command: Any, ctx: Any) -> None:
@@ -82,6 +70,7 @@ token_app.command("add")(services.mcp_token_add)
 app.command("sweep")(experiments.sweep)
 app.command("report")(experiments.report)
 app.command("replay")(experiments.replay)
+app.command("deliberate")(deliberate.deliberate)
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -161,258 +150,6 @@ def kb_slice(
     )
     for note in result.warnings:
         err_console.print(f"[yellow]warning:[/] {note}")
-
-
-@app.command()
-def deliberate(
-    problem: Annotated[
-        str | None, typer.Option(help="Problem TOML file, or the problem as text.")
-    ] = None,
-    sufficiency: Annotated[
-        int | None,
-        typer.Option(
-            help="Halt when distinct conclusions ≤ this (≥ 1).",
-            show_default="the problem's suggestion, else 2",
-        ),
-    ] = None,
-    feasibility: Annotated[
-        int | None,
-        typer.Option(
-            help="Veto when mean constraint score ≤ this (1–100).",
-            show_default="the problem's suggestion, else 50",
-        ),
-    ] = None,
-    density: Annotated[
-        int | None,
-        typer.Option(
-            help="Tokens of knowledge per theory agent (> 0).",
-            show_default="the problem's suggestion, else 6000",
-        ),
-    ] = None,
-    stubbornness: Annotated[
-        float | None,
-        typer.Option(
-            help="0 adopts every well-supported critique … 1 never revises.",
-            show_default=f"the preset's; balanced {_BALANCED.stubbornness}",
-        ),
-    ] = None,
-    similarity: Annotated[
-        float | None,
-        typer.Option(
-            help="Monitor's similarity threshold (0–1).",
-            show_default=f"the preset's; balanced {_BALANCED.similarity_threshold}",
-        ),
-    ] = None,
-    severity: Annotated[
-        float | None,
-        typer.Option(
-            help="Constraint agents' strictness (0–1).",
-            show_default=f"the preset's; balanced {_BALANCED.severity}",
-        ),
-    ] = None,
-    preset: Annotated[
-        str, typer.Option(help="Calibration preset: balanced, cooperative, adversarial.")
-    ] = "balanced",
-    profile: Annotated[
-        str | None, typer.Option(help="enterprise, individual, or comma-separated constraints.")
-    ] = None,
-    critique_mode: Annotated[
-        str, typer.Option(help="pairwise (N(N−1) calls) or batched (N calls).")
-    ] = "pairwise",
-    backend: Annotated[
-        str,
-        typer.Option(
-            help="offline (no network), openai (any compatible endpoint) or local (a llama.cpp "
-            "server started for the run; set up by `make llama`)."
-        ),
-    ] = "offline",
-    model: Annotated[
-        str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
-    ] = None,
-    model_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="GGUF model for the local backend (or HIVEMIND_MODEL_FILE).",
-            show_default="the bundled SmolLM2-135M (plumbing, not strategy)",
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for slicing and agents.")] = 0,
-    max_rounds: Annotated[int, typer.Option(help="Rounds before stopping as non_converged.")] = 6,
-    max_regenerations: Annotated[
-        int, typer.Option(help="Regenerations before stopping as vetoed_out.")
-    ] = 3,
-    max_tokens: Annotated[int | None, typer.Option(help="Token budget for the run.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 16,
-    kb: Annotated[Path, typer.Option(help="Knowledge base folder.")] = Path("data/knowledge"),
-    practicality_kb: Annotated[Path, typer.Option(help="Constraint knowledge folder.")] = Path(
-        "data/practicality"
-    ),
-    out: Annotated[
-        Path | None, typer.Option(help="Run directory (default runs/<problem>-<time>).")
-    ] = None,
-    resume: Annotated[Path | None, typer.Option(help="Continue the run in this directory.")] = None,
-    latency: Annotated[
-        float, typer.Option(help="Artificial seconds per model call (demos, tests).", hidden=True)
-    ] = 0.0,
-) -> None:
-    """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
-    # Only the light input modules before validation: a bad value is answered in well under a
-    # second; the deliberation machinery (scikit-learn, the OpenAI SDK, plotly) loads after.
-    from hivemind_lab.inputs import (
-        PRESETS,
-        Calibrations,
-        DeliberationRequest,
-        Limits,
-        build,
-        request_for,
-    )
-    from hivemind_lab.problems import resolve_problem
-
-    try:
-        if resume is not None:
-            manifest = (
-                json.loads((resume / "manifest.json").read_text("utf-8"))
-                if (resume / "manifest.json").exists()
-                else None
-            )
-            if manifest is None:
-                raise HivemindError(f"resume: {str(resume)!r} holds no run (no manifest.json)")
-            request = DeliberationRequest.model_validate(manifest["request"])
-            cal = Calibrations.model_validate(manifest["calibrations"])
-            limits = Limits.model_validate(manifest["limits"])
-            seed = int(manifest["seed"])
-            kb, practicality_kb = (
-                Path(manifest["knowledge_base"]),
-                Path(manifest["practicality_kb"]),
-            )
-            backend, model = (
-                manifest["backend"],
-                manifest["model"] if manifest["backend"] == "openai" else None,
-            )
-            started_with = manifest.get("model_info", {}).get("model_path")
-            if backend == "local" and model_file is None and started_with:
-                model_file = Path(started_with)  # the weights the run started with
-            run_dir = resume
-        else:
-            if problem is None:
-                raise HivemindError(
-                    "problem: required (a .toml, .txt or .md problem file, or the problem text)"
-                )
-            prob = resolve_problem(problem)
-            if preset not in PRESETS:
-                raise HivemindError(f"preset: unknown {preset!r} (allowed: {', '.join(PRESETS)})")
-            base = PRESETS[preset]
-            cal = build(
-                Calibrations,
-                stubbornness=base.stubbornness if stubbornness is None else stubbornness,
-                similarity_threshold=base.similarity_threshold
-                if similarity is None
-                else similarity,
-                severity=base.severity if severity is None else severity,
-            )
-            request = request_for(
-                prob,
-                sufficiency=sufficiency,
-                feasibility=feasibility,
-                density=density,
-                profile=profile,
-                critique_mode=critique_mode,
-            )
-            limits = build(
-                Limits,
-                max_rounds=max_rounds,
-                max_regenerations=max_regenerations,
-                max_tokens=max_tokens,
-                concurrency=concurrency,
-            )
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
-        from hivemind_lab.llm.factory import backend_choice  # loads the openai SDK: ~1 s
-
-        choice = backend_choice(
-            backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
-        )
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    from hivemind_lab.deliberation import Progress as RunProgress
-    from hivemind_lab.deliberation import deliberate_async
-    from hivemind_lab.llm.factory import open_model
-    from hivemind_lab.reports import write_report
-
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-    )
-    failure: HivemindError | None = None
-    with Progress(*columns, console=err_console, transient=False) as bar:
-        task_id = bar.add_task("deliberating", total=limits.max_rounds, detail="")
-
-        def on_progress(p: RunProgress) -> None:
-            bar.update(
-                task_id,
-                completed=p.round,
-                description=f"generation {p.regeneration} · round {p.round} · {p.phase}",
-                detail=f"calls {p.calls} · tokens {p.tokens}"
-                + (f" · distinct {p.distinct}" if p.distinct is not None else ""),
-            )
-
-        try:
-            # A local server lives for this block only and is stopped by its PID on any exit.
-            with open_model(choice, concurrency=limits.concurrency) as chat:
-                served = getattr(chat, "server", None)
-                if served is not None:
-                    err_console.print(
-                        f"local model {served.info.model_file} on llama-server "
-                        f"{served.base_url} (pid {served.pid})",
-                        highlight=False,
-                        soft_wrap=True,
-                    )
-                result = asyncio.run(
-                    deliberate_async(
-                        request,
-                        cal,
-                        limits,
-                        model=chat,
-                        run_dir=run_dir,
-                        seed=seed,
-                        knowledge_base=kb,
-                        practicality_kb=practicality_kb,
-                        on_progress=on_progress,
-                        resume=resume is not None,
-                    )
-                )
-        except HivemindError as exc:
-            failure = _erase(bar, exc)
-    if failure is not None:
-        if (run_dir / "manifest.json").exists() and not (run_dir / "result.json").exists():
-            err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
-        raise _fail(failure)
-    report = write_report(run_dir, force=True)
-    _print_summary(result, run_dir)
-    console.print(f"report: {report} (and report.md)")
-
-
-def _print_summary(result: Any, run_dir: Path) -> None:
-    console.print(
-        f"[bold]{result.status}[/] after {result.rounds} round(s) in the final generation, "
-        f"{result.regenerations} regeneration(s), {result.n_agents} theory agents; "
-        f"{result.usage.calls} calls, {result.usage.tokens} tokens, "
-        f"{result.usage.cache_hits} cache hits, {result.wall_time_s:.1f} s"
-    )
-    table = Table(title="Conclusions")
-    for col in ("rank", "conclusion", "agents", "feasibility"):
-        table.add_column(col)
-    for c in result.conclusions:
-        table.add_row(str(c.rank), c.title, str(len(c.agents)), f"{c.mean_score:.1f}")
-    if result.conclusions:
-        console.print(table)
-    console.print(f"run directory: {run_dir}")
 
 
 @audit_app.command("verify")
