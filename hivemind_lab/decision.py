@@ -91,7 +91,8 @@ def _figure_outside(sentence: str, options: Sequence[str]) -> bool:
 
 def _before_options(sentence: str, options: Sequence[str]) -> str:
     """A sentence cut where it starts listing the options, when its figure comes before them
-    ("A firm with 9% margins is torn between …"), so a quoted fact does not restate them."""
+    ("A firm with 9% margins is torn between A and B" → "A firm with 9% margins."), so a
+    quoted fact does not restate them."""
     folded = sentence.casefold()
     starts = [
         folded.find(" ".join(option.casefold().split()[:3])) for option in options if option.strip()
@@ -99,8 +100,48 @@ def _before_options(sentence: str, options: Sequence[str]) -> str:
     start = min((i for i in starts if i > 0), default=-1)
     if start <= 0 or not re.search(r"\d", sentence[:start]):
         return sentence
-    head = INLINE_MARK.sub("", sentence[:start]).rstrip(" ,;:(–—-")
-    return f"{head} …"
+    words = INLINE_MARK.sub("", sentence[:start]).split()
+    while words and words[-1].strip(",;:(–—-").casefold() in _LEAD_IN:
+        words.pop()  # "… is torn between" ends on the figure's clause, not mid-phrase
+    return " ".join(words).rstrip(" ,;:(–—-") + "."
+
+
+_LEAD_IN = frozenset(
+    [
+        "between",
+        "among",
+        "whether",
+        "or",
+        "not",
+        "to",
+        "either",
+        "is",
+        "are",
+        "was",
+        "were",
+        "torn",
+        "split",
+        "deciding",
+        "choosing",
+        "weighing",
+        "considering",
+        "choose",
+        "decide",
+        "weigh",
+        "consider",
+        "must",
+        "can",
+        "could",
+        "should",
+        "now",
+        "the",
+        "its",
+        "their",
+        "our",
+        "from",
+        "of",
+    ]
+)
 
 
 _DATE = re.compile(
