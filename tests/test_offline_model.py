@@ -432,3 +432,15 @@ def test_waiting_first_is_titled_as_waiting_not_as_a_first_step():
     options = ("Acquire the rival", "Decline to acquire the rival")
     assert "first, then" not in plan_title(options, Plan((1,), (0,)))
     assert "first, then" in plan_title(options, Plan((0,), (1,)))
+
+
+def test_evidence_against_a_move_speaks_for_declining_it():
+    from hivemind_lab.agents.schemas import Evidence
+    from hivemind_lab.llm.offline.reading import judge
+
+    options = ("Acquire the rival", "Decline to acquire the rival")
+    text = "Acquisitions of rivals usually fail and destroy value. Buyers overpay."
+    evidence = [Evidence(id="d#1", document_id="d", text=text, score=1.0, about=(0, 1))]
+    acquire, decline = judge(options, evidence, ())
+    assert acquire.score < 0 < decline.score
+    assert "d#1" in decline.support and "d#1" in acquire.against

@@ -288,6 +288,24 @@ def stress(facts: Sequence[Fact]) -> float:
     return min(1.0, hits / 2)
 
 
+_REFUSAL = frozenset(["decli", "rejec", "forgo", "refus", "refra", "avoid"])
+
+
+def declined(options: Sequence[str], index: int) -> int | None:
+    """The option that option ``index`` declines ("Decline to acquire Beta" declines "Acquire
+    Beta"), or None. Evidence for a move is evidence against declining it, so such an option
+    reads the declined move's sentences with their polarity flipped."""
+    stems = stems_of(options[index])
+    if not stems or stems[0] not in _REFUSAL or len(stems) < 2:
+        return None
+    rest = set(stems[1:])
+    for other, option in enumerate(options):
+        own = set(stems_of(option))
+        if other != index and own and own <= rest | {"to"} and rest <= own | _REFUSAL:
+            return other
+    return None
+
+
 def judge(
     options: tuple[str, ...], evidence: Sequence[Evidence], facts: Sequence[Fact]
 ) -> tuple[Judgement, ...]:
@@ -305,6 +323,7 @@ def _judge(
     strain = stress(facts)
     out = []
     for index, w in enumerate(weights):
+        move = declined(options, index)
         net = 0.0
         mass = 0.0
         support: dict[str, float] = {}
@@ -321,6 +340,8 @@ def _judge(
                 if b < RELEVANT:
                     continue
                 tone = sentence.polarity or (0.5 if sentence.prescriptive else 0.0)
+                if move is not None and bearing(sentence.stems, weights[move]) >= RELEVANT:
+                    tone = -tone  # "acquisitions fail" speaks for declining one
                 weight = b * prior * rank
                 mass += weight
                 net += weight * tone
@@ -337,6 +358,11 @@ def _judge(
             if b < RELEVANT:
                 continue
             tone = polarity(fact.text)
+            if (
+                move is not None
+                and bearing(frozenset(stems_of(fact.text)), weights[move]) >= RELEVANT
+            ):
+                tone = -tone
             fact_score += 0.15 * b * tone
             if tone > 0:
                 facts_for.append(fact.id)
