@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import random
 import socket
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ from sklearn.metrics import adjusted_rand_score
 from hivemind_lab.deliberation.embedders import TfidfEmbedder, WordLlamaEmbedder, make_embedder
 from hivemind_lab.deliberation.monitor import cluster_labels, similarity_matrix
 from hivemind_lab.errors import InputError
-from tests.support import SHARED
+from tests.support import REPO, SHARED, child_env
 
 PARAPHRASES = (
     "Cut prices on staple groceries to win back shoppers from the discounter.",
@@ -32,6 +34,27 @@ def test_wordllama_loads_from_its_wheel_without_the_network(monkeypatch):
     assert vectors.shape[0] == 3
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert embedder.name.startswith("wordllama-") and embedder.version[0].isdigit()
+
+
+def test_loading_wordllama_leaves_the_root_logger_as_it_was(tmp_path):
+    """wordllama calls logging.basicConfig(level=INFO) on import; in a fresh interpreter the
+    embedder must leave no handler on the root logger, so library INFO records stay quiet."""
+    script = (
+        "import logging\n"
+        "from hivemind_lab.deliberation.embedders import WordLlamaEmbedder\n"
+        "WordLlamaEmbedder()\n"
+        "root = logging.getLogger()\n"
+        "print(len(root.handlers), logging.getLevelName(root.level))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert done.stdout.split() == ["0", "WARNING"], done.stderr
 
 
 def test_semantic_similarity_sees_paraphrases_that_tfidf_misses():

@@ -7,10 +7,11 @@ embedder first needs it. See docs/design/monitor-embedders.md.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -76,6 +77,20 @@ class TfidfEmbedder:
         return matrix.toarray()
 
 
+def _import_wordllama() -> Any:
+    """Imports wordllama without its side effect on logging: on import it calls
+    ``logging.basicConfig(level=INFO)``, after which every INFO record of every library (an
+    HTTP line per model call from httpx, say) is printed on the user's terminal."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return wordllama
+
+
 class WordLlamaEmbedder:
     """Semantic embeddings from WordLlama (static token embeddings distilled from an LLM, mean
     pooled): similar meaning in different words scores high. Its weights ship inside the
@@ -89,14 +104,12 @@ class WordLlamaEmbedder:
     default_threshold = 0.5
 
     def __init__(self, config: str = "l2_supercat", dim: int = 256) -> None:
-        import wordllama
-        from wordllama import WordLlama
-
+        wordllama = _import_wordllama()
         self.version = _version("wordllama")
         self.name = f"wordllama-{config}-{dim}"
         folder = Path(wordllama.__file__).parent
         try:
-            self._model = WordLlama.load(
+            self._model = wordllama.WordLlama.load(
                 config=config, dim=dim, cache_dir=folder, disable_download=True
             )
         except (FileNotFoundError, ValueError, OSError) as exc:
