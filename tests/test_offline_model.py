@@ -389,9 +389,10 @@ async def test_offline_synthesis_names_shared_reasons_differences_and_the_object
         }
     )
     out = RationaleOutput.model_validate(await ask(task))
-    assert "All 3 agents choose licensing its drivetrain to car makers" in out.shared
+    assert "All 3 agents choose “Licensing its drivetrain to car makers”" in out.shared
     assert "Two car makers sent licensing enquiries" in out.shared  # the fact all three use
-    assert "premium cargo bikes" in out.differences and "a subscription service" in out.differences
+    differences = out.differences.casefold()
+    assert "premium cargo bikes" in differences and "a subscription service" in differences
     assert "Licensing hands rivals the drivetrain." in out.objection
     assert "lic#0" in out.citations and "lic#0" not in out.text()  # ids cited, never listed
 
@@ -444,3 +445,24 @@ def test_evidence_against_a_move_speaks_for_declining_it():
     acquire, decline = judge(options, evidence, ())
     assert acquire.score < 0 < decline.score
     assert "d#1" in decline.support and "d#1" in acquire.against
+
+
+def test_the_combined_rationale_names_the_options_whole():
+    from hivemind_lab.agents.schemas import ClusterMember, OptionStance, SynthesizeTask
+    from hivemind_lab.llm.offline.monitor import synthesize
+
+    pursue = OptionStance.model_validate({"option": 0, "stance": "pursue"})
+    members = tuple(
+        ClusterMember(
+            agent_id=a, title="t", stances=(pursue,), recommendations=("r",), rationale=""
+        )
+        for a in ("a", "b")
+    )
+    task = SynthesizeTask(
+        problem="Should Acme acquire Beta?",
+        options=("Acquire Beta", "Decline to acquire Beta"),
+        facts=(),
+        cluster_index=0,
+        members=members,
+    )
+    assert "Acquire Beta" in synthesize(task).shared

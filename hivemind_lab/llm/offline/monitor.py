@@ -13,13 +13,14 @@ from collections import Counter
 from hivemind_lab.agents.schemas import RationaleOutput, SynthesizeTask
 from hivemind_lab.decision import fact_snippet
 
-_VERB = {"pursue": "choose", "later": "sequence after it", "avoid": "rule out"}
+_VERB = {"pursue": "choose", "later": "keep for later", "avoid": "rule out"}
+"""What members do with an option; the option follows in quotes, whole, so an imperative
+label reads right ("choose “Acquire Beta”", not "choose acquire Beta")."""
 
 
 def _label(task: SynthesizeTask, option: int) -> str:
     label = task.options[option] if option < len(task.options) else f"option {option + 1}"
-    word = label.split(" ", 1)[0]
-    return label[:1].lower() + label[1:] if word[1:].islower() or word == "A" else label
+    return f"“{label}”"
 
 
 def _join(items: list[str]) -> str:
