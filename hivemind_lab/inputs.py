@@ -27,6 +27,7 @@ from hivemind_lab.decision import (
     extract_options,
 )
 from hivemind_lab.errors import InputError
+from hivemind_lab.options import declining
 from hivemind_lab.problems import AttachedDocument, Problem
 
 ProfileName = Literal["enterprise", "individual"]
@@ -135,6 +136,10 @@ class DeliberationRequest(BaseModel):
             }
         elif isinstance(data, dict) and "options_source" not in data:
             data = {**data, "options_source": "given"}
+        options = data.get("options") if isinstance(data, dict) else None
+        if isinstance(options, (list, tuple)) and len(options) == 1 and str(options[0]).strip():
+            # one option is a yes/no decision: weigh it against declining it
+            data = {**data, "options": (options[0], declining(str(options[0]).strip()))}
         return data
 
     @field_validator("options")

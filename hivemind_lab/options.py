@@ -75,6 +75,10 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        3,  # a typed one-liner may lack its "?": "Should we expand or sell" (no clause after)
+        re.compile(r"^(?i:should|shall)\s+" + _SUBJECT + r"\s+(?P<list>[^?,;]+)$"),
+    ),
+    (
         2,
         re.compile(
             r"\b(?:options?|alternatives?|choices?|paths?|routes?|offers?|courses? of action|"
@@ -296,7 +300,7 @@ def _sentences(blocks: Sequence[Block]) -> list[str]:
 
 _YES_NO = (
     re.compile(
-        r"^(?i:should|shall|ought)\s+" + _SUBJECT + r"\s+(?:(?i:to)\s+)?(?P<move>[^?]{3,160})\?$"
+        r"^(?i:should|shall|ought)\s+" + _SUBJECT + r"\s+(?:(?i:to)\s+)?(?P<move>[^?]{3,160})\??$"
     ),
     re.compile(r"\b(?i:whether)\s+(?:or\s+not\s+)?to\s+(?P<move>[^?.;]{3,160})[?.]?$"),
 )
@@ -315,6 +319,8 @@ def _yes_no(sentences: Sequence[str]) -> list[str]:
             match = pattern.search(sentence.strip())
             if not match:
                 continue
+            if not sentence.rstrip().endswith("?") and "," in match.group("move"):
+                continue  # "Should the merger fail, we would …" is a condition, not a question
             move = _clean(_CONDITION.sub("", match.group("move")))
             move = re.sub(r"\s+or\s+not$", "", move, flags=re.IGNORECASE)
             words = move.split()
@@ -323,8 +329,19 @@ def _yes_no(sentences: Sequence[str]) -> list[str]:
                 and not re.search(r"\b(?:or|should|how|what|which|whether)\b", move, re.I)
                 and not words[0].lower().endswith(("ing", "ed"))
             ):
-                return [move[:MAX_OPTION_CHARS], f"Decline to {_lower(move)}"[:MAX_OPTION_CHARS]]
+                return [move[:MAX_OPTION_CHARS], declining(move)]
     return []
+
+
+def declining(move: str) -> str:
+    """The other side of a yes/no decision: "Acquire Beta" → "Decline to acquire Beta"."""
+    return f"Decline to {_lower(move)}"[:MAX_OPTION_CHARS]
+
+
+def question_sentences(text: str) -> list[str]:
+    """A problem's sentences, read block by block (a line break ends a heading or a list item,
+    so "Line one" and the question below it are two sentences)."""
+    return _sentences(read_blocks(text))
 
 
 def _lower(text: str) -> str:

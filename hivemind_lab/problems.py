@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hivemind_lab.decision import extract_options
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
-from hivemind_lab.text import split_sentences
+from hivemind_lab.options import question_sentences
 
 
 class AttachedDocument(BaseModel):
@@ -139,7 +139,9 @@ def _title(text: str) -> str:
     if first.lstrip().startswith("#"):
         return _cut(first.lstrip("# ").strip())
     questions = [
-        s for s in split_sentences(text) if s.endswith("?") and len(s) <= 120 and extract_options(s)
+        s
+        for s in question_sentences(text)
+        if s.endswith("?") and len(s) <= 120 and extract_options(s)
     ]
     return questions[-1] if questions else _cut(first.strip())
 

@@ -436,3 +436,34 @@ def test_a_problem_file_that_is_not_utf8_says_so(tmp_path):
         path.write_bytes(b'id = "p"\ntitle = "P"\nquestion = "Caf\xe9?"\n')
         with pytest.raises(InputError, match="not UTF-8"):
             resolve_problem(str(path))
+
+
+def test_a_single_option_is_weighed_against_declining_it():
+    request = DeliberationRequest(
+        problem="Halden may buy Norvik.",
+        sufficiency=1,
+        feasibility=50,
+        density=100,
+        options=("Buy Norvik",),
+    )
+    assert request.options == ("Buy Norvik", "Decline to buy Norvik")
+    assert request.options_source == "given"
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        ("Should we lease or buy the vans", ("Lease the vans", "Buy the vans")),
+        ("Should the merger fail, we would lose 20 staff or 30.", ()),
+    ],
+)
+def test_a_typed_question_may_lack_its_question_mark_but_a_condition_is_no_question(
+    question, options
+):
+    assert extract_options(question) == options
+
+
+def test_a_title_question_is_read_line_by_line():
+    assert resolve_problem("Memo\r\nShould we lease or buy the vans?\r\n").title == (
+        "Should we lease or buy the vans?"
+    )
