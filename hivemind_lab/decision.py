@@ -23,8 +23,7 @@ from hivemind_lab.options import (
     OptionsSource,
     extract_options,
 )
-from hivemind_lab.problem_text import FIGURE, read_blocks
-from hivemind_lab.text import split_sentences
+from hivemind_lab.problem_text import FIGURE, read_blocks, sentences
 
 __all__ = [
     "MAX_FACTS",
@@ -166,10 +165,11 @@ def _statements(text: str, *, question: bool = False, options: Sequence[str] = (
         if block.kind in ("heading", "label"):
             continue
         prose = block.kind == "text"
-        for part in split_sentences(block.text) if prose else [block.text]:
+        for part in sentences(block.text) if prose else [block.text]:
             whole = " ".join(block.cells) if block.kind == "row" else part
-            if len(part.split()) < (4 if question and prose else 3):
-                continue
+            least = 4 if question and prose else 3
+            if len(part.split()) < least - (1 if FIGURE.search(part) else 0):
+                continue  # "Headcount: 12,400" is a fact; "Confidential." is not
             if question and (part.rstrip().endswith("?") or _restates(whole, options)):
                 continue
             found.append(part)

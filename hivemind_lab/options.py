@@ -13,8 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from hivemind_lab.problem_text import FIGURE, Block, read_blocks
-from hivemind_lab.text import split_sentences
+from hivemind_lab.problem_text import FIGURE, Block, read_blocks, sentences
 
 MAX_OPTIONS = 8
 """Option lists are bounded so every output schema can bound its references to them."""
@@ -294,7 +293,7 @@ def _sentences(blocks: Sequence[Block]) -> list[str]:
         sentence
         for block in blocks
         if block.kind != "label"
-        for sentence in (split_sentences(block.text) if block.kind == "text" else [block.text])
+        for sentence in (sentences(block.text) if block.kind == "text" else [block.text])
     ]
 
 
@@ -311,10 +310,10 @@ _CONDITION = re.compile(
 )
 
 
-def _yes_no(sentences: Sequence[str]) -> list[str]:
+def _yes_no(said: Sequence[str]) -> list[str]:
     """A yes/no decision ("Should Acme acquire Beta?", "whether to go back to school") weighs
     the move against declining it; its conditions ("given 2.4x leverage") are facts."""
-    for sentence in reversed(sentences):
+    for sentence in reversed(said):
         for pattern in _YES_NO:
             match = pattern.search(sentence.strip())
             if not match:
@@ -370,13 +369,13 @@ def _find_options(question: str) -> tuple[str, ...]:
     listed = _bullets(blocks) or _table_options(blocks)
     if listed:
         return tuple(listed)
-    sentences = _sentences(blocks)
+    said = _sentences(blocks)
     prose = "\n".join(b.text for b in blocks if b.kind != "heading")
     labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(prose)]
     if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
         return tuple(labelled)
     best: tuple[int, int, list[str]] | None = None
-    for position, sentence in enumerate(sentences):
+    for position, sentence in enumerate(said):
         for priority, pattern in _TRIGGERS:
             for match in pattern.finditer(sentence):
                 found = match.group("list") or ""
@@ -398,4 +397,4 @@ def _find_options(question: str) -> tuple[str, ...]:
                     best = (priority, position, items)
     if best:
         return tuple(best[2])
-    return tuple(_yes_no(sentences))
+    return tuple(_yes_no(said))

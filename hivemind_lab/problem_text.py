@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from hivemind_lab.text import split_sentences
+
 BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item>\S.*)$")
 """A bullet (-, *, •), numbered (1. 1)) or lettered ((a) a)) line."""
 
@@ -95,3 +97,17 @@ def read_blocks(text: str) -> list[Block]:
             paragraph.append(line)
     flush()
     return blocks
+
+
+_ABBREVIATION = re.compile(
+    r"\b(?:(?i:mr|mrs|ms|dr|prof|st|co|corp|inc|ltd|plc|llc|bros|no|nos|jr|sr|vs|etc|approx|"
+    r"est|dept|fig|mio|mn|bn|e\.g|i\.e|u\.s|u\.k|e\.u|a\.m|p\.m)|[A-Z])\.(?=\s)"
+)
+_HELD_DOT = "\u2024"  # one-dot leader: stands in for an abbreviation's full stop
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of prose; an abbreviation's full stop ("Acme Corp.", "Mr. Smith", "J. Doe")
+    ends no sentence, so a fact is never cut at one."""
+    held = _ABBREVIATION.sub(lambda m: m.group(0)[:-1] + _HELD_DOT, text)
+    return [s.replace(_HELD_DOT, ".") for s in split_sentences(held)]

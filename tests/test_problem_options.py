@@ -467,3 +467,14 @@ def test_a_title_question_is_read_line_by_line():
     assert resolve_problem("Memo\r\nShould we lease or buy the vans?\r\n").title == (
         "Should we lease or buy the vans?"
     )
+
+
+def test_facts_are_not_cut_at_abbreviations_and_short_figures_count():
+    question = "Acme Corp. had revenue of US$4.2bn in 2024. Mr. Smith expects 3.5% growth."
+    data = [("cd", "- Headcount: 12,400\n- Confidential")]
+    texts = [f.text for f in extract_facts(question, data)]
+    assert texts == [
+        "Headcount: 12,400",
+        "Acme Corp. had revenue of US$4.2bn in 2024.",
+        "Mr. Smith expects 3.5% growth.",
+    ]
