@@ -15,11 +15,11 @@ from hivemind_lab.audit.log import (
     GENESIS,
     AuditLog,
     _digest,
-    canonical_json,
     export_log,
     read_records,
     verify_log,
 )
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.cli import app
 from hivemind_lab.errors import AuditIntegrityError, InputError
 

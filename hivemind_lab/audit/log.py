@@ -23,14 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
 
 GENESIS = "0" * 64
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON used for hashing (sorted keys, no spaces, UTF-8)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _digest(fields: dict[str, Any]) -> str:

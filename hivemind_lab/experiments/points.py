@@ -6,7 +6,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.experiments.spec import ExperimentSpec, Strategy
 from hivemind_lab.inputs import Calibrations
 

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.execute import execute
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.canonical import canonical_json
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.tokens import ApproxTokenCounter
 

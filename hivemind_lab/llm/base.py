@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hivemind_lab.audit.log import canonical_json
+from hivemind_lab.canonical import canonical_json
 
 
 class ChatMessage(BaseModel):
