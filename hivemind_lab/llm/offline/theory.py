@@ -63,6 +63,16 @@ def _fit(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "…"
 
 
+def quoting(lead: str, fact: Fact) -> str:
+    """A recommendation that quotes a client fact in quotation marks, so the client's own words
+    stand apart from the agent's ("judged against “I have an offer …”"); the quote is shortened
+    to fit, never cut open."""
+    if len(lead) > MAX_TEXT - 45:
+        lead = lead[: MAX_TEXT - 47].rsplit(" ", 1)[0] + "… "
+    room = MAX_TEXT - len(lead) - 3
+    return f"{lead}“{fact_snippet(fact, room)}”."
+
+
 def _topic(j: Judgement) -> str:
     return j.topics[0].replace("-", " ") if j.topics else "this option"
 
@@ -174,7 +184,7 @@ def write_plan(
     fact = relevant_fact(label, options, facts, prefer=prefer_facts)
     if fact is not None:
         used.append(fact.id)
-        recs.append(f"{label}: plan it on the client's figures — {fact_snippet(fact)}.")
+        recs.append(quoting(f"{label}: plan it on the client's figures — ", fact))
     if plan.later:
         y = plan.later[0]
         later_fact = relevant_fact(options[y], options, [f for f in facts if f.id not in used])
@@ -185,7 +195,7 @@ def write_plan(
             if is_hold(label)
             else f"{options[y]}: commit to it only once the first step shows results"
         )
-        judged = f"{base}, judged against {fact_snippet(later_fact)}." if later_fact else ""
+        judged = quoting(f"{base}, judged against ", later_fact) if later_fact else ""
         recs.append(judged if judged and len(judged) <= MAX_TEXT else base + ".")
     for z in plan.avoid:
         jz = judgements[z]
@@ -193,18 +203,15 @@ def write_plan(
         if against_fact:
             used.append(against_fact.id)
         recs.append(
-            f"Not now: {_lower(options[z])}"
-            + (
-                f" — {fact_snippet(against_fact)}."
-                if against_fact
-                else " — this slice's evidence runs against it."
-            )
+            quoting(f"Not now: {_lower(options[z])} — ", against_fact)
+            if against_fact
+            else f"Not now: {_lower(options[z])} — this slice's evidence runs against it."
         )
     if commitment(label) >= 1.0 and len(recs) < limit:
         strain = next((f for f in facts if f.id in jx.facts_against and f.id not in used), None)
         if strain is not None:
             used.append(strain.id)
-            recs.append(f"{label}: stage it in steps — {fact_snippet(strain)}.")
+            recs.append(quoting(f"{label}: stage it in steps — ", strain))
     recs = [_fit(r) for r in recs[:limit]]
     citations = list(
         dict.fromkeys(
@@ -256,7 +263,7 @@ def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
     recs = [_fit(f"Own option: {action}")]
     fact = relevant_fact(action, (action,), list(task.facts))
     if fact is not None:
-        recs.append(_fit(f"Fit it to the client's position: {fact_snippet(fact)}."))
+        recs.append(quoting("Fit it to the client's position: ", fact))
     return ProposalOutput(
         title=_short(f"Own option: {action}", 150),
         recommendations=recs,
