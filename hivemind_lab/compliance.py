@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab import deliberation
 from hivemind_lab.agents.caller import AgentCaller
+from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.audit.log import AuditLog, read_records, verify_log
 from hivemind_lab.deliberation import practicality
@@ -38,7 +39,6 @@ from hivemind_lab.results import (
     PracticalityVerdict,
     Solution,
     Status,
-    UsageSummary,
 )
 from hivemind_lab.runs import (
     KnowledgeHashes,

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, SolutionView
+from hivemind_lab.agents.usage import UsageSummary
 
 SCHEMA_VERSION = 1
 
@@ -149,20 +150,6 @@ class RoundMetrics(Frozen):
     refused_repeats: int
     calls: int
     tokens: int
-
-
-class UsageSummary(Frozen):
-    """What a run consumed."""
-
-    calls: int = 0
-    """Agent calls, including those served from cache."""
-    model_calls: int = 0
-    """Calls that reached the backend (calls - cache_hits)."""
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
 
 
 class DeliberationResult(Frozen):

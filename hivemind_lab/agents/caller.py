@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -17,16 +17,22 @@ from hivemind_lab.agents.schemas import (
     ScoreTask,
     SynthesizeTask,
 )
-from hivemind_lab.audit.log import AuditLog
+from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.structured import complete_structured
-from hivemind_lab.results import UsageSummary
 
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
 """Seconds a batched call record may wait before it is written anyway (slow models)."""
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
+
+
+class AuditSink(Protocol):
+    """Where call records go: a run's audit log, named by what the caller needs of it so that
+    the agents do not import the run layer that records them."""
+
+    def extend(self, entries: list[tuple[str, str, dict[str, Any]]]) -> object: ...
 
 
 class BudgetExhausted(HivemindError):
@@ -43,7 +49,7 @@ class AgentCaller:
         self,
         model: ChatModel,
         *,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
         seed: int = 0,
         concurrency: int = 16,
         max_tokens: int | None = None,

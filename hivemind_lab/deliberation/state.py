@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents.schemas import SolutionView
+from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.deliberation import practicality, theory
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.slicing import SlicingResult
@@ -24,7 +25,6 @@ from hivemind_lab.results import (
     RoundMetrics,
     Solution,
     Status,
-    UsageSummary,
 )
 
 Phase = Literal["generate", "monitor", "critique", "revise", "score", "synthesize", "done"]
