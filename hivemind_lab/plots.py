@@ -1,48 +1,86 @@
-"""Plotly figures shared by reports and notebooks (pure: data in, figure out)."""
+"""Plotly figures shared by reports and notebooks (pure: data in, figure out).
+
+Every figure says what it shows and on how many runs or solutions; a mean over several runs
+carries its Student-t interval and n, and a figure with nothing to show says why instead of
+drawing empty axes (which reads as a broken chart).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 import polars as pl
 
-from hivemind_lab.results import DeliberationResult
+from hivemind_lab.experiments.compare import t_half_width
+
+if TYPE_CHECKING:  # annotations only: figures need no import of the run layer
+    from hivemind_lab.runs.results import DeliberationResult
 
 PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#a50021")
+SETTINGS = ("problem", "stubbornness", "similarity_threshold", "severity", "seed")
+"""Columns of a sweep's runs that a figure may pool over; titles name those it does."""
+PAIR_KEYS = ("problem", "seed", "stubbornness", "similarity_threshold", "severity")
 
 
-def _threshold(fig: go.Figure, x: Sequence[Any], y: float, name: str) -> None:
-    """A dashed threshold line named in the legend (a text label on the plot would overlap bars
-    and points)."""
-    fig.add_trace(
-        go.Scatter(
-            x=list(x),
-            y=[y] * len(x),
-            mode="lines",
-            line={"dash": "dash", "color": PALETTE[1]},
-            name=name,
-            hoverinfo="name",
-        )
+def empty_figure(title: str, message: str, *, height: int = 300) -> go.Figure:
+    """A figure that says why there is nothing to plot."""
+    fig = go.Figure()
+    fig.add_annotation(
+        text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font={"size": 14}
     )
+    fig.update_layout(
+        title=title, height=height, xaxis={"visible": False}, yaxis={"visible": False}
+    )
+    return fig
+
+
+def _threshold(fig: go.Figure, y: float, name: str) -> None:
+    """A dashed threshold across the whole plot, named in the legend (a text label on the plot
+    would overlap bars and points; a line through the data points alone vanishes when there is
+    one point)."""
+    line = {"dash": "dash", "color": PALETTE[1], "width": 2}
+    fig.add_hline(y=y, line=line)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name))
 
 
 def _legend_below(fig: go.Figure) -> None:
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0})
 
 
+def _integer_axis(title: str, values: Sequence[int]) -> dict[str, Any]:
+    """An integer axis with half a step of room either side (one value would centre on a
+    range of −1 to 1 otherwise)."""
+    low, high = (min(values), max(values)) if values else (0, 1)
+    return {
+        "title": title,
+        "tickmode": "linear",
+        "dtick": 1,
+        "tick0": 0,
+        "range": [low - 0.5, high + 0.5],
+    }
+
+
 def feasibility_by_constraint(result: DeliberationResult) -> go.Figure:
-    """Mean score per constraint of the final verdict, with the feasibility threshold."""
-    verdict = result.vetoes[-1] if result.vetoes else None
-    names = list(verdict.per_constraint) if verdict else []
-    values = [verdict.per_constraint[n] for n in names] if verdict else []
-    colours = [PALETTE[6] if verdict and v <= verdict.feasibility else PALETTE[0] for v in values]
+    """Mean score per constraint of the last verdict, with the feasibility threshold."""
+    title = "Feasibility per constraint"
+    if not result.vetoes:
+        return empty_figure(title, "No practicality verdict: no solution set was scored.")
+    verdict = result.vetoes[-1]
+    names = sorted(verdict.per_constraint)
+    values = [verdict.per_constraint[n] for n in names]
+    colours = [PALETTE[6] if v <= verdict.feasibility else PALETTE[0] for v in values]
+    solutions = len({s.solution_id for s in verdict.scores})
+    outcome = "vetoed" if verdict.vetoed else "passed"
     fig = go.Figure(go.Bar(x=names, y=values, marker_color=colours, name="mean score"))
-    if verdict and names:
-        _threshold(fig, names, verdict.feasibility, f"feasibility {verdict.feasibility}")
+    _threshold(fig, verdict.feasibility, f"feasibility {verdict.feasibility}")
     fig.update_layout(
-        title="Feasibility per constraint (final solution set; red = at or below feasibility)",
+        title=(
+            f"{title}: last set ({outcome}), mean over {solutions} solution(s); "
+            "red = at or below feasibility"
+        ),
+        xaxis_title="constraint",
         yaxis_range=[0, 100],
         yaxis_title="score (0-100)",
         height=360,
@@ -54,7 +92,11 @@ def feasibility_by_constraint(result: DeliberationResult) -> go.Figure:
 
 def veto_history(result: DeliberationResult) -> go.Figure:
     """Mean feasibility of every generation against the veto threshold."""
+    title = "Practicality verdicts by generation"
+    if not result.vetoes:
+        return empty_figure(title, "No practicality verdict: no solution set was scored.")
     gens = [v.regeneration for v in result.vetoes]
+    vetoed = sum(v.vetoed for v in result.vetoes)
     fig = go.Figure(
         go.Scatter(
             x=gens,
@@ -68,12 +110,13 @@ def veto_history(result: DeliberationResult) -> go.Figure:
             name="mean score",
         )
     )
-    if result.vetoes:
-        _threshold(fig, gens, result.vetoes[0].feasibility, "veto at or below")
+    _threshold(
+        fig, result.vetoes[0].feasibility, f"veto at or below {result.vetoes[0].feasibility}"
+    )
     fig.update_layout(
-        title="Practicality verdicts by generation (red = vetoed)",
-        xaxis={"title": "generation", "tickmode": "linear", "dtick": 1, "tick0": 0},
-        yaxis_title="mean score",
+        title=f"{title}: {len(gens)} verdict(s), {vetoed} vetoed (red)",
+        xaxis=_integer_axis("generation", gens),
+        yaxis_title="mean score (0-100)",
         yaxis_range=[0, 100],
         height=340,
         margin={"t": 50, "b": 40},
@@ -84,8 +127,12 @@ def veto_history(result: DeliberationResult) -> go.Figure:
 
 def convergence(result: DeliberationResult) -> go.Figure:
     """Distinct conclusions per round, one line per generation."""
+    title = "Distinct conclusions per round"
+    if not result.metrics:
+        return empty_figure(title, "No round was recorded.")
     fig = go.Figure()
-    for gen in sorted({m.regeneration for m in result.metrics}):
+    gens = sorted({m.regeneration for m in result.metrics})
+    for gen in gens:
         rows = [m for m in result.metrics if m.regeneration == gen]
         fig.add_trace(
             go.Scatter(
@@ -97,14 +144,34 @@ def convergence(result: DeliberationResult) -> go.Figure:
             )
         )
     fig.update_layout(
-        title="Distinct conclusions per round",
-        xaxis={"title": "round", "tickmode": "linear", "dtick": 1, "tick0": 0},
+        title=f"{title} ({result.n_agents} agents; round 0 = first proposals)",
+        xaxis=_integer_axis("round", [m.round for m in result.metrics]),
         yaxis={"title": "distinct conclusions", "dtick": 1, "rangemode": "tozero"},
+        showlegend=len(gens) > 1,
         height=340,
         margin={"t": 50, "b": 40},
     )
     _legend_below(fig)
     return fig
+
+
+def _pooled(runs: pl.DataFrame, keys: Sequence[str]) -> str:
+    """Which settings a mean pools over: those other than ``keys`` with more than one value."""
+    parts = [
+        f"{c} ({runs[c].n_unique()} values)"
+        for c in SETTINGS
+        if c in runs.columns and c not in keys and runs[c].n_unique() > 1
+    ]
+    return "pooled over " + ", ".join(parts) if parts else ""
+
+
+def _n_text(counts: Sequence[int], unit: str) -> str:
+    low, high = min(counts), max(counts)
+    return f"n = {low} {unit}" if low == high else f"n = {low}–{high} {unit}"
+
+
+def _subtitle(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
 def heatmap(
@@ -114,12 +181,40 @@ def heatmap(
     x: str = "stubbornness",
     y: str = "severity",
     title: str | None = None,
+    zrange: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """Mean of ``value`` over a calibration grid (e.g. rounds to halt, veto rate)."""
-    grid = runs.group_by([x, y]).agg(pl.col(value).cast(pl.Float64).mean()).sort([y, x])
+    """Mean of ``value`` over a calibration grid (e.g. rounds to halt, veto rate), each cell
+    with its n; the subtitle names the settings pooled into each cell. ``zrange`` fixes the
+    colour scale (rates: (0, 1)) so figures compare; otherwise it starts at 0 (counts)."""
+    name = title or f"{value} by {x} × {y}"
+    if runs.is_empty() or value not in runs.columns:
+        return empty_figure(name, f"No runs with {value!r} to show.")
+    grid = (
+        runs.group_by([x, y])
+        .agg(pl.col(value).cast(pl.Float64).mean().alias("mean"), pl.len().alias("n"))
+        .sort([y, x])
+    )
     xs, ys = sorted(grid[x].unique().to_list()), sorted(grid[y].unique().to_list())
-    lookup = {(r[x], r[y]): r[value] for r in grid.iter_rows(named=True)}
-    z = [[lookup.get((a, b)) for a in xs] for b in ys]
+    cells = {(r[x], r[y]): (r["mean"], r["n"]) for r in grid.iter_rows(named=True)}
+    z = [[cells.get((a, b), (None, 0))[0] for a in xs] for b in ys]
+    text = [
+        [
+            "" if (c := cells.get((a, b))) is None or c[0] is None else f"{c[0]:.2f}<br>n={c[1]}"
+            for a in xs
+        ]
+        for b in ys
+    ]
+    values = [v for row in z for v in row if v is not None]
+    low, high = zrange or (min(0.0, *values), max(values) if values else 1.0)
+    if high <= low:
+        high = low + 1.0
+    same = f"every cell {values[0]:.2f}" if values and len(set(values)) == 1 else ""
+    subtitle = _subtitle(
+        "mean per cell",
+        _n_text(grid["n"].to_list(), "run(s) per cell"),
+        _pooled(runs, (x, y)),
+        same,
+    )
     # Categorical axes: one cell per grid value, labelled with it (a numeric axis would space
     # and label cells by plotly's own ticks, not the values the grid ran).
     fig = go.Figure(
@@ -127,13 +222,17 @@ def heatmap(
             x=[str(a) for a in xs],
             y=[str(b) for b in ys],
             z=z,
+            text=text,
+            texttemplate="%{text}",
+            hovertemplate=f"{x} %{{x}}, {y} %{{y}}: %{{text}}<extra></extra>",
+            zmin=low,
+            zmax=high,
             colorscale="Blues",
             colorbar={"title": value},
-            texttemplate="%{z:.2f}",
         )
     )
     fig.update_layout(
-        title=title or f"{value} by {x} × {y}",
+        title=f"{name}<br><sup>{subtitle}</sup>",
         xaxis={"title": x, "type": "category"},
         yaxis={"title": y, "type": "category"},
         height=380,
@@ -141,40 +240,214 @@ def heatmap(
     return fig
 
 
+def _interval_trace(
+    xs: Sequence[Any],
+    means: Sequence[float | None],
+    halves: Sequence[float | None],
+    ns: Sequence[int],
+    name: str,
+    colour: str,
+) -> go.Scatter:
+    return go.Scatter(
+        x=list(xs),
+        y=list(means),
+        error_y={"type": "data", "array": list(halves), "visible": True},
+        customdata=list(ns),
+        hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + name + "</extra>",
+        mode="lines+markers",
+        name=name,
+        line={"color": colour},
+    )
+
+
+def _x_axis(title: str, values: Sequence[Any]) -> dict[str, Any]:
+    if values and all(isinstance(v, int) for v in values):
+        return _integer_axis(title, values)
+    return {"title": title}
+
+
 def line_by(
-    runs: pl.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None
+    runs: pl.DataFrame,
+    x: str,
+    y: str,
+    *,
+    color: str | None = None,
+    title: str | None = None,
+    ylabel: str | None = None,
 ) -> go.Figure:
-    """Mean of ``y`` against ``x`` (optionally one line per ``color`` value)."""
+    """Mean of ``y`` against ``x`` with 95 % Student-t intervals (none at n = 1), optionally
+    one line per ``color`` value; the subtitle gives n and the settings pooled."""
+    name = title or f"{y} against {x}"
+    if runs.is_empty() or y not in runs.columns:
+        return empty_figure(name, f"No runs with {y!r} to show.")
     keys = [x] + ([color] if color else [])
-    grid = runs.group_by(keys).agg(pl.col(y).cast(pl.Float64).mean()).sort(keys)
+    grid = (
+        runs.group_by(keys)
+        .agg(
+            pl.col(y).cast(pl.Float64).mean().alias("mean"),
+            pl.col(y).cast(pl.Float64).std(ddof=1).alias("sd"),
+            pl.col(y).count().alias("n"),
+        )
+        .sort(keys)
+    )
     fig = go.Figure()
     groups: Sequence = grid[color].unique().sort().to_list() if color else [None]
     for i, group in enumerate(groups):
         part = grid.filter(pl.col(color) == group) if color else grid
+        halves = [t_half_width(sd, n) for sd, n in zip(part["sd"], part["n"], strict=True)]
         fig.add_trace(
-            go.Scatter(
-                x=part[x].to_list(),
-                y=part[y].to_list(),
-                mode="lines+markers",
-                name=str(group) if color else y,
-                line={"color": PALETTE[i % len(PALETTE)]},
+            _interval_trace(
+                part[x].to_list(),
+                part["mean"].to_list(),
+                halves,
+                part["n"].to_list(),
+                f"{color} {group}" if color else y,
+                PALETTE[i % len(PALETTE)],
             )
         )
-    fig.update_layout(title=title or f"{y} against {x}", xaxis_title=x, yaxis_title=y, height=340)
+    counts = grid["n"].to_list()
+    subtitle = _subtitle(
+        "mean ± 95 % t-interval" + (" (none at n = 1)" if min(counts) < 2 else ""),
+        _n_text(counts, "run(s) per point"),
+        _pooled(runs, keys),
+    )
+    fig.update_layout(
+        title=f"{name}<br><sup>{subtitle}</sup>",
+        xaxis=_x_axis(x, grid[x].to_list()),
+        yaxis_title=ylabel or y,
+        showlegend=bool(color),
+        height=360,
+    )
     return fig
 
 
+def curve_figure(
+    points: pl.DataFrame,
+    calibration: str,
+    metric: str,
+    *,
+    cap: float | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """A calibration curve (`experiments.curves.curve` output: mean, ci95, n per value) with its
+    intervals; ``cap`` draws a limit the metric cannot pass (e.g. max_rounds), so a flat end
+    reads as the cap and not as insensitivity."""
+    name = title or f"{metric} against {calibration}"
+    if points.is_empty():
+        return empty_figure(name, "No runs at any value of the calibration.")
+    counts = points["n"].to_list()
+    fig = go.Figure(
+        _interval_trace(
+            points[calibration].to_list(),
+            points["mean"].to_list(),
+            points["ci95"].to_list(),
+            counts,
+            metric,
+            PALETTE[0],
+        )
+    )
+    if cap is not None:
+        _threshold(fig, cap, f"limit {cap:g}")
+    subtitle = _subtitle(
+        "mean ± 95 % Student-t interval" + (" (none at n = 1)" if min(counts) < 2 else ""),
+        _n_text(counts, "run(s) per value"),
+    )
+    fig.update_layout(
+        title=f"{name}<br><sup>{subtitle}</sup>",
+        xaxis={"title": calibration, "range": [-0.05, 1.05]},
+        yaxis={"title": metric, "rangemode": "tozero"},
+        showlegend=cap is not None,
+        height=360,
+    )
+    return fig
+
+
+def like_for_like(runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs at the settings where a baseline ran (same problem, seed and calibrations):
+    baselines run at one calibration point, so comparing them with every deliberation of a
+    grid would average the deliberation over settings the baselines never saw."""
+    keys = [k for k in PAIR_KEYS if k in runs.columns]
+    if runs.is_empty() or "strategy" not in runs.columns:
+        return runs
+    base = runs.filter(pl.col("strategy") != "deliberation").select(keys).unique()
+    if base.is_empty():
+        return runs
+    return runs.join(base, on=keys, how="semi")
+
+
 def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
-    """Deliberation vs. baselines: mean with 95 % confidence intervals."""
+    """Deliberation vs. baselines (`compare` output): mean with 95 % Student-t intervals, each
+    bar labelled with its n."""
+    name = f"{metric} by strategy"
+    if table.is_empty():
+        return empty_figure(name, "No runs to compare.")
+    counts = table[f"{metric}_n"].to_list()
     fig = go.Figure(
         go.Bar(
-            x=table["strategy"].to_list(),
+            x=[f"{s} (n={n})" for s, n in zip(table["strategy"], counts, strict=True)],
             y=table[f"{metric}_mean"].to_list(),
             error_y={"type": "data", "array": table[f"{metric}_ci95"].to_list()},
             marker_color=[PALETTE[i % len(PALETTE)] for i in range(table.height)],
         )
     )
+    subtitle = "mean ± 95 % t-interval" + (" (none at n = 1)" if min(counts) < 2 else "")
     fig.update_layout(
-        title=f"{metric} by strategy (95 % CI)", height=320, margin={"t": 50, "b": 40}
+        title=f"{name}<br><sup>{subtitle}</sup>",
+        xaxis_title="strategy",
+        yaxis_title=metric,
+        height=340,
+        margin={"t": 60, "b": 40},
     )
+    return fig
+
+
+def divergence_heatmap(
+    agents: Sequence[str],
+    matrix: Sequence[Sequence[float]],
+    *,
+    runs: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """Pairwise divergence of agents on a fixed 0-1 scale (comparable across figures), read
+    like a table (first agent top left); the diagonal, trivially 0, is left blank so the
+    colours show the pairs."""
+    name = "Divergence between agents (0 = same claims, 1 = disjoint)"
+    if len(agents) < 2:
+        return empty_figure(name, "Fewer than two agents: no pair to compare.")
+    z = [[None if i == j else v for j, v in enumerate(row)] for i, row in enumerate(matrix)]
+    subtitle = f"{len(agents)} agents" + (f" of {len(runs)} runs" if runs else "")
+    legend = "<br>".join(f"{run}: {text}" for run, text in (runs or {}).items())
+    fig = go.Figure(
+        go.Heatmap(
+            x=list(agents),
+            y=list(agents),
+            z=z,
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            colorbar={"title": "divergence"},
+            hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"{name}<br><sup>{subtitle}; diagonal blank</sup>",
+        xaxis={"tickangle": -45, "type": "category"},
+        yaxis={"autorange": "reversed", "type": "category"},
+        height=650,
+    )
+    if legend:
+        lines = len(runs or {})
+        fig.add_annotation(
+            text=legend,
+            x=0,
+            y=0,
+            yshift=-75,
+            xref="paper",
+            yref="paper",
+            showarrow=False,
+            align="left",
+            xanchor="left",
+            yanchor="top",
+            font={"size": 11},
+        )
+        fig.update_layout(margin={"b": 90 + 16 * lines}, height=650 + 16 * lines)
     return fig
