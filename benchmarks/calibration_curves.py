@@ -3,6 +3,7 @@ problems × three seeds, with Student-t intervals; checks the documented directi
 dead zones. Writes reports/calibration-curves.md.
 
 Usage: python benchmarks/calibration_curves.py [--workers 2] [--embedder tfidf|wordllama]
+       [--root FOLDER]  (finished runs there are reused: a changed model needs a new folder)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER
 from hivemind_lab.experiments import load, run
 from hivemind_lab.experiments.curves import (
     DESIGNS,
+    at_limit,
     curve,
     curve_spec,
     dead_zones,
@@ -42,6 +44,13 @@ def main() -> None:
         help="a second embedder whose similarity-threshold curve is measured too",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "calibration-curves.md")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT / "experiments" / "runs",
+        help="where the sweeps' runs go; finished runs there are reused, so measure a changed "
+        "model into a new folder",
+    )
     args = parser.parse_args()
     lines = [
         "# Calibration curves",
@@ -49,7 +58,10 @@ def main() -> None:
         f"Measured {datetime.now(UTC):%Y-%m-%d} on the offline model, embedder {args.embedder}, "
         f"{len(PROBLEMS)} problems × {len(SEEDS)} seeds per value (n = runs per value), other "
         "calibrations at their defaults; mean ± 95 % Student-t interval. A dead zone is a pair "
-        "of adjacent values between which no run's figure changes. "
+        "of adjacent values between which no run's figure changes; where every run is already at "
+        "the metric's limit (rounds at max_rounds) the pair is listed as at the limit instead. "
+        "Intervals are not clipped to the metric's range (a count's lower bound may fall below "
+        "0); ± 0.000 means every run gave the same figure. "
         "Regenerate: `python benchmarks/calibration_curves.py`.",
     ]
     jobs = [(calibration, args.embedder) for calibration in DESIGNS]
@@ -59,7 +71,7 @@ def main() -> None:
         designs = DESIGNS[calibration]
         spec = curve_spec(calibration, problems=PROBLEMS, seeds=SEEDS, embedder=embedder)
         started = time.perf_counter()
-        report = run(spec, project=ROOT, workers=args.workers)
+        report = run(spec, project=ROOT, root=args.root / spec.name, workers=args.workers)
         runs = load(report.root)
         print(f"{calibration}: {len(report.runs)} runs in {time.perf_counter() - started:.0f} s")
         first = designs[0]
@@ -73,12 +85,19 @@ def main() -> None:
         ]
         for design in designs:
             points = curve(runs, calibration, design.metric)
-            zones = dead_zones(runs, calibration, design.metric)
+            zones = dead_zones(runs, calibration, design.metric, limit=design.limit)
+            capped = at_limit(runs, calibration, design.metric, design.limit)
             holds = direction_holds(points, design.direction)
             lines += [
                 f"**{design.metric}** (documented: {design.direction} as {calibration} rises) — "
                 f"direction {'holds' if holds else 'DOES NOT HOLD'}; dead zones: "
-                + (", ".join(f"{a}–{b}" for a, b in zones) if zones else "none"),
+                + (", ".join(f"{a}–{b}" for a, b in zones) if zones else "none")
+                + (
+                    f"; at the limit {design.limit:g} (every run): "
+                    + ", ".join(f"{a}–{b}" for a, b in capped)
+                    if capped
+                    else ""
+                ),
                 "",
                 f"| {calibration} | mean ± 95 % CI | n |",
                 "| --- | --- | --- |",

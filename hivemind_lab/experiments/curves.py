@@ -2,7 +2,9 @@
 defaults, on several problems and seeds; each point with a Student-t interval and its n.
 
 A curve must show the calibration's documented direction and no dead zone: a stretch of
-adjacent values where no run's outcome moves at all.
+adjacent values where no run's outcome moves at all. Where every run already sits at the
+metric's limit (rounds at max_rounds) nothing can move, so that stretch is reported as the
+limit, not as a dead zone.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class CurveDesign:
     feasibility: int
     max_rounds: int
     max_regenerations: int
+
+    @property
+    def limit(self) -> float | None:
+        """The most ``metric`` can reach under these limits, if the limits bound it: a flat
+        stretch there is the cap, not a calibration without effect."""
+        if self.metric == "total_rounds":
+            return float(self.max_rounds * (self.max_regenerations + 1))
+        return None
 
 
 DESIGNS: dict[Calibration, tuple[CurveDesign, ...]] = {
@@ -113,24 +123,45 @@ def curve(runs: pl.DataFrame, calibration: Calibration, metric: str) -> pl.DataF
     ).drop("sd")
 
 
-def dead_zones(
+def _by_value(
     runs: pl.DataFrame, calibration: Calibration, metric: str
-) -> list[tuple[float, float]]:
-    """Adjacent values between which no run (same problem and seed) changes ``metric``."""
-    frame = runs.filter(pl.col("strategy") == "deliberation").sort(calibration)
-    values = sorted(set(frame[calibration].to_list()))
-    by_value = {
-        v: dict(
-            zip(
-                zip(g["problem"], g["seed"], strict=True),
-                g[metric].to_list(),
-                strict=True,
-            )
-        )
-        for v in values
+) -> dict[float, dict[tuple[str, int], float]]:
+    """Per calibration value, each run's ``metric`` keyed by its problem and seed."""
+    frame = runs.filter(pl.col("strategy") == "deliberation")
+    return {
+        v: dict(zip(zip(g["problem"], g["seed"], strict=True), g[metric].to_list(), strict=True))
+        for v in sorted(set(frame[calibration].to_list()))
         for g in [frame.filter(pl.col(calibration) == v)]
     }
-    return [(a, b) for a, b in itertools.pairwise(values) if by_value[a] == by_value[b]]
+
+
+def dead_zones(
+    runs: pl.DataFrame, calibration: Calibration, metric: str, *, limit: float | None = None
+) -> list[tuple[float, float]]:
+    """Adjacent values between which no run (same problem and seed) changes ``metric``, except
+    where every run is at ``limit`` on both sides (see `at_limit`)."""
+    by_value = _by_value(runs, calibration, metric)
+    capped = set(at_limit(runs, calibration, metric, limit)) if limit is not None else set()
+    return [
+        (a, b)
+        for a, b in itertools.pairwise(by_value)
+        if by_value[a] == by_value[b] and (a, b) not in capped
+    ]
+
+
+def at_limit(
+    runs: pl.DataFrame, calibration: Calibration, metric: str, limit: float | None
+) -> list[tuple[float, float]]:
+    """Adjacent values at both of which every run's ``metric`` is at ``limit``."""
+    if limit is None:
+        return []
+    by_value = _by_value(runs, calibration, metric)
+    full = {
+        v
+        for v, runs_at in by_value.items()
+        if runs_at and all(m == limit for m in runs_at.values())
+    }
+    return [(a, b) for a, b in itertools.pairwise(by_value) if a in full and b in full]
 
 
 def direction_holds(points: pl.DataFrame, direction: Direction) -> bool:
