@@ -477,3 +477,58 @@ def test_a_quoted_client_fact_is_marked_and_never_cut_open():
         text = quoting(lead, fact)
         assert len(text) <= MAX_TEXT
         assert text.count("“") == 1 and text.count("”") == 1
+
+
+def _own(course: str):
+    from hivemind_lab.agents.schemas import ProposalOutput
+
+    return ProposalOutput(
+        title=course[:150], recommendations=[f"Own option: {course}"], rationale=""
+    )
+
+
+def test_on_an_open_question_a_critic_argues_for_its_own_course_from_its_evidence():
+    from hivemind_lab.agents.schemas import DecisionContext, Evidence
+    from hivemind_lab.llm.offline.open_ended import ANOTHER, critique_own
+
+    ctx = DecisionContext(problem="How should the newspaper survive?", options=(), facts=())
+    evidence = [
+        Evidence(
+            id="a#1", document_id="a", text="Paywalls succeed and grow loyal readers.", score=1
+        ),
+        Evidence(id="b#1", document_id="b", text="Print cuts fail and erode readers.", score=1),
+    ]
+    mine, theirs = _own("Build a digital paywall"), _own("Cut print editions")
+    points, _ = critique_own(ctx, mine.view(), theirs.view(), evidence)
+    assert [p.kind for p in points] == ["contradiction"]
+    assert points[0].claim == f"{ANOTHER}Build a digital paywall"
+
+
+def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evidence():
+    from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
+    from hivemind_lab.llm.offline.open_ended import ANOTHER, course_of, revise_own
+
+    def critique(critic: str, course: str, cite: str) -> ReceivedCritique:
+        point = CritiquePoint(
+            kind="contradiction", claim=ANOTHER + course, strength=4, citation=cite
+        )
+        return ReceivedCritique(critic_id=critic, points=(point,))
+
+    def revised(stubbornness: float, *critiques: ReceivedCritique) -> str | None:
+        task = ReviseTask(
+            problem="How should we grow?",
+            options=(),
+            facts=(),
+            agent_id="t",
+            current=_own("Open a shop"),
+            critiques=critiques,
+            stubbornness=stubbornness,
+        )
+        return course_of(revise_own(task).view())
+
+    two = (critique("c1", "Sell online", "a#1"), critique("c2", "Sell online", "b#1"))
+    assert revised(0.3, *two) == "Sell online"
+    assert revised(1.0, *two) == "Open a shop"  # 1 never moves
+    # two lone proposers never swap back and forth: only the course that sorts first wins
+    assert revised(0.3, critique("c1", "Rent a van", "a#1")) == "Open a shop"
+    assert revised(0.3, critique("c1", "Bake at night", "a#1")) == "Bake at night"

@@ -24,6 +24,7 @@ from hivemind_lab.agents.schemas import (
     TargetCritique,
 )
 from hivemind_lab.decision import Fact, fact_snippet
+from hivemind_lab.llm.offline.open_ended import critique_own
 from hivemind_lab.llm.offline.reading import (
     RELEVANT,
     STANCE_VALUE,
@@ -52,7 +53,9 @@ def _critique_points(
     ctx: DecisionContext, position: SolutionView, target: SolutionView, evidence: Sequence[Evidence]
 ) -> tuple[list[CritiquePoint], str]:
     options = ctx.options
-    judgements = judge(options, evidence, ctx.facts) if options else ()
+    if not options:
+        return critique_own(ctx, position, target, evidence)
+    judgements = judge(options, evidence, ctx.facts)
     mine = stance_map(position.stances)
     theirs = stance_map(target.stances)
     points: list[tuple[float, CritiquePoint]] = []

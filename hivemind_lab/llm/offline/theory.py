@@ -315,7 +315,9 @@ def revise(task: ReviseTask) -> RevisionOutput:
     """Move option scores by the evidence-weighted critique points that clear stubbornness."""
     current = task.current
     if not task.options:
-        return RevisionOutput(**current.model_dump(), adopted=[], rejected=[])
+        from hivemind_lab.llm.offline.open_ended import revise_own  # it builds on this module
+
+        return revise_own(task)
     judgements = judge(task.options, task.evidence, task.facts)
     held = stance_map(current.stances)
     base = [0.5 * j.score + 0.5 * STANCE_VALUE.get(held.get(j.option, ""), 0.0) for j in judgements]

@@ -1,0 +1,135 @@
+"""The offline theory agents on an open question (no options named): critique and revision.
+
+With no options, each agent proposes its own course of action from its evidence ("Own option:
+…"). Critics then weigh the target's course against their own, from their own evidence, and a
+target adopts a peer's course when the distinct evidence behind it clears its stubbornness —
+so agents can come to agree, as they do on given options (before, nobody ever revised and an
+open question never converged).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from hivemind_lab.agents.schemas import (
+    MAX_POINTS,
+    CritiquePoint,
+    DecisionContext,
+    Evidence,
+    ReviseTask,
+    RevisionOutput,
+    SolutionView,
+)
+from hivemind_lab.llm.offline.reading import Judgement, judge, relevant_fact
+from hivemind_lab.llm.offline.theory import CLEAR, SEQUENCE_MARGIN, _fit, _short, quoting
+
+OWN = "Own option: "
+ANOTHER = "My evidence favours another course: "
+"""How a critic names the course it favours, so the target can adopt it whole."""
+
+
+def course_of(view: SolutionView) -> str | None:
+    """The course of action an open-ended solution proposes (None for any other solution)."""
+    first = view.recommendations[0] if view.recommendations else ""
+    return first[len(OWN) :].strip() or None if first.startswith(OWN) else None
+
+
+def _strength(x: float) -> int:
+    return max(1, min(5, 1 + round(4 * min(1.0, abs(x)))))
+
+
+def critique_own(
+    ctx: DecisionContext, position: SolutionView, target: SolutionView, evidence: Sequence[Evidence]
+) -> tuple[list[CritiquePoint], str]:
+    """Weigh the target's course against the critic's own, from the critic's evidence."""
+    theirs, mine = course_of(target), course_of(position)
+    if theirs is None:
+        return [], "The solution proposes no course of action to weigh."
+    if mine is None or mine == theirs:
+        (j,) = judge((theirs,), evidence, ctx.facts)
+        if j.score <= CLEAR:
+            return [], "My evidence says little about this course."
+        point = _point("support", "Agreed on this course: my evidence backs it.", j.score, j)
+        return [point], "1 course supported by my evidence."
+    j_theirs, j_mine = judge((theirs, mine), evidence, ctx.facts)
+    lead = j_mine.score - j_theirs.score
+    if lead > SEQUENCE_MARGIN:
+        claim = _fit(f"{ANOTHER}{mine}")
+        point = _point("contradiction", claim, lead, j_mine)
+        return [point], "My evidence favours another course."
+    if j_theirs.score > CLEAR:
+        point = _point(
+            "support", "This course is backed by my evidence too.", j_theirs.score, j_theirs
+        )
+        return [point], "1 course supported by my evidence."
+    return [], "My evidence neither backs nor contradicts this course."
+
+
+def _point(kind: str, claim: str, weight: float, j: Judgement) -> CritiquePoint:
+    support = j.support
+    return CritiquePoint.model_validate(
+        {
+            "kind": kind,
+            "claim": _fit(claim),
+            "strength": _strength(weight),
+            "citation": support[0] if support else None,
+        }
+    )
+
+
+def revise_own(task: ReviseTask) -> RevisionOutput:
+    """Adopt the peer course whose distinct evidence weighs most, if it clears stubbornness.
+
+    A passage cited by several critics counts once. Between two lone proposers the one whose
+    course sorts first yields, so two agents never swap courses round after round."""
+    current = task.current
+    mine = course_of(current.view()) or ""
+    backing: dict[str, dict[str, float]] = {}
+    critics: dict[str, set[str]] = {}
+    for received in task.critiques:
+        for point in received.points:
+            if point.kind != "contradiction" or not point.claim.startswith(ANOTHER):
+                continue
+            course = point.claim[len(ANOTHER) :].strip()
+            if not course or course.endswith("…") or course == mine:
+                continue
+            source = point.citation or f"uncited:{received.critic_id}"
+            weight = point.strength / 5 * (1.0 if point.citation else 0.5)
+            group = backing.setdefault(course, {})
+            group[source] = max(group.get(source, 0.0), weight)
+            critics.setdefault(course, set()).add(received.critic_id)
+    s = task.stubbornness
+    ranked = sorted(
+        backing,
+        key=lambda c: (
+            -len(critics[c]),
+            -(1 - math.prod(1 - 0.75 * w for w in backing[c].values())),
+            c,
+        ),
+    )
+    claims = [f"{ANOTHER}{c}" for c in ranked]
+    for course in ranked:
+        weight = 1 - math.prod(1 - 0.75 * w for w in backing[course].values())
+        if weight > s and s < 1.0 and (len(critics[course]) > 1 or course < mine):
+            recs = [_fit(f"{OWN}{course}")]
+            fact = relevant_fact(course, (course,), list(task.facts))
+            if fact is not None:
+                recs.append(quoting("Fit it to the client's position: ", fact))
+            adopted = [_fit(f"{ANOTHER}{course}")]
+            return RevisionOutput(
+                title=_short(f"{OWN}{course}", 150),
+                recommendations=recs,
+                rationale=_fit(
+                    f"The problem names no options; adopted a peer's course backed by "
+                    f"{len(critics[course])} critic(s) with evidence weight {weight:.2f} over "
+                    f"stubbornness {s:.2f}."
+                ),
+                citations=[c for c in backing[course] if not c.startswith("uncited:")][:8],
+                facts_used=[fact.id] if fact else [],
+                adopted=adopted,
+                rejected=[_fit(c) for c in claims if c not in adopted][:MAX_POINTS],
+            )
+    return RevisionOutput(
+        **current.model_dump(), adopted=[], rejected=[_fit(c) for c in claims][:MAX_POINTS]
+    )
