@@ -170,6 +170,14 @@ def _n_text(counts: Sequence[int], unit: str) -> str:
     return f"n = {low} {unit}" if low == high else f"n = {low}–{high} {unit}"
 
 
+def _interval_note(counts: Sequence[int]) -> str:
+    """What the error bars are, and where there are none (a single run has no interval)."""
+    if not counts or max(counts) < 2:
+        return "one run each: no interval"
+    note = "mean ± 95 % Student-t interval"
+    return note + " (none at n = 1)" if min(counts) < 2 else note
+
+
 def _subtitle(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
@@ -307,7 +315,7 @@ def line_by(
         )
     counts = grid["n"].to_list()
     subtitle = _subtitle(
-        "mean ± 95 % t-interval" + (" (none at n = 1)" if min(counts) < 2 else ""),
+        _interval_note(counts),
         _n_text(counts, "run(s) per point"),
         _pooled(runs, keys),
     )
@@ -348,10 +356,7 @@ def curve_figure(
     )
     if cap is not None:
         _threshold(fig, cap, f"limit {cap:g}")
-    subtitle = _subtitle(
-        "mean ± 95 % Student-t interval" + (" (none at n = 1)" if min(counts) < 2 else ""),
-        _n_text(counts, "run(s) per value"),
-    )
+    subtitle = _subtitle(_interval_note(counts), _n_text(counts, "run(s) per value"))
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
         xaxis={"title": calibration, "range": [-0.05, 1.05]},
@@ -382,15 +387,31 @@ def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
     if table.is_empty():
         return empty_figure(name, "No runs to compare.")
     counts = table[f"{metric}_n"].to_list()
+    labels = [f"{s} (n={n})" for s, n in zip(table["strategy"], counts, strict=True)]
+    means = table[f"{metric}_mean"].to_list()
     fig = go.Figure(
         go.Bar(
-            x=[f"{s} (n={n})" for s, n in zip(table["strategy"], counts, strict=True)],
-            y=table[f"{metric}_mean"].to_list(),
-            error_y={"type": "data", "array": table[f"{metric}_ci95"].to_list()},
+            x=labels,
+            y=means,
             marker_color=[PALETTE[i % len(PALETTE)] for i in range(table.height)],
+            showlegend=False,
         )
     )
-    subtitle = "mean ± 95 % t-interval" + (" (none at n = 1)" if min(counts) < 2 else "")
+    # The intervals ride on invisible points: a bar draws a flat cap for a missing interval,
+    # which reads as ± 0.
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=means,
+            mode="markers",
+            marker={"opacity": 0},
+            error_y={"type": "data", "array": table[f"{metric}_ci95"].to_list(), "color": "#333"},
+            customdata=counts,
+            hovertemplate="%{x}: %{y:.2f}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    subtitle = _interval_note(counts)
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
         xaxis_title="strategy",

@@ -143,6 +143,7 @@ def test_line_over_agent_counts_uses_whole_number_ticks():
     cost = pl.DataFrame({"agents": [3, 4, 7], "calls": [28, 41, 72]})
     fig = plots.line_by(cost, "agents", "calls")
     assert fig.layout.xaxis.dtick == 1 and list(fig.layout.xaxis.range) == [2.5, 7.5]
+    assert "one run each: no interval" in fig.layout.title.text
 
 
 def test_baselines_are_compared_only_with_deliberations_at_their_own_settings():
@@ -173,7 +174,10 @@ def test_strategy_bars_label_each_bar_with_its_n():
         }
     )
     fig = plots.strategy_bars(table, "vetoes")
-    assert list(fig.data[0].x) == ["deliberation (n=4)", "vote (n=1)"]
+    bars, intervals = fig.data
+    assert list(bars.x) == ["deliberation (n=4)", "vote (n=1)"]
+    assert bars.error_y.array is None  # a bar would draw a flat cap (± 0) for the missing one
+    assert list(intervals.error_y.array) == [0.2, None]
     assert "none at n = 1" in fig.layout.title.text
 
 
