@@ -9,6 +9,7 @@ Usage: python benchmarks/calibration_curves.py [--workers 2] [--embedder tfidf|w
 from __future__ import annotations
 
 import argparse
+import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,19 @@ PROBLEMS = (
 SEEDS = (0, 1, 2)
 
 
+def _commit() -> str:
+    """The code measured: the commit, and whether the work tree differed from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "hivemind_lab")
+    return commit + (" with uncommitted changes to hivemind_lab/" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -55,7 +69,8 @@ def main() -> None:
     lines = [
         "# Calibration curves",
         "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d} on the offline model, embedder {args.embedder}, "
+        f"Measured {datetime.now(UTC):%Y-%m-%d} at commit {_commit()} on the offline model, "
+        f"embedder {args.embedder}, "
         f"{len(PROBLEMS)} problems × {len(SEEDS)} seeds per value (n = runs per value), other "
         "calibrations at their defaults; mean ± 95 % Student-t interval. A dead zone is a pair "
         "of adjacent values between which no run's figure changes; where every run is already at "
