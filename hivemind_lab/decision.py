@@ -170,7 +170,8 @@ def _statements(text: str, *, question: bool = False, options: Sequence[str] = (
             least = 4 if question and prose else 3
             if len(part.split()) < least - (1 if FIGURE.search(part) else 0):
                 continue  # "Headcount: 12,400" is a fact; "Confidential." is not
-            if question and (part.rstrip().endswith("?") or _restates(whole, options)):
+            restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
+            if question and (part.rstrip().endswith("?") or restated):
                 continue
             found.append(part)
     return found

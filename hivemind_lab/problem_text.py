@@ -28,7 +28,9 @@ class Block(NamedTuple):
     """One unit of a problem's text once Markdown is read: a heading, a label line ("Facts:"),
     a bullet, a table row or a paragraph (hard-wrapped lines joined)."""
 
-    kind: Literal["heading", "label", "bullet", "row", "text"]
+    kind: Literal["heading", "label", "bullet", "detail", "row", "text"]
+    """A detail is a nested bullet: it qualifies the bullet above it ("- Expand" / "  - needs
+    €4m") and is read as "Expand: needs €4m", never as an item of the list."""
     text: str
     label: str
     """The nearest heading or label line above it ("" when none)."""
@@ -52,6 +54,7 @@ def read_blocks(text: str) -> list[Block]:
     label, run = "", 0
     paragraph: list[str] = []
     header: list[str] = []
+    indent = 0
 
     def flush() -> None:
         if paragraph:
@@ -81,8 +84,14 @@ def read_blocks(text: str) -> list[Block]:
             whole = f"{cells[0]} — {detail}" if detail else cells[0]
             blocks.append(Block("row", whole, label, run, tuple(cells), tuple(header)))
         elif bullet:
-            run += not blocks or blocks[-1].kind != "bullet"
             item = _EMPHASIS.sub("", bullet.group("item")).strip()
+            depth = len(raw) - len(raw.lstrip())
+            parent = next((b for b in reversed(blocks) if b.kind == "bullet"), None)
+            if parent is not None and blocks[-1].kind in ("bullet", "detail") and depth > indent:
+                blocks.append(Block("detail", f"{parent.text}: {item}", label, parent.run))
+                continue
+            run += not blocks or blocks[-1].kind not in ("bullet", "detail")
+            indent = depth
             blocks.append(Block("bullet", item, label, run))
         elif len(line.split()) <= 8 and (
             line.endswith(":") or re.fullmatch(r"(?:\*\*[^*]+\*\*|__[^_]+__):?", raw.strip())

@@ -478,3 +478,15 @@ def test_facts_are_not_cut_at_abbreviations_and_short_figures_count():
         "Acme Corp. had revenue of US$4.2bn in 2024.",
         "Mr. Smith expects 3.5% growth.",
     ]
+
+
+def test_nested_bullets_qualify_their_option_and_are_facts_not_options():
+    question = (
+        "## Alternatives\n\n- Expand into Poland\n  - needs 4 million\n  - 18 months\n"
+        "- Partner with a distributor\n  - no capex\n- Wait until 2027\n"
+    )
+    options = extract_options(question)
+    assert options == ("Expand into Poland", "Partner with a distributor", "Wait until 2027")
+    texts = [f.text for f in extract_facts(question, options=options)]
+    assert "Expand into Poland: needs 4 million" in texts
+    assert "Expand into Poland: 18 months" in texts
