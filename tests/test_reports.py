@@ -353,3 +353,19 @@ def test_justifications_cite_short_and_the_sources_in_full(run_dir):
             assert doc.citation() not in text  # the full reference is under Sources
     sources = " ".join(evidence.cited(top))
     assert all(docs[c.split("#")[0]].citation() in sources for c in top.justifications[0].citations)
+
+
+def test_a_report_written_from_elsewhere_still_finds_a_relative_knowledge_base(
+    run_dir, tmp_path, monkeypatch
+):
+    import json
+
+    copy = _copy(run_dir, tmp_path)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["knowledge_base"] = "data/knowledge"  # as the CLI records its default
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.chdir(tmp_path)
+    evidence = gather(copy)
+    assert evidence.sources and all(
+        "#" not in s for s in evidence.cited(evidence.result.conclusions[0])
+    )

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hivemind_lab.audit.log import VerifyReport, verify_log
 from hivemind_lab.errors import HivemindError
-from hivemind_lab.results import Conclusion, DeliberationResult, PracticalityVerdict
+from hivemind_lab.runs.audit import VerifyReport, verify_log
+from hivemind_lab.runs.results import Conclusion, DeliberationResult, PracticalityVerdict
 from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
@@ -273,16 +273,31 @@ def _short_citation(document: Document) -> str:
 
 
 def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
-    """The run's knowledge base documents (none when it is gone)."""
+    """The run's knowledge base documents (none when it is gone).
+
+    A manifest records the path the run was given, often relative ("data/knowledge"), so a
+    report written from another directory looked for it in the wrong place and cited bare ids.
+    The path is tried as given, then against the run directory and each folder above it, then
+    against the project; a folder counts only when its knowledge hash is the run's."""
     from hivemind_lab.knowledge.documents import load_documents
+    from hivemind_lab.knowledge.fingerprint import knowledge_hash
 
     location = Path(str(manifest.get("knowledge_base") or ""))
-    for candidate in (location, run_dir / location):
-        if str(location) and candidate.exists():
-            try:
-                return load_documents(candidate)
-            except HivemindError:
-                return []
+    if not str(location):
+        return []
+    expected = (manifest.get("knowledge_hashes") or {}).get("theory")
+    project = Path(__file__).resolve().parents[2]
+    bases = [Path(), run_dir, *run_dir.resolve().parents, project]
+    candidates = [location] if location.is_absolute() else [b / location for b in bases]
+    for candidate in dict.fromkeys(candidates):
+        if not candidate.exists():
+            continue
+        try:
+            documents = load_documents(candidate)
+        except HivemindError:
+            continue
+        if expected is None or knowledge_hash(documents) == expected:
+            return documents
     return []
 
 
