@@ -157,7 +157,16 @@ def problem_from_text(text: str, *, id: str = "ad-hoc") -> Problem:
         raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
     title = _title(text)
     slug = re.sub(r"[^a-z0-9]+", "-", id.lower()).strip("-") or "ad-hoc"
-    return Problem(id=slug, title=title or "ad hoc", question=text.strip())
+    return Problem(id=slug, title=title or "ad hoc", question=text.strip(), profile=_profile(text))
+
+
+def _profile(text: str) -> str:
+    """``individual`` for a decision told in the first person singular ("Should I take the
+    offer? My partner …"), else ``enterprise``: a career choice is scored for its social,
+    occupational and reputational feasibility, not by a regulator."""
+    singular = len(re.findall(r"\b(?:I|I'm|I've|I'd|me|my|myself)\b", text))
+    plural = len(re.findall(r"\b(?:we|we're|we've|us|our|ours)\b", text, re.IGNORECASE))
+    return "individual" if singular >= 2 and singular > plural else "enterprise"
 
 
 def resolve_problem(argument: str) -> Problem:

@@ -490,3 +490,11 @@ def test_nested_bullets_qualify_their_option_and_are_facts_not_options():
     texts = [f.text for f in extract_facts(question, options=options)]
     assert "Expand into Poland: needs 4 million" in texts
     assert "Expand into Poland: 18 months" in texts
+
+
+def test_a_first_person_decision_gets_the_individual_profile():
+    career = "I earn 90,000 at a bank and my partner is moving. Should I quit or stay?"
+    assert resolve_problem(career).profile == "individual"
+    firm = "We employ 40 people and our margin is 9%. I think we should grow. Grow or sell?"
+    assert resolve_problem(firm).profile == "enterprise"
+    assert request_for(resolve_problem(career)).profile == "individual"
