@@ -4,6 +4,7 @@ triads, ideas held by one agent only, and disagreement as conflicts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from hivemind_lab.experiments.graph_export import (
     export_runs,
     is_dissent,
     knowledge_claims,
+    run_order,
+    run_settings,
 )
 from hivemind_lab.knowledge import load_documents
 from tests.support import KNOWLEDGE, PROBLEMS, REPO
@@ -72,6 +75,7 @@ def test_a_sweep_exports_a_graph_worth_analysing(graph_factory, sweep):
     graph = graph_factory(predicates=EXPORT_PREDICATES)
     summary = export_runs(graph, sweep, knowledge=KNOWLEDGE)
     assert summary.runs == ("run1", "run2")
+    assert "stubbornness 0.1" in summary.settings["run1"]  # numbered along the grid
     assert set(summary.kinds.values()) >= {
         "problem",
         "option",
@@ -128,3 +132,38 @@ def test_agents_that_judge_an_option_differently_are_in_conflict(graph_factory, 
 def test_export_refuses_a_graph_that_would_conflict_with_itself(graph, sweep):
     with pytest.raises(InputError, match="EXPORT_PREDICATES"):
         export_runs(graph, sweep)
+
+
+def _request_only_run(root: Path, name: str, stubbornness: float) -> Path:
+    folder = root / name
+    folder.mkdir()
+    record = {
+        "seq": 0,
+        "ts": "2026-12-01T00:00:00+00:00",
+        "actor": "client",
+        "kind": "deliberation.request",
+        "payload": {
+            "request": {"problem_id": "p"},
+            "calibrations": {
+                "stubbornness": stubbornness,
+                "similarity_threshold": 0.35,
+                "severity": 0.5,
+            },
+            "seed": 0,
+        },
+        "prev": "0" * 64,
+        "hash": "0" * 64,
+    }
+    (folder / "audit.jsonl").write_text(json.dumps(record) + "\n", "utf-8")
+    return folder
+
+
+def test_runs_are_numbered_along_their_settings_not_their_folder_hashes(tmp_path):
+    folders = [
+        _request_only_run(tmp_path, "deliberation-0a", 0.9),
+        _request_only_run(tmp_path, "deliberation-1b", 0.1),
+        _request_only_run(tmp_path, "deliberation-2c", 0.5),
+    ]
+    ordered = sorted(folders, key=run_order)
+    assert [f.name for f in ordered] == ["deliberation-1b", "deliberation-2c", "deliberation-0a"]
+    assert run_settings(ordered[0]) == "p: stubbornness 0.1, similarity 0.35, severity 0.5"

@@ -343,17 +343,42 @@ def write(graph: HivemindGraph, claims: Iterable[Claim]) -> int:
     return written
 
 
-def run_settings(run_dir: Path) -> str:
-    """A run's problem and calibrations in one line."""
+def _request(run_dir: Path) -> dict[str, Any] | None:
+    """The payload of a run's ``deliberation.request`` record: problem, calibrations, seed."""
     for record in read_records(run_dir / "audit.jsonl"):
         if record.kind == "deliberation.request":
-            cal = record.payload["calibrations"]
-            request = record.payload["request"]
-            return (
-                f"{request.get('problem_id', '?')}: stubbornness {cal['stubbornness']}, "
-                f"similarity {cal['similarity_threshold']}, severity {cal['severity']}"
-            )
-    return run_dir.name
+            return record.payload
+    return None
+
+
+def run_settings(run_dir: Path) -> str:
+    """A run's problem and calibrations in one line."""
+    payload = _request(run_dir)
+    if payload is None:
+        return run_dir.name
+    cal, request = payload["calibrations"], payload["request"]
+    return (
+        f"{request.get('problem_id', '?')}: stubbornness {cal['stubbornness']}, "
+        f"similarity {cal['similarity_threshold']}, severity {cal['severity']}"
+    )
+
+
+def run_order(run_dir: Path) -> tuple[Any, ...]:
+    """Where a run goes in the export's numbering: by problem, calibrations and seed. Folder
+    names are hashes, so numbering by them put stubbornness 0.9 before 0.1 in every legend."""
+    payload = _request(run_dir)
+    if payload is None:
+        return (1, run_dir.name)
+    cal = payload["calibrations"]
+    return (
+        0,
+        payload["request"].get("problem_id", ""),
+        cal["stubbornness"],
+        cal["similarity_threshold"],
+        cal["severity"],
+        payload.get("seed", 0),
+        run_dir.name,
+    )
 
 
 def _record_clusters(graph: HivemindGraph, run: str, run_dir: Path) -> None:
@@ -390,15 +415,18 @@ def export_runs(
     graph: HivemindGraph, root: Path, *, knowledge: Path | None = None
 ) -> ExportSummary:
     """Write every finished deliberation run under an experiment's folder as ``run1``,
-    ``run2``… (sorted by folder name); ``knowledge`` also writes the knowledge base and gives
-    cited documents their titles."""
+    ``run2``… (in the order of their settings, `run_order`); ``knowledge`` also writes the
+    knowledge base and gives cited documents their titles."""
     documents = load_documents(knowledge) if knowledge is not None else []
     titles = {d.id: label(d.title) for d in documents}
     claims = knowledge_claims(documents)
     run_dirs = sorted(
-        p
-        for p in root.iterdir()
-        if (p / "result.json").exists() and p.name.startswith("deliberation-")
+        (
+            p
+            for p in root.iterdir()
+            if (p / "result.json").exists() and p.name.startswith("deliberation-")
+        ),
+        key=run_order,
     )
     runs = tuple(f"run{i + 1}" for i in range(len(run_dirs)))
     for run, run_dir in zip(runs, run_dirs, strict=True):
