@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
-from hivemind_lab.audit.chat_export import export_chat
-from hivemind_lab.audit.log import read_records
 from hivemind_lab.compliance import rescore
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.knowledge.fingerprint import diff_folders
 from hivemind_lab.problems import load_problem
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.chat_export import export_chat
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEM = REPO / "data" / "problems" / "regional-grocer-discounter-price-war.toml"

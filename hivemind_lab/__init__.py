@@ -13,10 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hivemind_lab.audit import AuditLog, verify_log
-    from hivemind_lab.audit.chat_export import export_chat
     from hivemind_lab.compliance import rescore
-    from hivemind_lab.deliberation import deliberate, deliberate_async, load_result
+    from hivemind_lab.deliberation import deliberate, deliberate_async
     from hivemind_lab.errors import HivemindError, InputError
     from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
     from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
@@ -24,18 +22,17 @@ if TYPE_CHECKING:
     from hivemind_lab.llm import OpenAIChatModel, OpenAIConfig
     from hivemind_lab.llm.offline import OfflineAgentModel
     from hivemind_lab.problems import Problem, load_problem
-    from hivemind_lab.results import DeliberationResult
+    from hivemind_lab.runs.audit import AuditLog, verify_log
+    from hivemind_lab.runs.chat_export import export_chat
+    from hivemind_lab.runs.results import DeliberationResult
+    from hivemind_lab.runs.rundir import load_result
 
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
-    "AuditLog": "hivemind_lab.audit",
-    "verify_log": "hivemind_lab.audit",
-    "export_chat": "hivemind_lab.audit.chat_export",
     "rescore": "hivemind_lab.compliance",
     "deliberate": "hivemind_lab.deliberation",
     "deliberate_async": "hivemind_lab.deliberation",
-    "load_result": "hivemind_lab.deliberation",
     "HivemindError": "hivemind_lab.errors",
     "InputError": "hivemind_lab.errors",
     "PRESETS": "hivemind_lab.inputs",
@@ -52,7 +49,11 @@ _HOMES: dict[str, str] = {
     "OfflineAgentModel": "hivemind_lab.llm.offline",
     "Problem": "hivemind_lab.problems",
     "load_problem": "hivemind_lab.problems",
-    "DeliberationResult": "hivemind_lab.results",
+    "AuditLog": "hivemind_lab.runs.audit",
+    "verify_log": "hivemind_lab.runs.audit",
+    "export_chat": "hivemind_lab.runs.chat_export",
+    "DeliberationResult": "hivemind_lab.runs.results",
+    "load_result": "hivemind_lab.runs.rundir",
 }
 
 

@@ -25,7 +25,6 @@ from hivemind_lab import deliberation
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.audit.log import AuditLog, read_records, verify_log
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.deliberation.state import RunState
 from hivemind_lab.errors import AuditIntegrityError, InputError
@@ -33,22 +32,22 @@ from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.results import (
+from hivemind_lab.runs.audit import AuditLog, read_records, verify_log
+from hivemind_lab.runs.manifest import (
+    KnowledgeHashes,
+    RescoreOrigin,
+    RunManifest,
+    environment,
+    utc_now,
+)
+from hivemind_lab.runs.results import (
     ConstraintScore,
     DeliberationResult,
     PracticalityVerdict,
     Solution,
     Status,
 )
-from hivemind_lab.runs import (
-    KnowledgeHashes,
-    RescoreOrigin,
-    RunDir,
-    RunManifest,
-    environment,
-    utc_now,
-    write_json_atomic,
-)
+from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 
 RESCORE_VERSION: Literal[1] = 1
 Outcome = Literal["still_passes", "now_vetoed", "now_passes", "still_vetoed"]

@@ -12,7 +12,7 @@ from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import Calibrations, Limits, request_for
 from hivemind_lab.llm.offline import OfflineAgentModel
 from hivemind_lab.problems import Problem, load_problems
-from hivemind_lab.results import DeliberationResult
+from hivemind_lab.runs.results import DeliberationResult
 
 
 def project_root(start: Path | None = None) -> Path:

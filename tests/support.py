@@ -11,7 +11,7 @@ from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgent
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import request_for
 from hivemind_lab.problems import Problem
-from hivemind_lab.results import DeliberationResult
+from hivemind_lab.runs.results import DeliberationResult
 
 REPO = Path(__file__).resolve().parents[1]
 KNOWLEDGE = REPO / "data" / "knowledge"

@@ -11,7 +11,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from hivemind_lab.audit.log import (
+from hivemind_lab.canonical import canonical_json
+from hivemind_lab.cli import app
+from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.runs.audit import (
     GENESIS,
     AuditLog,
     _digest,
@@ -19,9 +22,6 @@ from hivemind_lab.audit.log import (
     read_records,
     verify_log,
 )
-from hivemind_lab.canonical import canonical_json
-from hivemind_lab.cli import app
-from hivemind_lab.errors import AuditIntegrityError, InputError
 
 N = 6
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

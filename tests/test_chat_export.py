@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits
-from hivemind_lab.audit.chat_export import PROBLEM_REDACTED, export_chat, read_chat
-from hivemind_lab.audit.log import read_records
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import Problem
-from hivemind_lab.runs import read_manifest
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.chat_export import PROBLEM_REDACTED, export_chat, read_chat
+from hivemind_lab.runs.rundir import read_manifest
 from tests.support import run
 
 

@@ -11,14 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits, OfflineAgentModel
-from hivemind_lab.audit.log import read_records, verify_log
 from hivemind_lab.cli import app
 from hivemind_lab.compliance import read_rescore, rescore
 from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.fingerprint import diff_folders, knowledge_hash
 from hivemind_lab.problems import Problem
-from hivemind_lab.runs import RunDir, read_manifest
+from hivemind_lab.runs.audit import read_records, verify_log
+from hivemind_lab.runs.rundir import RunDir, read_manifest
 from tests.support import KNOWLEDGE, PRACTICALITY, run
 
 FEASIBILITY = 60

@@ -8,11 +8,11 @@ import statistics
 import pytest
 
 from hivemind_lab import Calibrations, Limits, OfflineAgentModel
-from hivemind_lab.audit.log import read_records, verify_log
 from hivemind_lab.deliberation.embedders import make_embedder
 from hivemind_lab.deliberation.monitor import is_repeat
 from hivemind_lab.llm.latency import LatencyChatModel
-from hivemind_lab.results import Solution
+from hivemind_lab.runs.audit import read_records, verify_log
+from hivemind_lab.runs.results import Solution
 from tests.support import run
 
 SEEDS = (0, 1, 2)

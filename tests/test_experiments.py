@@ -17,7 +17,7 @@ import pytest
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments import ExperimentSpec, load, load_spec, replay, run
 from hivemind_lab.experiments.compare import compare, compute_table
-from hivemind_lab.runs import read_manifest
+from hivemind_lab.runs.rundir import read_manifest
 from tests.support import REPO, child_env
 
 GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
@@ -195,7 +195,7 @@ def test_baselines_run_at_equal_compute_replay_and_compare_with_t_intervals(tmp_
 
 def test_the_vote_reports_ties_as_ties():
     from hivemind_lab.experiments.baselines import vote
-    from hivemind_lab.results import Cluster
+    from hivemind_lab.runs.results import Cluster
 
     def cluster(index: int, size: int) -> Cluster:
         ids = tuple(f"s{index}.{k}" for k in range(size))

@@ -36,7 +36,7 @@ from hivemind_lab.llm.local import (
 )
 from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
-from hivemind_lab.results import Status
+from hivemind_lab.runs.results import Status
 from tests.support import REPO, child_env
 
 SCRIPT = REPO / "scripts" / "llama-server"

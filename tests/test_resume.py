@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from hivemind_lab import Calibrations, Limits, OfflineAgentModel
-from hivemind_lab.audit.log import verify_log
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
+from hivemind_lab.runs.audit import verify_log
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env, make_request, run
 
 

@@ -157,7 +157,7 @@ def audit_verify(
     path: Annotated[Path, typer.Argument(help="audit.jsonl file or run directory.")],
 ) -> None:
     """Check the hash chain; exits non-zero naming the first bad record."""
-    from hivemind_lab.audit.log import verify_log
+    from hivemind_lab.runs.audit import verify_log
 
     target = path / "audit.jsonl" if path.is_dir() else path
     try:
@@ -193,7 +193,7 @@ def audit_export(
     ] = False,
 ) -> None:
     """Export a verified audit trail (chat-jsonl: every agent call as a training record)."""
-    from hivemind_lab.audit.log import export_log
+    from hivemind_lab.runs.audit import export_log
 
     if format == "chat-jsonl":
         loops.chat_export(

@@ -52,7 +52,7 @@ def rescore(
     from hivemind_lab.asyncrun import run_sync
     from hivemind_lab.compliance import rescore_async
     from hivemind_lab.llm.factory import backend_choice, open_model
-    from hivemind_lab.runs import RunDir
+    from hivemind_lab.runs.rundir import RunDir
 
     try:
         manifest = RunDir(run_dir).read_manifest()
@@ -171,7 +171,7 @@ def chat_export(
     include_client_data: bool,
 ) -> None:
     """``audit export --format chat-jsonl``: a run's (or a sweep's) agent calls as chats."""
-    from hivemind_lab.audit.chat_export import ROLES, export_chat
+    from hivemind_lab.runs.chat_export import ROLES, export_chat
 
     target = path.parent if path.is_file() else path
     destination = out or target / "audit.export.chat.jsonl"

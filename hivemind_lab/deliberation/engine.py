@@ -15,7 +15,6 @@ from pathlib import Path
 
 from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.schemas import RationaleOutput, SolutionView
-from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import monitor, practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.state import (
@@ -28,8 +27,9 @@ from hivemind_lab.deliberation.state import (
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.results import DeliberationResult, RoundMetrics, Solution
-from hivemind_lab.runs import RunDir, write_json_atomic
+from hivemind_lab.runs.audit import AuditLog
+from hivemind_lab.runs.results import DeliberationResult, RoundMetrics, Solution
+from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 from hivemind_lab.text import normalise
 
 

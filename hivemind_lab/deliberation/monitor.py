@@ -24,7 +24,7 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.deliberation.embedders import Embedder
-from hivemind_lab.results import (
+from hivemind_lab.runs.results import (
     Cluster,
     Conclusion,
     Critique,

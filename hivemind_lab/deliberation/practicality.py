@@ -24,7 +24,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
-from hivemind_lab.results import ConstraintScore, PracticalityVerdict
+from hivemind_lab.runs.results import ConstraintScore, PracticalityVerdict
 from hivemind_lab.tokens import TokenCounter
 
 EVIDENCE_K = 4

@@ -24,22 +24,20 @@ from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.base import ChatModel
-from hivemind_lab.results import (
-    DeliberationResult,
-)
-from hivemind_lab.runs import (
+from hivemind_lab.runs.manifest import (
     Budget,
     EmbedderInfo,
     ExperimentInfo,
     KnowledgeHashes,
-    RunDir,
     RunManifest,
     SlicingInfo,
     Strategy,
     environment,
     utc_now,
 )
-from hivemind_lab.runs import load_result as load_result
+from hivemind_lab.runs.results import DeliberationResult
+from hivemind_lab.runs.rundir import RunDir
+from hivemind_lab.runs.rundir import load_result as load_result
 from hivemind_lab.tokens import default_counter
 
 
@@ -306,5 +304,5 @@ def deliberate(
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     """A run's manifest as JSON data (validated and upgraded to the current version by
-    `hivemind_lab.runs.read_manifest`, which returns the typed `RunManifest`)."""
+    `hivemind_lab.runs.rundir.read_manifest`, which returns the typed `RunManifest`)."""
     return RunDir(run_dir).read_manifest().model_dump(mode="json")

@@ -18,7 +18,7 @@ from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.deliberation import practicality, theory
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.slicing import SlicingResult
-from hivemind_lab.results import (
+from hivemind_lab.runs.results import (
     Critique,
     MonitorReport,
     PracticalityVerdict,

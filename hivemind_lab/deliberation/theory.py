@@ -30,7 +30,7 @@ from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.problems import AttachedDocument
-from hivemind_lab.results import Critique, Solution
+from hivemind_lab.runs.results import Critique, Solution
 
 SHARED_TOPIC = "client-data"
 """Topic given to client-cleared and market data passages."""

@@ -26,7 +26,6 @@ from typing import Any
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.audit.log import AuditLog
 from hivemind_lab.deliberation import check_run_dir, knowledge_for, monitor, practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.state import Knowledge
@@ -35,7 +34,9 @@ from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.results import (
+from hivemind_lab.runs.audit import AuditLog
+from hivemind_lab.runs.manifest import Budget, RunManifest
+from hivemind_lab.runs.results import (
     Cluster,
     DeliberationResult,
     MonitorReport,
@@ -44,7 +45,7 @@ from hivemind_lab.results import (
     Solution,
     Status,
 )
-from hivemind_lab.runs import Budget, RunDir, RunManifest
+from hivemind_lab.runs.rundir import RunDir
 
 
 @dataclass(frozen=True)

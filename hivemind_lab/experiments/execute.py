@@ -12,8 +12,8 @@ from hivemind_lab import deliberation
 from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
 from hivemind_lab.experiments import baselines
 from hivemind_lab.llm.base import ChatModel
-from hivemind_lab.results import DeliberationResult
-from hivemind_lab.runs import RunManifest
+from hivemind_lab.runs.manifest import RunManifest
+from hivemind_lab.runs.results import DeliberationResult
 
 
 async def execute(

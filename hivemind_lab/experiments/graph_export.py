@@ -47,11 +47,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab.audit.log import read_records
-from hivemind_lab.deliberation import load_result
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph import GraphConfig, GraphStore, HivemindGraph, PredicateRegistry
 from hivemind_lab.knowledge import Document, load_documents
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.rundir import load_result
 from hivemind_lab.text import normalise
 
 DOMAIN = "strategy"

@@ -14,7 +14,7 @@ from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.execute import execute
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.runs import RunDir
+from hivemind_lab.runs.rundir import RunDir
 
 VOLATILE = ("wall_time_s", "audit_head", "audit_records", "usage.cache_hits", "usage.model_calls")
 """Fields that record how a run went rather than what it concluded: wall time, the audit head

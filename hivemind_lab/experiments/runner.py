@@ -29,7 +29,8 @@ from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.problems import load_problem
-from hivemind_lab.runs import Budget, ExperimentInfo, RunDir
+from hivemind_lab.runs.manifest import Budget, ExperimentInfo
+from hivemind_lab.runs.rundir import RunDir
 
 
 class RunSummary(BaseModel):

@@ -28,7 +28,8 @@ from hivemind_lab.inputs import Calibrations
 from hivemind_lab.llm import factory
 from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
-from hivemind_lab.runs import Budget, write_json_atomic
+from hivemind_lab.runs.manifest import Budget
+from hivemind_lab.runs.rundir import write_json_atomic
 
 
 class SweepReport(BaseModel):

