@@ -159,20 +159,24 @@ def has_quantity(text: str) -> bool:
 
 def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
     """A text's statements: prose sentences, bullet items and table rows, never its headings or
-    labels; of a question, never its questions or restated options either."""
+    labels; of a question, never its questions or restated options either. Prose under a
+    heading that names an option speaks of that option ("Buy electric trucks: Costs $12m.")."""
     found = []
     for block in read_blocks(text):
         if block.kind in ("heading", "label"):
             continue
         prose = block.kind == "text"
+        named = next((o for o in options if question and _restates(block.label, [o])), None)
         for part in sentences(block.text) if prose else [block.text]:
             whole = " ".join(block.cells) if block.kind == "row" else part
-            least = 4 if question and prose else 3
-            if len(part.split()) < least - (1 if FIGURE.search(part) else 0):
-                continue  # "Headcount: 12,400" is a fact; "Confidential." is not
             restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
             if question and (part.rstrip().endswith("?") or restated):
                 continue
+            if named and prose:
+                part = f"{named}: {part}"
+            least = 4 if question and prose else 3
+            if len(part.split()) < least - (1 if FIGURE.search(part) else 0):
+                continue  # "Headcount: 12,400" is a fact; "Confidential." is not
             found.append(part)
     return found
 

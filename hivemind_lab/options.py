@@ -287,6 +287,33 @@ def _table_options(blocks: Sequence[Block]) -> list[str]:
     return []
 
 
+def _heading_options(blocks: Sequence[Block]) -> list[str]:
+    """Sub-headings under a heading that announces options ("## Choices" / "### Expand" /
+    "### Hold"): one option each."""
+    for k, block in enumerate(blocks):
+        if block.kind != "heading" or not _OPTION_LABEL.search(block.text):
+            continue
+        items: list[str] = []
+        for below in blocks[k + 1 :]:
+            if below.kind == "heading" and below.level <= block.level:
+                break
+            if below.kind == "heading" and below.level == block.level + 1:
+                items.append(_clean(below.text)[:MAX_OPTION_CHARS])
+        if 2 <= len(items) <= MAX_OPTIONS and not any(
+            _DATA_LABEL.search(i) or _SECTION.search(i) for i in items
+        ):
+            return items
+    return []
+
+
+_SECTION = re.compile(
+    r"^(?:the\s+)?(?:question|summary|introduction|overview|recommendations?|decision|appendix|"
+    r"conclusions?|next steps|risks?|timeline|ask|problem|goals?|objectives?|scope)\b",
+    re.IGNORECASE,
+)
+"""Sub-headings that structure a brief rather than name an option."""
+
+
 def _sentences(blocks: Sequence[Block]) -> list[str]:
     """The prose of a problem, sentence by sentence (bullets and rows are their own)."""
     return [
@@ -366,11 +393,11 @@ def extract_options(question: str) -> tuple[str, ...]:
 
 def _find_options(question: str) -> tuple[str, ...]:
     blocks = read_blocks(question)
-    listed = _bullets(blocks) or _table_options(blocks)
+    listed = _bullets(blocks) or _table_options(blocks) or _heading_options(blocks)
     if listed:
         return tuple(listed)
     said = _sentences(blocks)
-    prose = "\n".join(b.text for b in blocks if b.kind != "heading")
+    prose = "\n".join(b.text for b in blocks)  # "### Option A: …" headings name options too
     labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(prose)]
     if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
         return tuple(labelled)

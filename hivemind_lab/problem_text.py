@@ -39,9 +39,11 @@ class Block(NamedTuple):
     cells: tuple[str, ...] = ()
     header: tuple[str, ...] = ()
     """A table row's cells and its table's header."""
+    level: int = 0
+    """A heading's level (1 for "#")."""
 
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^\s{0,3}(?P<marks>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
 _ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _EMPHASIS = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
@@ -72,7 +74,7 @@ def read_blocks(text: str) -> list[Block]:
             continue
         if heading:
             label = _EMPHASIS.sub("", heading.group("text")).strip()
-            blocks.append(Block("heading", label, label, 0))
+            blocks.append(Block("heading", label, label, 0, level=len(heading.group("marks"))))
             run += 1
         elif row:
             cells = [_EMPHASIS.sub("", c).strip() for c in row.group("cells").split("|")]

@@ -498,3 +498,22 @@ def test_a_first_person_decision_gets_the_individual_profile():
     firm = "We employ 40 people and our margin is 9%. I think we should grow. Grow or sell?"
     assert resolve_problem(firm).profile == "enterprise"
     assert request_for(resolve_problem(career)).profile == "individual"
+
+
+def test_options_named_by_headings_and_their_facts_carry_the_option():
+    question = (
+        "# Fleet\n\nOur 40 trucks are ageing.\n\n### Option A: Buy electric trucks\nCosts $12m.\n\n"
+        "### Option B: Refurbish the fleet\nCosts $3m.\n\nWhich should we choose?\n"
+    )
+    options = extract_options(question)
+    assert options == ("Buy electric trucks", "Refurbish the fleet")
+    texts = [f.text for f in extract_facts(question, options=options)]
+    assert texts == [
+        "Our 40 trucks are ageing.",
+        "Buy electric trucks: Costs $12m.",
+        "Refurbish the fleet: Costs $3m.",
+    ]
+    nested = "## Choices\n### Expand\nOpen two plants.\n### Hold\nKeep as is.\n"
+    assert extract_options(nested) == ("Expand", "Hold")
+    sections = "# Options for growth\n\n## Context\nWe sell 5m units.\n\n## Question\nHow to grow?"
+    assert extract_options(sections) == ()
