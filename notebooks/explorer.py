@@ -66,10 +66,18 @@ def _(delib, mo, pl, plots, severity, similarity):
     )
     charts = [
         plots.line_by(
-            view, "stubbornness", "total_rounds", title="Rounds to halt against stubbornness"
+            view,
+            "stubbornness",
+            "total_rounds",
+            title="Rounds to halt against stubbornness",
+            ylabel="rounds, all generations",
         ),
         plots.line_by(
-            view, "stubbornness", "mean_feasibility", title="Mean feasibility against stubbornness"
+            view,
+            "stubbornness",
+            "mean_feasibility",
+            title="Mean feasibility against stubbornness",
+            ylabel="mean feasibility (0-100)",
         ),
     ]
     # The charts carry their own plotly.js: marimo's plotly view would fetch MathJax from a CDN.
@@ -86,8 +94,9 @@ def _(delib, mo, pl, plots, severity, similarity):
 
 
 @app.cell
-def _(compare, runs):
-    compare(runs)
+def _(compare, plots, runs):
+    # Baselines ran at the sweep's first calibration: compare like with like.
+    compare(plots.like_for_like(runs))
     return
 
 

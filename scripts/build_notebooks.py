@@ -13,6 +13,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 HERE = Path(__file__).resolve().parents[1] / "notebooks"
 
 SETUP = """from pathlib import Path
+import polars as pl
+pl.Config.set_fmt_str_lengths(100)  # titles and settings in full: cut at 30 they collide
+pl.Config.set_tbl_width_chars(200)
 import plotly.io as pio
 pio.renderers.default = "plotly_mimetype+notebook"
 from hivemind_lab.workbench import project_root
@@ -98,14 +101,15 @@ latest["result"].status""",
         (
             "md",
             "# Calibration sweeps\nA small grid over stubbornness × severity × similarity threshold, with a "
-            "voting baseline at equal compute; results read back with polars and plotted with plotly.",
+            "voting baseline at equal compute; results read back with polars and plotted with plotly. "
+            "Sufficiency 1 and a demanding feasibility (80) make rounds and vetoes vary across the grid; "
+            "each heatmap cell pools the runs its subtitle names, with their n.",
         ),
         (
             "code",
             SETUP
             + """
 import tempfile
-import polars as pl
 from hivemind_lab import plots
 from hivemind_lab.experiments import ExperimentSpec, load, run
 from hivemind_lab.experiments.compare import compare""",
@@ -115,10 +119,10 @@ from hivemind_lab.experiments.compare import compare""",
             """spec = ExperimentSpec.model_validate({
     "name": "notebook-sweep",
     "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
-    "inputs": {"sufficiency": 2, "feasibility": 55, "density": 8000},
+    "inputs": {"sufficiency": 1, "feasibility": 80, "density": 8000},
     "limits": {"max_rounds": 4, "max_regenerations": 1},
-    "space": {"kind": "grid", "stubbornness": [0.1, 0.5, 0.8], "similarity_threshold": [0.25, 0.5], "severity": [0.3, 0.7]},
-    "seeds": [0],
+    "space": {"kind": "grid", "stubbornness": [0.1, 0.5, 0.8], "similarity_threshold": [0.1, 0.7], "severity": [0.3, 0.7]},
+    "seeds": [0, 1, 2],  # three replicates: a mean of one run has no interval
     "baselines": ["vote"],
 })
 root = Path(tempfile.mkdtemp()) / "runs"
@@ -129,43 +133,47 @@ runs.select("strategy", "stubbornness", "similarity_threshold", "severity", "sta
         (
             "code",
             """delib = runs.filter(pl.col("strategy") == "deliberation")
-plots.heatmap(delib, "total_rounds", title="Rounds to halt").show()
+limit = spec.limits.max_rounds * (spec.limits.max_regenerations + 1)
+plots.heatmap(delib, "total_rounds", title=f"Rounds to halt, all generations (at most {limit})").show()
 plots.heatmap(delib.with_columns(pl.col("vetoes").gt(0).cast(pl.Float64).alias("veto_rate")), "veto_rate",
-              title="Veto rate").show()
-plots.line_by(delib, "similarity_threshold", "initial_conclusions", title="Distinct conclusions vs similarity threshold").show()""",
+              title="Share of runs vetoed at least once", zrange=(0, 1)).show()
+plots.line_by(delib, "similarity_threshold", "initial_conclusions", ylabel="distinct conclusions (round 0)",
+              title="Distinct conclusions of the first proposals against the similarity threshold").show()""",
         ),
         (
             "code",
             """# Best calibration on this grid: fewest vetoes, then fewest rounds, then highest feasibility
-# (n runs per calibration beside each mean).
+# (n runs per calibration beside each mean). Ties are all shown: the sort would pick one at random.
+order = ["vetoes", "total_rounds", "mean_feasibility"]
 best = (
     delib.group_by("stubbornness", "similarity_threshold", "severity")
     .agg(pl.len().alias("n"), pl.col("vetoes").mean(), pl.col("total_rounds").mean(),
          pl.col("mean_feasibility").mean())
-    .sort(["vetoes", "total_rounds", "mean_feasibility"], descending=[False, False, True])
+    .sort(order, descending=[False, False, True])
 )
-print("best calibration:", {k: v for k, v in best.row(0, named=True).items()})
-best.head(5)""",
+top = best.join(best.head(1).select(order), on=order, how="semi")
+print(f"{top.height} of {best.height} calibrations share the best figures (n = {best['n'].min()} runs each)")
+top""",
         ),
         (
             "md",
             "## Calibration curves\nEach calibration over its whole range, the others at their defaults, with "
-            "95 % Student-t intervals (n runs per point). A small version runs here; the full curves (four "
-            "problems × three seeds, steps of 0.1, dead-zone check) are in `reports/calibration-curves.md` "
-            "(`python benchmarks/calibration_curves.py`).",
+            "95 % Student-t intervals (n = 4 runs per point: two problems × two seeds; with n = 2 a t-interval "
+            "is 12.7 standard errors wide and says little). A dashed line marks a limit the metric cannot pass. "
+            "The full curves (four problems × three seeds, steps of 0.1, dead-zone check) are in "
+            "`reports/calibration-curves.md` (`python benchmarks/calibration_curves.py`).",
         ),
         (
             "code",
-            """import plotly.express as px
-from hivemind_lab.experiments.curves import DESIGNS, curve, curve_spec
+            """from hivemind_lab.experiments.curves import DESIGNS, curve, curve_spec
+curve_problems = ("data/problems/regional-grocer-discounter-price-war.toml",
+                  "data/problems/ebike-battery-make-or-buy.toml")
 for calibration, designs in DESIGNS.items():
-    cspec = curve_spec(calibration, problems=("data/problems/regional-grocer-discounter-price-war.toml",),
-                       seeds=(0, 1), values=(0.0, 0.25, 0.5, 0.75, 1.0))
+    cspec = curve_spec(calibration, problems=curve_problems, seeds=(0, 1), values=(0.0, 0.25, 0.5, 0.75, 1.0))
     cruns = load(run(cspec, project=ROOT, root=root.parent / cspec.name).root)
     for design in designs:
         points = curve(cruns, calibration, design.metric)
-        px.line(points, x=calibration, y="mean", error_y="ci95", markers=True, hover_data=["n"],
-                title=f"{design.metric} against {calibration} (mean ± 95 % t-interval)").show()""",
+        plots.curve_figure(points, calibration, design.metric, cap=design.limit).show()""",
         ),
         (
             "code",
@@ -178,8 +186,20 @@ for density in (12000, 8000, 5000):
                               calibrations=Calibrations(stubbornness=0.5), root=ROOT)
     cost.append({"agents": res.n_agents, "calls": res.usage.calls, "tokens": res.usage.tokens})
 cost = pl.DataFrame(cost)
-plots.line_by(cost, "agents", "calls", title="Cost against number of agents").show()
-compare(runs)""",
+plots.line_by(cost, "agents", "calls", ylabel="agent calls per run",
+              title="Cost against number of agents (grocer problem, one run per density)").show()""",
+        ),
+        (
+            "md",
+            "## Deliberation against the baseline\nThe voting baseline ran at the grid's first calibration, so it "
+            "is compared with the deliberations at that same problem, seed and calibration only (averaging every "
+            "deliberation of the grid against it would mix settings the baseline never saw).",
+        ),
+        (
+            "code",
+            """table = compare(plots.like_for_like(runs))
+plots.strategy_bars(table, "mean_feasibility").show()
+table""",
         ),
     ],
     "03_knowledge_slices.ipynb": [
@@ -192,8 +212,8 @@ compare(runs)""",
             "code",
             SETUP
             + """
-import polars as pl
 import plotly.express as px
+import plotly.graph_objects as go
 from hivemind_lab import load_documents, plan_slices
 docs = load_documents(ROOT / "data" / "knowledge")
 corpus = pl.DataFrame([{"id": d.id, "school": d.school, "tokens": d.tokens, "year": d.year, "peer_reviewed": d.peer_reviewed} for d in docs])
@@ -201,7 +221,8 @@ corpus.group_by("school").agg(pl.len().alias("documents"), pl.col("tokens").sum(
         ),
         (
             "code",
-            """px.histogram(corpus, x="tokens", nbins=20, title="Document sizes (tokens)").show()""",
+            """px.histogram(corpus, x="tokens", nbins=20, title=f"Document sizes ({corpus.height} documents)",
+             labels={"tokens": "tokens per document"}).update_layout(yaxis_title="documents").show()""",
         ),
         (
             "code",
@@ -214,7 +235,8 @@ for density in (2000, 3000, 4500, 6000, 8000, 12000, 20000):
     rows.append({"density": density, "agents": result.n_agents, "objective": result.objective,
                  "first_fit": result.first_fit_objective, "coherence": round(result.coherence, 3), "method": result.method})
 by_density = pl.DataFrame(rows)
-px.line(by_density, x="density", y="agents", markers=True, title="Number of theory agents against density").show()
+px.line(by_density, x="density", y="agents", markers=True, title="Number of theory agents against density",
+        labels={"density": "density (tokens per slice)", "agents": "theory agents (slices)"}).show()
 by_density""",
         ),
         (
@@ -222,7 +244,10 @@ by_density""",
             """result = plan_slices(docs, 6000)
 slices = pl.DataFrame([{"slice": s.index, "tokens": s.tokens, "deviation": s.deviation, "documents": len(s.document_ids),
                         "topics": ", ".join(s.topics)} for s in result.slices])
-px.bar(slices, x="slice", y="tokens", title="Slice sizes at density 6000").add_hline(y=6000, line_dash="dash").show()
+px.bar(slices, x="slice", y="tokens", title=f"Slice sizes at density 6000 ({slices.height} slices)",
+       labels={"tokens": "tokens per slice"}).add_hline(
+    y=6000, line_dash="dash", annotation_text="density 6000", annotation_position="top left").update_xaxes(
+    type="category").show()
 slices""",
         ),
         (
@@ -230,9 +255,17 @@ slices""",
             """by_id = {d.id: d for d in docs}
 share = pl.DataFrame([{"slice": s.index, "school": by_id[i].school, "tokens": by_id[i].tokens}
                       for s in result.slices for i in s.document_ids])
-matrix = share.group_by("slice", "school").agg(pl.col("tokens").sum()).sort("slice")
-px.density_heatmap(matrix, x="school", y="slice", z="tokens", histfunc="sum",
-                   title="Topical overlap: schools present in each slice").show()""",
+matrix = share.group_by("slice", "school").agg(pl.col("tokens").sum())
+schools = sorted(matrix["school"].unique())
+tokens = {(r["slice"], r["school"]): r["tokens"] for r in matrix.iter_rows(named=True)}
+order = sorted(matrix["slice"].unique())
+# One row per slice (a density heatmap would bin slices in pairs); a school absent is blank, not 0.
+go.Figure(go.Heatmap(x=schools, y=[f"slice {i}" for i in order], z=[[tokens.get((i, k)) for k in schools] for i in order],
+                     zmin=0, colorscale="Blues", colorbar={"title": "tokens"},
+                     hovertemplate="%{y}, %{x}: %{z} tokens<extra></extra>")).update_layout(
+    title="Topical overlap: tokens of each school in each slice (blank = absent)",
+    xaxis={"title": "school", "type": "category", "tickangle": -35},
+    yaxis={"title": "slice", "type": "category", "autorange": "reversed"}, height=420).show()""",
         ),
         (
             "code",
@@ -265,8 +298,8 @@ else:
             SETUP
             + """
 import tempfile
-import polars as pl
 import plotly.graph_objects as go
+from hivemind_lab import plots
 from hivemind_lab.experiments import ExperimentSpec, run
 from IPython.display import display
 from hivemind_lab.experiments import graph_views as views
@@ -318,8 +351,8 @@ for name, other in graphs.items():
             "code",
             """live = views.live(snap)
 display(pl.DataFrame(sorted(motif_census(entity_graph(live)).items(), key=lambda kv: -kv[1]), schema=["motif", "count"], orient="row"))
-triads = views.agent_triads(snap)
-pl.DataFrame([(shape, views.TRIADS[shape], n) for shape, n in triads.items()], schema=["signs", "triad", "count"], orient="row")""",
+triads = views.agent_triads(snap)  # every shape listed, a zero too: balance needs all four
+pl.DataFrame([(shape, text, triads.get(shape, 0)) for shape, text in views.TRIADS.items()], schema=["signs", "triad", "count"], orient="row")""",
         ),
         (
             "md",
@@ -335,11 +368,7 @@ pl.DataFrame(views.solitary_ideas(snap, summary.kinds))""",
         (
             "code",
             """agents = sorted(m for m, kind in summary.kinds.items() if kind == "agent")
-z = views.divergence_matrix(graph, agents)
-go.Figure(go.Heatmap(x=agents, y=agents, z=z, zmin=0, zmax=1, colorscale="Viridis",
-                     colorbar={"title": "divergence"})).update_layout(
-    title="Divergence between agents across runs (0 = same claims, 1 = disjoint)", height=650,
-    xaxis={"tickangle": -45}).show()""",
+plots.divergence_heatmap(agents, views.divergence_matrix(graph, agents), runs=summary.settings).show()""",
         ),
         (
             "code",
@@ -359,7 +388,10 @@ for kind in sorted(set(kinds)):
     traces.append(go.Scatter(x=[xs[i] for i in idx], y=[ys[i] for i in idx], mode="markers", name=kind,
                              text=[labels.get(names[i], names[i]) for i in idx], hoverinfo="text",
                              marker={"size": [5 + 600 * snap.pagerank.get(names[i], 0) for i in idx]}))
-go.Figure(traces).update_layout(title="Entity graph (size = PageRank, colour = kind)", height=650).show()
+# Layout coordinates mean nothing: no axes.
+go.Figure(traces).update_layout(
+    title=f"Entity graph: {g.vcount()} entities, {g.ecount()} live assertions (size = PageRank, colour = kind)",
+    height=650, xaxis={"visible": False}, yaxis={"visible": False}, plot_bgcolor="white").show()
 for other in graphs.values():
     other.store.close()""",
         ),

@@ -189,6 +189,7 @@ def test_divergence_heatmap_blanks_the_diagonal_on_a_fixed_scale_read_top_down()
     assert [list(r) for r in heat.z] == [[None, 0.8], [0.8, None]]
     assert (heat.zmin, heat.zmax) == (0, 1)
     assert fig.layout.yaxis.autorange == "reversed"
+    assert "same claims" not in fig.layout.title.text  # the score counts subjects, not claims
     assert "run1: stubbornness 0.1" in fig.layout.annotations[0].text
     assert plots.divergence_heatmap(["a"], [[0.0]]).layout.annotations[0].text.startswith("Fewer")
 
