@@ -29,7 +29,8 @@ INLINE_MARK = re.compile(
     re.IGNORECASE,
 )
 LABEL_WORD = (
-    r"\b(?:option|alternative|path|offer|choice|scenario)\s+(?:[A-H1-9]|one|two|three|four|five)"
+    r"\b(?:option|alternative|path|offer|choice|scenario|plan|proposal|strategy|route|approach)\s+"
+    r"(?:[A-H1-9]|one|two|three|four|five)"
     r"\s*[:.)–—-]"
 )
 _LABELLED = re.compile(
@@ -119,6 +120,25 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         ),
     ),
     (0, re.compile(r"\b" + _SUBJECT + r"\s+(?i:can|could|may|might)\s+(?P<list>[^?]+)\.?$")),
+    (
+        1,  # "the board asked us to evaluate: 1) status quo 2) a JV 3) an acquisition"
+        re.compile(
+            r"\b(?:evaluate|assess|consider|compare|choose|pick|select|recommend|weigh|decide)\w*"
+            r"[^.?]{0,40}?:\s*(?P<list>\(?(?:[1-9a-h]|i{1,3}|iv|v)\).+)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        1,  # "pros and cons of moving to Dublin versus staying in London?"
+        re.compile(r"\b(?:of|on|about)\s+(?P<list>[^?]+?\s(?:versus|vs\.?)\s[^?]+)", re.I),
+    ),
+    (
+        0,  # "What do you recommend: license the IP or spin it out?"
+        re.compile(
+            r"^(?!(?i:is|are|was|were|(?:what|which|where|who)\s+(?:is|are|was|were))\b)[^:—–?]*"
+            r"[:—–]\s*(?P<list>(?:\S+\s+){0,10}?or\s+(?:\S+\s+){0,8}?\S+)\?$"
+        ),
+    ),
 )
 LEAD = re.compile(
     r"^(?:(?:either|or|and|to|whether\s+to|whether|by|it\s+should|should)\s+)+", re.IGNORECASE
@@ -155,6 +175,7 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
         lead = text[: first.start()] if first else ""
         parts = [p for p in INLINE_MARK.split(text[len(lead) :]) if p.strip()]
         parts = [re.sub(r"[,;]?\s*(?:and|or)?\s*$", "", p) for p in parts]
+        between = True  # numbered items are whole: no verb is shared among them
     elif ";" in text:
         parts = text.split(";")
     elif re.search(r"\s(?:against|versus|vs)\s", text):
@@ -208,7 +229,7 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
         and len(head) >= 2
         and head[0].islower()
         and not _DETERMINER.match(raw[0])
-        and all(len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r)) for r in raw[1:])
+        and any(len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r)) for r in raw[1:])
     ):
         # "enter Germany, France or Spain", "expand to Ohio or Texas", "acquire a rival or a
         # supplier": the first item's move, up to its object, governs the rest.
@@ -217,8 +238,17 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
             cut = len(head)
             while cut > 1 and head[cut - 1][:1].isupper():
                 cut -= 1
-        verb = " ".join(head[: max(cut, 1)])
-        raw = [raw[0], *(f"{verb} {r}" for r in raw[1:])]
+        verb = " ".join(head[: max(cut, 1)]) if cut < len(head) else ""
+        # only noun phrases take the verb: in "go with A, B or build in-house" the last has its own
+        raw = [
+            raw[0],
+            *(
+                f"{verb} {r}"
+                if verb and len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r))
+                else r
+                for r in raw[1:]
+            ),
+        ]
 
     items = [_clean(r) for r in raw]
     return [i[:MAX_OPTION_CHARS] for i in items]

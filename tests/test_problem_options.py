@@ -517,3 +517,34 @@ def test_options_named_by_headings_and_their_facts_carry_the_option():
     assert extract_options(nested) == ("Expand", "Hold")
     sections = "# Options for growth\n\n## Context\nWe sell 5m units.\n\n## Question\nHow to grow?"
     assert extract_options(sections) == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (
+            "Should we go with Supplier A, Supplier B, or build in-house?",
+            ("Go with Supplier A", "Go with Supplier B", "Build in-house"),
+        ),
+        (
+            "Two plans are on the table. Plan A: close the depot. Plan B: lease it out.",
+            ("Close the depot", "Lease it out"),
+        ),
+        (
+            "We were asked to assess: 1) a price freeze 2) Tiered pricing 3) a 5% rise",
+            ("A price freeze", "Tiered pricing", "A 5% rise"),
+        ),
+        (
+            "What do you advise: merge the charities or share back offices?",
+            ("Merge the charities", "Share back offices"),
+        ),
+        (
+            "What are the merits of renting in Porto versus buying in Lisbon?",
+            ("Renting in Porto", "Buying in Lisbon"),
+        ),
+        ("What is the cause: pricing or service?", ()),
+        ("Our problems are (1) churn at 11% and (2) debt at 3x.", ()),
+    ],
+)
+def test_options_from_plans_numbered_lists_after_a_colon_and_versus(question, options):
+    assert extract_options(question) == options
