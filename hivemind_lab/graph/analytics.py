@@ -159,18 +159,30 @@ def motif_census(graph: ig.Graph) -> dict[str, int]:
 def _shape_name(pattern: ig.Graph) -> str:
     """A readable name for a 3-node directed motif."""
     ins, outs = pattern.indegree(), pattern.outdegree()
-    edges = pattern.ecount()
-    if edges == 2 and max(ins) == 2:
+    count = pattern.ecount()
+    if count == 2 and max(ins) == 2:
         return "A->C, B->C (in-star)"
-    if edges == 2 and max(outs) == 2:
+    if count == 2 and max(outs) == 2:
         return "A->B, A->C (out-star)"
-    if edges == 2 and not pattern.is_mutual().count(True):
+    if count == 2 and not pattern.is_mutual().count(True):
         return "A->B->C (chain)"
-    if edges == 3 and ins == [1, 1, 1] and outs == [1, 1, 1]:
+    if count == 3 and ins == [1, 1, 1] and outs == [1, 1, 1]:
         return "A->B->C->A (cycle)"
-    if edges == 3 and sorted(outs) == [0, 1, 2] and sorted(ins) == [0, 1, 2]:
+    if count == 3 and sorted(outs) == [0, 1, 2] and sorted(ins) == [0, 1, 2]:
         return "A->B->C, A->C (feed-forward)"
-    return " ".join(f"{'ABC'[s]}->{'ABC'[t]}" for s, t in sorted(pattern.get_edgelist()))
+    # The rest have a mutual pair: name each pair once (A<->B), not as two edges in a row,
+    # so "A->B A->C B->A" reads as "A<->B, A->C".
+    edges = set(pattern.get_edgelist())
+    parts = []
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        a, b = "ABC"[i], "ABC"[j]
+        if (i, j) in edges and (j, i) in edges:
+            parts.append(f"{a}<->{b}")
+        elif (i, j) in edges:
+            parts.append(f"{a}->{b}")
+        elif (j, i) in edges:
+            parts.append(f"{b}->{a}")
+    return ", ".join(parts)
 
 
 def communities(graph: ig.Graph) -> list[list[str]]:
