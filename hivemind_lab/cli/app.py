@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from hivemind_lab.cli import deliberate, experiments, loops, services
 from hivemind_lab.cli.common import console, err_console, fail
 from hivemind_lab.errors import HivemindError
+from hivemind_lab.samples import KNOWLEDGE, sample_path
 
 
 def _tidy_help(command: Any, ctx: Any) -> None:
@@ -87,7 +88,7 @@ def kb_check(
     from hivemind_lab.knowledge.documents import load_documents
 
     try:
-        docs = load_documents(kb)
+        docs = load_documents(sample_path(kb, KNOWLEDGE))
     except HivemindError as exc:
         raise _fail(exc) from None
     tokens = [d.tokens for d in docs]
@@ -119,7 +120,7 @@ def kb_slice(
             HivemindError(f"density: must be a positive integer, got {density} (allowed: > 0)")
         )
     try:
-        docs = load_documents(kb)
+        docs = load_documents(sample_path(kb, KNOWLEDGE))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = plan_slices(docs, density, seed=seed)

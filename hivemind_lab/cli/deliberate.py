@@ -31,7 +31,7 @@ _BALANCED = PRESETS["balanced"]
 
 def deliberate(
     problem: Annotated[
-        str | None, typer.Option(help="Problem TOML file, or the problem as text.")
+        str | None, typer.Option(help="Problem file (.toml, .txt or .md), or the problem as text.")
     ] = None,
     sufficiency: Annotated[
         int | None,
@@ -193,6 +193,10 @@ def deliberate(
                 max_tokens=max_tokens,
                 concurrency=concurrency,
             )
+            from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
+
+            kb = sample_path(kb, KNOWLEDGE)
+            practicality_kb = sample_path(practicality_kb, PRACTICALITY)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
         from hivemind_lab.llm.factory import backend_choice  # loads the openai SDK: ~1 s

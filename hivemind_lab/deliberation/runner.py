@@ -38,6 +38,7 @@ from hivemind_lab.runs.manifest import (
 from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.runs.rundir import load_result as load_result
+from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
 from hivemind_lab.tokens import default_counter
 
 
@@ -236,8 +237,8 @@ async def deliberate_async(
     model: ChatModel,
     run_dir: str | Path,
     seed: int = 0,
-    knowledge_base: str | Path = "data/knowledge",
-    practicality_kb: str | Path = "data/practicality",
+    knowledge_base: str | Path = KNOWLEDGE,
+    practicality_kb: str | Path = PRACTICALITY,
     embedder: Embedder | None = None,
     on_progress: ProgressCallback | None = None,
     resume: bool = False,
@@ -255,6 +256,8 @@ async def deliberate_async(
             on_progress=on_progress,
         )
     check_run_dir(run_dir, resume=False)
+    knowledge_base = sample_path(knowledge_base, KNOWLEDGE)
+    practicality_kb = sample_path(practicality_kb, PRACTICALITY)
     calibrations = calibrations or Calibrations()
     limits = limits or Limits()
     embedder = embedder or make_embedder()
