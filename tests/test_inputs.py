@@ -64,6 +64,29 @@ def test_unknown_profile_and_constraint_are_named():
     )
 
 
+def test_a_constraint_corpus_without_profiles_uses_every_constraint_folder(tmp_path):
+    for name in ("water", "labour"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "rules.md").write_text(f"# {name}\n\nRules about {name}.\n")
+    assert resolve_constraints(tmp_path, "enterprise") == ("labour", "water")
+    assert resolve_constraints(tmp_path, ("water",)) == ("water",)
+    with pytest.raises(InputError, match=r"practicality_kb.*no constraint folders"):
+        resolve_constraints(tmp_path / "water" / "rules.md", "enterprise")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[enterprise]\ndescription = 'x'\n", "[enterprise]\nconstraints = []\n", "enterprise = 3\n"],
+)
+def test_a_profile_without_constraints_is_refused_by_file_and_profile(tmp_path, text):
+    (tmp_path / "legal").mkdir()
+    (tmp_path / "profiles.toml").write_text(text)
+    with pytest.raises(
+        InputError, match=r"practicality_kb.*profiles.toml.*'enterprise'.*constraints"
+    ):
+        resolve_constraints(tmp_path, "enterprise")
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [

@@ -47,14 +47,47 @@ class ConstraintAgent:
         return tuple(Evidence.of(h) for h in self.index.search(query, EVIDENCE_K))
 
 
+def constraint_folders(root: str | Path) -> list[str]:
+    """The constraints with knowledge under ``root``: its sub-folders."""
+    root = Path(root)
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
 def load_profiles(root: str | Path) -> dict[str, tuple[str, ...]]:
-    """Profiles from ``<root>/profiles.toml``: name → constraint names."""
-    path = Path(root) / "profiles.toml"
+    """Profiles from ``<root>/profiles.toml``: name → constraint names.
+
+    A constraint corpus without that file is a set of constraint folders and nothing more, so
+    every named profile puts all of them on the network (the manifest lists which)."""
+    root = Path(root)
+    path = root / "profiles.toml"
+    if not path.exists():
+        folders = constraint_folders(root)
+        if not folders:
+            raise InputError(
+                "practicality_kb",
+                f"{str(root)!r} holds no constraint folders (one folder of documents per "
+                "constraint, e.g. legal/, financial/) and no profiles.toml",
+            )
+        return {"*": tuple(folders)}
     try:
         raw = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError("practicality_kb", f"cannot read {str(path)!r} ({exc})") from None
-    return {name: tuple(body["constraints"]) for name, body in raw.items()}
+    profiles: dict[str, tuple[str, ...]] = {}
+    for name, body in raw.items():
+        listed = body.get("constraints") if isinstance(body, dict) else None
+        if (
+            not isinstance(listed, list)
+            or not listed
+            or not all(isinstance(c, str) for c in listed)
+        ):
+            raise InputError(
+                "practicality_kb",
+                f"{str(path)!r}: profile {name!r} needs a table with constraints = [...] "
+                "(a non-empty list of constraint folder names)",
+            )
+        profiles[name] = tuple(listed)
+    return profiles
 
 
 def resolve_constraints(root: str | Path, profile: str | Sequence[str]) -> tuple[str, ...]:
@@ -62,6 +95,8 @@ def resolve_constraints(root: str | Path, profile: str | Sequence[str]) -> tuple
     root = Path(root)
     if isinstance(profile, str):
         profiles = load_profiles(root)
+        if "*" in profiles:  # no profiles.toml: every constraint folder
+            return profiles["*"]
         if profile not in profiles:
             raise InputError(
                 "profile",
@@ -71,7 +106,7 @@ def resolve_constraints(root: str | Path, profile: str | Sequence[str]) -> tuple
         constraints = profiles[profile]
     else:
         constraints = tuple(profile)
-    available = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    available = constraint_folders(root)
     for name in constraints:
         if name not in available:
             raise InputError(
