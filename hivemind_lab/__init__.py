@@ -9,8 +9,9 @@ does not pay for scikit-learn, the OpenAI SDK or plotly until something needs th
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hivemind_lab.compliance import rescore
@@ -57,13 +58,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'hivemind_lab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [

@@ -10,8 +10,9 @@ say) does not load the engine, the model cache and every network with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hivemind_lab.deliberation.runner import (
@@ -43,13 +44,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'hivemind_lab.deliberation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [

@@ -9,8 +9,9 @@ without loading the runner, the deliberation engine or polars.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hivemind_lab.experiments.points import RunPoint, expand
@@ -34,15 +35,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'hivemind_lab.experiments' has no attribute {name!r}")
-    module = importlib.import_module(home)
-    # Bind all of the module's names at once: importing ``experiments.replay`` binds the
-    # submodule to ``replay``, which must still mean the function.
-    globals().update({n: getattr(module, n) for n, h in _HOMES.items() if h == home})
-    return globals()[name]
+__getattr__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [

@@ -6,8 +6,9 @@ pay for the retrieval index's scipy and bm25s.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.documents import Document, load_documents
@@ -26,13 +27,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'hivemind_lab.knowledge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES)
 
 
 __all__ = [
