@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -27,6 +28,7 @@ from hivemind_lab.decision import (
     extract_options,
 )
 from hivemind_lab.errors import InputError
+from hivemind_lab.exclusivity import ExclusiveSource, read_exclusive
 from hivemind_lab.options import declining
 from hivemind_lab.problems import AttachedDocument, Problem
 
@@ -49,6 +51,7 @@ ALLOWED: dict[str, str] = {
     "profile": "enterprise, individual or a non-empty list of constraint names",
     "critique_mode": "pairwise or batched",
     "options": f"up to {MAX_OPTIONS} non-empty option names of at most {MAX_OPTION_CHARS} characters",
+    "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
 }
 
 
@@ -123,6 +126,11 @@ class DeliberationRequest(BaseModel):
     """The courses of action the client weighs; read from the question when not given."""
     options_source: OptionsSource = "agents"
     """Where the options came from (``agents``: none found, agents propose their own)."""
+    exclusive: StrictBool = False
+    """The options are alternatives: a solution pursues exactly one and rejects the others
+    (never sequences them). Read from the question when not given."""
+    exclusive_source: ExclusiveSource = "default"
+    """Where ``exclusive`` came from (``default``: not given and not read, so combinable)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -140,7 +148,7 @@ class DeliberationRequest(BaseModel):
         if isinstance(options, (list, tuple)) and len(options) == 1 and str(options[0]).strip():
             # one option is a yes/no decision: weigh it against declining it
             data = {**data, "options": (options[0], declining(str(options[0]).strip()))}
-        return data
+        return _exclusivity(data)
 
     @field_validator("options")
     @classmethod
@@ -154,7 +162,9 @@ class DeliberationRequest(BaseModel):
 
     def context(self) -> DecisionContext:
         """The decision as every agent sees it: question, options and facts."""
-        return DecisionContext(problem=self.problem, options=self.options, facts=self.facts())
+        return DecisionContext(
+            problem=self.problem, options=self.options, facts=self.facts(), exclusive=self.exclusive
+        )
 
     def facts(self) -> tuple[Fact, ...]:
         """The client's facts: client and market data cut into citable statements."""
@@ -180,6 +190,23 @@ class DeliberationRequest(BaseModel):
         return value
 
 
+def _exclusivity(data: Any) -> Any:
+    """``exclusive`` as given (source ``request`` unless named), else as the question states
+    it, else the default: combinable."""
+    if not isinstance(data, dict):
+        return data
+    if data.get("exclusive") is not None:
+        return {**data, "exclusive_source": data.get("exclusive_source") or "request"}
+    options = data.get("options")
+    listed = [str(o) for o in options] if isinstance(options, (list, tuple)) else []
+    read = read_exclusive(str(data.get("problem", "")), listed)
+    return {
+        **data,
+        "exclusive": bool(read),
+        "exclusive_source": "default" if read is None else "question",
+    }
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -200,7 +227,8 @@ def build(model: type[M], **values: Any) -> M:
 
 def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
     """The deliberation request for a problem: its question, options, data and suggested
-    sliders, with any slider or option given in ``overrides`` (None means "use the problem's").
+    sliders, with any slider or option given in ``overrides`` (None means "use the problem's");
+    an ``exclusive`` override wins over the problem's (``exclusive_source="cli"`` from the CLI).
 
     The one place a problem becomes a request (CLI, notebooks, sweeps and tests use it).
     """
@@ -217,6 +245,10 @@ def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
     }
     if problem.options:
         values["options"] = problem.options
+    if problem.exclusive is not None:
+        values.update(exclusive=problem.exclusive, exclusive_source="problem")
+    if overrides.get("exclusive") is not None:
+        values["exclusive_source"] = overrides.get("exclusive_source") or "request"
     values.update({k: v for k, v in overrides.items() if v is not None})
     if isinstance(values["profile"], str):
         values["profile"] = parse_profile(values["profile"])

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from hivemind_lab.decision import extract_options
 from hivemind_lab.errors import InputError
@@ -49,6 +49,9 @@ class Problem(BaseModel):
         default=(), max_length=8
     )
     """The courses of action the client weighs (read from the question when empty)."""
+    exclusive: StrictBool | None = None
+    """true: the client takes one of the options (alternatives, never sequenced); false: they
+    may be combined or sequenced; absent: read from the question (`hivemind_lab.exclusivity`)."""
     suggested: SuggestedInputs = SuggestedInputs()
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()
@@ -78,6 +81,7 @@ _ALLOWED = {
     "question": "non-empty text",
     "options": "up to 8 distinct, non-empty options of at most 160 characters each",
     "profile": "enterprise, individual or comma-separated constraint names",
+    "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
     "suggested.sufficiency": "integer >= 1",
     "suggested.feasibility": "integer 1-100",
     "suggested.density": "integer tokens > 0",

@@ -548,3 +548,102 @@ def test_options_named_by_headings_and_their_facts_carry_the_option():
 )
 def test_options_from_plans_numbered_lists_after_a_colon_and_versus(question, options):
     assert extract_options(question) == options
+
+
+# -- exclusivity: one of the options, or a plan that combines them --------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Should the transit authority either make buses fare-free or raise fares by 10%?",
+        "The council must choose one of: make buses fare-free, or raise fares by 10%.",
+        "Only one of these options can go ahead: (a) a new depot (b) electric buses (c) a tram.",
+        "Pick one of the following: (1) a new depot (2) electric buses (3) a tram line.",
+        "Should we license the drivetrain instead of building cargo bikes?",
+        "Should the clinic hire nurses rather than buy a scanner?",
+        "Should we expand to Ohio or Texas, not both?",
+        "Expand to Ohio or to Texas? We cannot afford both.",
+        "Should Acme acquire Beta?",
+        "Whether to go back to school.",
+    ],
+)
+def test_one_of_phrasings_make_the_options_exclusive(question):
+    request = DeliberationRequest(problem=question, sufficiency=2, feasibility=50, density=100)
+    assert request.exclusive is True
+    assert request.exclusive_source == "question"
+
+
+@pytest.mark.parametrize(
+    ("question", "exclusive", "source"),
+    [
+        # no phrasing says it: today's behaviour, options may be sequenced
+        ("Should we enter Poland, Czechia or Hungary?", False, "default"),
+        (
+            "Should the transit authority make buses fare-free or raise fares by 10%?",
+            False,
+            "default",
+        ),
+        # background, not the decision: shoppers' habits say nothing of the client's options
+        (
+            "Shoppers now buy online instead of in store. Should we open a web shop, cut "
+            "prices or add a loyalty card?",
+            False,
+            "default",
+        ),
+        # allowing both wins over a one-of cue
+        ("Should we either enter Ohio or Texas, or both?", False, "question"),
+        ("Should we open a web shop and/or cut prices?", False, "question"),
+    ],
+)
+def test_exclusivity_is_read_only_from_clear_phrasings(question, exclusive, source):
+    request = DeliberationRequest(problem=question, sufficiency=2, feasibility=50, density=100)
+    assert (request.exclusive, request.exclusive_source) == (exclusive, source)
+
+
+def test_exclusivity_from_the_problem_file_and_an_override_say_where_it_came_from(tmp_path):
+    path = tmp_path / "fares.toml"
+    path.write_text(
+        'id = "fares"\ntitle = "Fares"\nexclusive = true\n'
+        'question = "Should the transit authority make buses fare-free or raise fares?"\n'
+        'options = ["Make buses fare-free", "Raise fares by 10%"]\n'
+    )
+    problem = resolve_problem(str(path))
+    request = request_for(problem)
+    assert (request.exclusive, request.exclusive_source) == (True, "problem")
+    combinable = request_for(problem, exclusive=False, exclusive_source="cli")
+    assert (combinable.exclusive, combinable.exclusive_source) == (False, "cli")
+    from_code = request_for(problem, exclusive=False)
+    assert (from_code.exclusive, from_code.exclusive_source) == (False, "request")
+    # a yes/no question stated as combinable by its client stays combinable
+    yes_no = resolve_problem("Should Acme acquire Beta?")
+    assert request_for(yes_no, exclusive=False).exclusive is False
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1", '"true"'])
+def test_a_non_boolean_exclusive_names_the_field_and_its_values(tmp_path, value):
+    path = tmp_path / "fares.toml"
+    path.write_text(
+        f'id = "fares"\ntitle = "Fares"\nexclusive = {value}\n'
+        'question = "Should the transit authority make buses fare-free or raise fares?"\n'
+    )
+    with pytest.raises(InputError) as caught:
+        resolve_problem(str(path))
+    assert caught.value.field.endswith(": exclusive")
+    assert "true" in str(caught.value) and "false" in str(caught.value)
+
+
+def test_a_non_boolean_exclusive_in_a_request_is_refused():
+    from hivemind_lab.inputs import build
+
+    with pytest.raises(InputError) as caught:
+        build(
+            DeliberationRequest,
+            problem="Should we A or B?",
+            sufficiency=2,
+            feasibility=50,
+            density=100,
+            exclusive="maybe",
+        )
+    assert caught.value.field == "exclusive"
+    assert "true" in str(caught.value) and "false" in str(caught.value)

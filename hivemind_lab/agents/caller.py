@@ -84,7 +84,12 @@ class AgentCaller:
         request = render(task, seed=self.seed if seed is None else seed)
         async with self._semaphore:
             self._check_budget()
-            result = await complete_structured(self.model, request, output_type)
+            result = await complete_structured(
+                self.model,
+                request,
+                output_type,
+                context={"exclusive": True} if task.exclusive else None,
+            )
         u = self.usage
         for response in result.responses:
             hit = int(response.cached)

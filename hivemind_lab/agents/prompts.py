@@ -28,7 +28,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.1"
+PROMPT_VERSION = "2026-12-01.2"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
@@ -108,6 +108,14 @@ _INSTRUCTIONS = {
     ),
 }
 
+ONE_OF_RULE = (
+    "This decision is exclusive (`exclusive` is true): the client can take only one of its "
+    "options. Choose exactly one option; the others are alternatives you reject. A solution "
+    "pursues exactly one option, marks every other option avoid, never uses later and never "
+    'sequences options (no "first …, then …").'
+)
+"""Told to every agent of an exclusive decision: one of the options, never a sequence."""
+
 MAX_TOKENS: dict[str, int] = {
     "propose": 1400,
     "critique": 1000,
@@ -154,7 +162,8 @@ def render(
         if isinstance(task, SynthesizeTask)
         else "theory"
     )
-    user = f"{_INSTRUCTIONS[task.task]}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
+    rule = f"\n\n{ONE_OF_RULE}" if task.exclusive else ""
+    user = f"{_INSTRUCTIONS[task.task]}{rule}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
     return ChatRequest(
         messages=(
             ChatMessage(role="system", content=_SYSTEM[role]),

@@ -9,9 +9,10 @@ only when the schema forces it and does not enforce numeric ranges.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 from hivemind_lab.decision import Fact
 
@@ -99,6 +100,9 @@ class DecisionContext(Frozen):
     """The courses of action the client weighs (empty: agents propose their own)."""
     facts: tuple[Fact, ...] = ()
     """Client-cleared and market statements, citable by id."""
+    exclusive: bool = False
+    """The options are alternatives: choose exactly one (pursue) and reject the others
+    (avoid); never sequence them (no ``later``)."""
 
 
 class ProposeTask(DecisionContext):
@@ -114,8 +118,28 @@ class ProposeTask(DecisionContext):
     max_recommendations: int = MAX_RECOMMENDATIONS
 
 
+def one_of_violation(stances: Sequence[OptionStance]) -> str | None:
+    """What breaks the rule of an exclusive decision (exactly one option pursued, the others
+    avoided, none sequenced), or None when the stances keep it."""
+    pursued = [s.option for s in stances if s.stance == "pursue"]
+    later = [s.option for s in stances if s.stance == "later"]
+    if len(pursued) <= 1 and not later:
+        return None
+    got = [f"pursue on options {pursued}"] if len(pursued) > 1 else []
+    got += [f"later on options {later}"] if later else []
+    return (
+        "the options exclude each other: pursue exactly one and mark the others avoid, never "
+        f"later (got {' and '.join(got)})"
+    )
+
+
 class ProposalOutput(Frozen):
-    """A solution with its justification."""
+    """A solution with its justification.
+
+    Validated with the context ``{"exclusive": True}`` (an exclusive decision), a reply that
+    pursues several options or sequences one is a schema violation: the model is shown the
+    error and asked again, like any other (`hivemind_lab.llm.structured`).
+    """
 
     title: Annotated[str, Field(min_length=1, max_length=160)]
     stances: Annotated[list[OptionStance], Field(max_length=8)] = []
@@ -126,6 +150,14 @@ class ProposalOutput(Frozen):
     """Passage ids relied on."""
     facts_used: Annotated[list[Ref], Field(max_length=6)] = []
     """Fact ids relied on."""
+
+    @model_validator(mode="after")
+    def _one_of(self, info: ValidationInfo) -> ProposalOutput:
+        if isinstance(info.context, dict) and info.context.get("exclusive"):
+            broken = one_of_violation(self.stances)
+            if broken:
+                raise ValueError(broken)
+        return self
 
     def view(self) -> SolutionView:
         """The solution without its justification."""

@@ -84,6 +84,15 @@ def deliberate(
     critique_mode: Annotated[
         str, typer.Option(help="pairwise (N(N−1) calls) or batched (N calls).")
     ] = "pairwise",
+    exclusive: Annotated[
+        bool | None,
+        typer.Option(
+            "--exclusive/--combinable",
+            help="The client takes one of the options (alternatives, never sequenced), or may "
+            "combine and sequence them.",
+            show_default="the problem's `exclusive`, else read from the question, else combinable",
+        ),
+    ] = None,
     backend: Annotated[
         str,
         typer.Option(
@@ -185,6 +194,8 @@ def deliberate(
                 density=density,
                 profile=profile,
                 critique_mode=critique_mode,
+                exclusive=exclusive,
+                exclusive_source="cli" if exclusive is not None else None,
             )
             limits = build(
                 Limits,

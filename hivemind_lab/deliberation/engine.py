@@ -432,6 +432,8 @@ class Deliberation:
             problem_id=self.request.problem_id,
             options=self.request.options,
             options_source=self.request.options_source,
+            exclusive=self.request.exclusive,
+            exclusive_source=self.request.exclusive_source,
             rounds=s.round,
             total_rounds=s.total_rounds,
             regenerations=s.regeneration,

@@ -290,6 +290,8 @@ async def run_baseline(
         problem_id=request.problem_id,
         options=request.options,
         options_source=request.options_source,
+        exclusive=request.exclusive,
+        exclusive_source=request.exclusive_source,
         rounds=0,
         total_rounds=0,
         regenerations=generation,

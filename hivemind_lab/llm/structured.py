@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -52,12 +52,19 @@ def extract_json(text: str) -> str:
 
 
 async def complete_structured(
-    model: ChatModel, request: ChatRequest, output_type: type[T], *, max_repairs: int = 2
+    model: ChatModel,
+    request: ChatRequest,
+    output_type: type[T],
+    *,
+    max_repairs: int = 2,
+    context: dict[str, Any] | None = None,
 ) -> Structured[T]:
     """Call ``model`` and validate the reply as ``output_type``.
 
     On malformed JSON or a schema violation the model is shown its reply and the validation
-    error and asked again, at most ``max_repairs`` times.
+    error and asked again, at most ``max_repairs`` times. ``context`` goes to the output
+    type's validators (rules of the task a JSON schema cannot state, such as an exclusive
+    decision's one option); a reply that breaks them is repaired the same way.
     """
     if request.response_format is None:
         request = request.model_copy(update={"response_format": response_format_for(output_type)})
@@ -67,7 +74,7 @@ async def complete_structured(
         response = await model.complete(current)
         responses.append(response)
         try:
-            value = output_type.model_validate_json(extract_json(response.content))
+            value = output_type.model_validate_json(extract_json(response.content), context=context)
             return Structured[output_type](value=value, responses=tuple(responses))  # type: ignore[valid-type]
         except (ValidationError, json.JSONDecodeError) as exc:
             error = str(exc)[:1500]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence
-from hivemind_lab.reports.run_html import STATUS_WORDS, headline, share
+from hivemind_lab.reports.run_html import STATUS_WORDS, decision_line, headline, share
 
 
 def render_run_markdown(evidence: RunEvidence) -> str:
@@ -27,6 +27,7 @@ def render_run_markdown(evidence: RunEvidence) -> str:
         f"**Inputs.** sufficiency {req['sufficiency']} · feasibility {req['feasibility']} · "
         f"density {req['density']} tokens · profile {req['profile']}",
         "",
+        *([f"**{decision_line(req).replace(':', '.**', 1)}", ""] if req.get("options") else []),
         f"**Calibrations.** stubbornness {cal['stubbornness']} · similarity threshold "
         f"{cal['similarity_threshold']} · severity {cal['severity']}",
         "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from html import escape
+from typing import Any
 
 from hivemind_lab import plots
 from hivemind_lab.reports.evidence import OFFLINE_NOTICE, Generation, RunEvidence
@@ -267,6 +268,27 @@ def banners(evidence: RunEvidence) -> list[Banner]:
     return out
 
 
+_EXCLUSIVE_FROM = {
+    "problem": "set by the problem",
+    "cli": "set on the command line",
+    "request": "set by the request",
+    "question": "read from the question",
+    "default": "the default",
+}
+
+
+def decision_line(req: dict[str, Any]) -> str:
+    """Whether the client takes one option or may combine them, and who said so, so a reader
+    knows why no plan sequences the options (or why some do)."""
+    kind = (
+        "one of the options (the others are rejected alternatives)"
+        if req.get("exclusive")
+        else "options may be combined or sequenced"
+    )
+    source = str(req.get("exclusive_source", "default"))
+    return f"Decision: {kind} ({_EXCLUSIVE_FROM.get(source, source)})"
+
+
 def render_run_html(evidence: RunEvidence, *, expand: bool = False) -> str:
     """The executive report of one run (``expand`` opens the justifications, for print)."""
     req, cal = evidence.request, evidence.calibrations
@@ -287,6 +309,8 @@ def render_run_html(evidence: RunEvidence, *, expand: bool = False) -> str:
         header.insert(
             1, "Options: none found in the question, so the agents proposed their own courses"
         )
+    if options:
+        header.insert(2, decision_line(req))
     r = evidence.result
     blocks = [
         Block("Recommendation", recommendation_block(evidence), "recommendation"),

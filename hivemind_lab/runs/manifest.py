@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge.slicing import Slice
@@ -144,6 +144,17 @@ class RunManifest(Frozen):
     """Content hashes of the theory and constraint knowledge (None in older manifests)."""
     rescore_of: RescoreOrigin | None = None
     """Rescore runs only: the run whose solution sets this one re-judged."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _combinable_before_exclusivity(cls, data: Any) -> Any:
+        # A run recorded before requests had ``exclusive`` ran its options as combinable;
+        # reading its question again could make a yes/no run exclusive on rebuild.
+        request = data.get("request") if isinstance(data, dict) else None
+        if isinstance(request, dict) and "exclusive" not in request:
+            data = {**data, "request": {**request, "exclusive": False}}
+            data["request"].setdefault("exclusive_source", "default")
+        return data
 
 
 def upgrade_manifest(raw: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, SolutionView
 from hivemind_lab.agents.usage import UsageSummary
+from hivemind_lab.exclusivity import ExclusiveSource
 
 SCHEMA_VERSION = 1
 
@@ -180,3 +181,7 @@ class DeliberationResult(Frozen):
     options_source: Literal["given", "extracted", "agents"] = "given"
     """given by the problem, extracted from its question, or none found (agents proposed
     their own courses of action)."""
+    exclusive: bool = False
+    """One of the options: every solution pursued exactly one and rejected the others."""
+    exclusive_source: ExclusiveSource = "default"
+    """Where ``exclusive`` came from (see `hivemind_lab.exclusivity`)."""

@@ -97,9 +97,16 @@ class Plan:
         return frozenset(self.now), frozenset(self.later)
 
 
-def plans(options: tuple[str, ...], scores: Sequence[float]) -> list[Plan]:
-    """Candidate plans, best first: the preferred plan, then each other option chosen alone."""
+def plans(
+    options: tuple[str, ...], scores: Sequence[float], *, exclusive: bool = False
+) -> list[Plan]:
+    """Candidate plans, best first: the preferred plan, then each other option chosen alone.
+
+    For an exclusive decision every plan is one option, the others ruled out: no sequence.
+    """
     ranked = sorted(range(len(options)), key=lambda i: (-scores[i], i))
+    if exclusive:
+        return [Plan((i,), (), tuple(j for j in range(len(options)) if j != i)) for i in ranked]
     worst = ranked[-1]
     avoid = (worst,) if len(ranked) > 1 and scores[worst] < -CLEAR else ()
     best = ranked[0]
@@ -202,10 +209,13 @@ def write_plan(
         against_fact = next((f for f in facts if f.id in jz.facts_against), None)
         if against_fact:
             used.append(against_fact.id)
+        lead = "Rejected alternative" if ctx.exclusive else "Not now"
         recs.append(
-            quoting(f"Not now: {_lower(options[z])} — ", against_fact)
+            quoting(f"{lead}: {_lower(options[z])} — ", against_fact)
             if against_fact
-            else f"Not now: {_lower(options[z])} — this slice's evidence runs against it."
+            else f"{lead}: {_lower(options[z])} — this slice's evidence runs against it."
+            if scores[z] < 0 or not ctx.exclusive
+            else f"{lead}: {_lower(options[z])} — only one option can be taken."
         )
     if commitment(label) >= 1.0 and len(recs) < limit:
         strain = next((f for f in facts if f.id in jx.facts_against and f.id not in used), None)
@@ -286,7 +296,7 @@ def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
         )
         for v in task.excluded
     }
-    candidates = plans(task.options, scores)
+    candidates = plans(task.options, scores, exclusive=task.exclusive)
     fresh = [p for p in candidates if p.key() not in excluded]
     # With nothing new left the agent restates its best plan: the engine refuses it as a
     # repeat and, after its attempts, records the agent as abstaining.
@@ -362,7 +372,7 @@ def revise(task: ReviseTask) -> RevisionOutput:
     rejected += [fact_gaps[f][1] for f in sorted(fact_gaps) if f not in prefer]
     if not adopted:
         return RevisionOutput(**current.model_dump(), adopted=[], rejected=rejected[:MAX_POINTS])
-    plan = plans(task.options, scores)[0]
+    plan = plans(task.options, scores, exclusive=task.exclusive)[0]
     w = write_plan(
         task, plan, judgements, scores, prefer_facts=prefer, limit=task.max_recommendations
     )
