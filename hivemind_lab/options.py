@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from hivemind_lab.problem_text import FIGURE, Block, read_blocks, sentences
+from hivemind_lab.subjects import tie_subjects, untie
 
 MAX_OPTIONS = 8
 """Option lists are bounded so every output schema can bound its references to them."""
@@ -43,7 +44,8 @@ _CAPITAL = "A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-Я\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
 CJK scripts (whose names have no capitals)."""
 _NAME = rf"[{_CAPITAL}][\w&.'’-]*"
 _SUBJECT = (
-    r"(?:it|we|they|i|he|she|you|(?i:the|our|my|your|their|this)\s+(?:[\w-]+\s+){0,2}?[\w-]+"
+    r"(?:it|we|they|i|he|she|you|"
+    r"(?i:the|an?|our|my|your|their|its|his|her|this|that)\s+(?:[\w-]+\s+){0,2}?[\w-]+"
     rf"(?:\s+(?:of|for)\s+(?:the\s+)?{_NAME}(?:\s+{_NAME}){{0,2}})?|"
     rf"(?:{_NAME})(?:\s+{_NAME}){{0,3}})"
 )
@@ -414,7 +416,7 @@ def extract_options(question: str) -> tuple[str, ...]:
     B", then "between …". A bare yes/no question weighs the move against declining it.
     Options are distinct (a repeat is dropped), and one option alone is no choice.
     """
-    unique = list(dict.fromkeys(_find_options(question)))
+    unique = list(dict.fromkeys(untie(o) for o in _find_options(question)))
     unique = [
         o for i, o in enumerate(unique) if o.casefold() not in {u.casefold() for u in unique[:i]}
     ]
@@ -426,7 +428,7 @@ def _find_options(question: str) -> tuple[str, ...]:
     listed = _bullets(blocks) or _table_options(blocks) or _heading_options(blocks)
     if listed:
         return tuple(listed)
-    said = _sentences(blocks)
+    said = [tie_subjects(sentence) for sentence in _sentences(blocks)]
     prose = "\n".join(b.text for b in blocks)  # "### Option A: …" headings name options too
     labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(prose)]
     if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
