@@ -168,3 +168,35 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
         assert a[key] == b[key], key
     assert a["usage"]["calls"] == b["usage"]["calls"]
     assert verify_log(victim / "audit.jsonl").ok
+
+
+def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
+    """A run recorded before requests carried ``exclusive`` ran its options as combinable; the
+    CLI's resume reads the typed, upgraded manifest, so re-reading a yes/no question cannot
+    make the resumed run exclusive."""
+    run = tmp_path / "run"
+    common = ["--kb", str(KNOWLEDGE), "--practicality-kb", str(PRACTICALITY), "--max-rounds", "2"]
+    question = "Should a small bakery open a second shop?"
+    subprocess.run(
+        _cli("deliberate", "--problem", question, "--out", str(run), *common),
+        env=child_env(tmp_path),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["request"]["exclusive"] is True  # a yes/no question, read today
+    for key in ("exclusive", "exclusive_source"):
+        del manifest["request"][key]
+    for path in run.iterdir():  # as if killed right after the manifest was written
+        path.unlink()
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    subprocess.run(
+        _cli("deliberate", "--resume", str(run)),
+        env=child_env(tmp_path),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    result = json.loads((run / "result.json").read_text())
+    assert result["exclusive"] is False

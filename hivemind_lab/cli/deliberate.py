@@ -5,7 +5,6 @@ a summary of its conclusions and the report written beside it. Registered on the
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -138,7 +137,6 @@ def deliberate(
     from hivemind_lab.inputs import (
         PRESETS,
         Calibrations,
-        DeliberationRequest,
         Limits,
         build,
         request_for,
@@ -147,26 +145,16 @@ def deliberate(
 
     try:
         if resume is not None:
-            manifest = (
-                json.loads((resume / "manifest.json").read_text("utf-8"))
-                if (resume / "manifest.json").exists()
-                else None
-            )
-            if manifest is None:
-                raise HivemindError(f"resume: {str(resume)!r} holds no run (no manifest.json)")
-            request = DeliberationRequest.model_validate(manifest["request"])
-            cal = Calibrations.model_validate(manifest["calibrations"])
-            limits = Limits.model_validate(manifest["limits"])
-            seed = int(manifest["seed"])
-            kb, practicality_kb = (
-                Path(manifest["knowledge_base"]),
-                Path(manifest["practicality_kb"]),
-            )
-            backend, model = (
-                manifest["backend"],
-                manifest["model"] if manifest["backend"] == "openai" else None,
-            )
-            started_with = manifest.get("model_info", {}).get("model_path")
+            from hivemind_lab.runs.rundir import RunDir
+
+            # The typed manifest: older versions are upgraded as replay and reports read them.
+            manifest = RunDir(resume).read_manifest()
+            request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
+            seed = manifest.seed
+            kb, practicality_kb = Path(manifest.knowledge_base), Path(manifest.practicality_kb)
+            backend = manifest.backend
+            model = manifest.model if backend == "openai" else None
+            started_with = manifest.model_info.get("model_path")
             if backend == "local" and model_file is None and started_with:
                 model_file = Path(started_with)  # the weights the run started with
             run_dir = resume
