@@ -12,6 +12,7 @@ before a crash (the chain still covers them), but it may never be ahead.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.runs.atomic import write_text_atomic
 
 GENESIS = "0" * 64
 
@@ -67,6 +69,13 @@ class AuditLog:
 
     Opening an existing log continues its chain (used by resumed runs). A torn last line, left by
     a crash during a write that was never acknowledged, is cut off and the repair is itself logged.
+    One writer at a time: the log is locked while open, and a second writer (another process
+    resuming the same run) is refused, so two chains never interleave in one file. A new log is
+    anchored at once (an empty chain), so a crash before the first checkpoint leaves a log that
+    verifies.
+
+    Raises:
+        InputError: another open `AuditLog` (in any process) is writing this log.
     """
 
     def __init__(self, path: str | Path, *, anchor_every: int = 1) -> None:
@@ -76,8 +85,20 @@ class AuditLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._seq = 0
         self._prev = GENESIS
-        repaired = self._recover()
         self._handle = self.path.open("a", encoding="utf-8")
+        try:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise InputError(
+                "run_dir",
+                f"{str(self.path.parent)!r} is in use: another process is writing its "
+                f"{self.path.name}",
+                allowed="one writer per run directory (wait for it to finish, then --resume)",
+            ) from None
+        repaired = self._recover()
+        if self._seq == 0 and not _anchor_path(self.path).exists():
+            self._write_anchor()
         if repaired:
             self.append("audit", "audit.repair", {"dropped_bytes": repaired})
 
@@ -150,13 +171,9 @@ class AuditLog:
             self._write_anchor()
 
     def _write_anchor(self) -> None:
-        anchor = _anchor_path(self.path)
-        tmp = anchor.with_name(anchor.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(canonical_json({"seq": self._seq - 1, "hash": self._prev}))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, anchor)
+        write_text_atomic(
+            _anchor_path(self.path), canonical_json({"seq": self._seq - 1, "hash": self._prev})
+        )
 
     def close(self) -> None:
         """Close the file handle (records are already durable)."""

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import InputError
+from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 from hivemind_lab.runs.manifest import MANIFEST_VERSION, RunManifest, upgrade_manifest
 from hivemind_lab.runs.results import DeliberationResult
 
@@ -119,10 +120,9 @@ class RunDir:
         import polars as pl  # only sweeps write metrics: the CLI starts without polars
 
         rows = metrics_rows(self.path.name, manifest, result)
-        tmp = self.path / "metrics.parquet.tmp"
-        pl.DataFrame(rows).write_parquet(tmp)
-        tmp.replace(self.metrics_path)
-        return self.metrics_path
+        buffer = io.BytesIO()
+        pl.DataFrame(rows).write_parquet(buffer)
+        return write_bytes_atomic(self.metrics_path, buffer.getvalue())
 
 
 def metrics_rows(
@@ -171,20 +171,13 @@ def read_manifest(run_dir: str | Path) -> RunManifest:
 def write_json_atomic(
     path: str | Path, value: Any, *, indent: int | None = 2, sort_keys: bool = True
 ) -> Path:
-    """Write JSON via a temporary file, fsync and rename: readers never see half a file.
+    """Write JSON via a temporary file, fsync and rename: readers never see half a file
+    (`write_text_atomic`).
 
     ``sort_keys=False`` keeps a model's field order (schema_version first)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     text = (
         canonical_json(value)
         if indent is None
         else json.dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
     )
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, text + "\n")

@@ -1,0 +1,170 @@
+"""Crashes and concurrent writers leave whole files: kill -9 at controlled points, two writers of
+one run, two writers of one file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab.errors import InputError
+from hivemind_lab.runs.audit import AuditLog, verify_log
+from hivemind_lab.runs.rundir import write_json_atomic
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
+
+# A deliberation whose process kills itself (SIGKILL: no cleanup, no finally) when model call
+# number ``kill_at`` starts: a crash at a chosen point, with no clock involved.
+KILLED_RUN = textwrap.dedent(
+    """
+    import os, signal, sys
+    from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+    from hivemind_lab.deliberation import deliberate
+    from hivemind_lab.inputs import request_for
+    from hivemind_lab.problems import load_problem
+
+    problem, knowledge, practicality, out, kill_at = sys.argv[1:]
+
+    class Killer:
+        backend = "offline"
+
+        def __init__(self):
+            self.inner = OfflineAgentModel()
+            self.model = self.inner.model
+            self.calls = 0
+
+        async def complete(self, request):
+            self.calls += 1
+            if self.calls >= int(kill_at):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return await self.inner.complete(request)
+
+    request = request_for(load_problem(problem), sufficiency=1, feasibility=60, density=4000)
+    deliberate(
+        request, Calibrations(), Limits(concurrency=1), model=Killer(), run_dir=out,
+        knowledge_base=knowledge, practicality_kb=practicality,
+    )
+    """
+)
+
+
+def killed_run(tmp_path: Path, kill_at: int) -> Path:
+    out = tmp_path / "victim"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            KILLED_RUN,
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            str(KNOWLEDGE),
+            str(PRACTICALITY),
+            str(out),
+            str(kill_at),
+        ],
+        env=child_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == -9, proc.stderr.decode()[-2000:]
+    assert not (out / "result.json").exists()
+    return out
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from hivemind_lab.cli import main; main()", *args]
+
+
+def test_a_run_killed_before_its_first_checkpoint_leaves_an_audit_trail_that_verifies(tmp_path):
+    # Call 3 of the first proposals: no checkpoint has anchored the log yet.
+    victim = killed_run(tmp_path, kill_at=3)
+    assert not (victim / "checkpoint.json").exists()
+    report = verify_log(victim / "audit.jsonl")
+    assert report.ok, report.reason
+    assert report.records >= 1
+
+
+def test_a_second_writer_of_a_run_is_refused_and_the_trail_stays_whole(tmp_path):
+    victim = killed_run(tmp_path, kill_at=10)
+    before = (victim / "audit.jsonl").read_bytes()
+    # This test process plays the first resumer: it holds the run's audit log open.
+    with AuditLog(victim / "audit.jsonl", anchor_every=0):
+        second = subprocess.run(
+            _cli("deliberate", "--resume", str(victim)),
+            env=child_env(tmp_path, COLUMNS="200"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert second.returncode == 2, second.stderr
+    assert "in use" in second.stderr and str(victim) in second.stderr
+    assert (victim / "audit.jsonl").read_bytes() == before
+    assert not (victim / "result.json").exists()
+    # Once the first writer is gone, the run resumes and its trail verifies.
+    subprocess.run(
+        _cli("deliberate", "--resume", str(victim)),
+        env=child_env(tmp_path),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert verify_log(victim / "audit.jsonl").ok
+
+
+def test_an_audit_log_has_one_writer_at_a_time(tmp_path):
+    path = tmp_path / "run" / "audit.jsonl"
+    with AuditLog(path) as first:
+        first.append("a", "k", {})
+        with pytest.raises(InputError, match="in use") as caught:
+            AuditLog(path)
+        assert caught.value.field == "run_dir"
+        first.append("a", "k", {})
+    with AuditLog(path) as again:
+        again.append("a", "k", {})
+    assert verify_log(path).ok and verify_log(path).records == 3
+
+
+# Two processes replacing one file as fast as they can: every rename installs a whole file.
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from hivemind_lab.runs.rundir import write_json_atomic
+    path, tag = sys.argv[1:]
+    for i in range(300):
+        write_json_atomic(path, {"tag": tag, "i": i, "pad": [tag * 50] * 400})
+    """
+)
+
+
+def test_two_processes_writing_one_json_file_never_collide(tmp_path):
+    target = tmp_path / "result.json"
+    write_json_atomic(target, {"tag": "start"})
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(target), tag],
+            env=child_env(tmp_path),
+            stderr=subprocess.PIPE,
+        )
+        for tag in ("a", "b")
+    ]
+    seen = 0
+    while any(w.poll() is None for w in writers):
+        value = json.loads(target.read_text("utf-8"))  # never half a file
+        assert value["tag"] in {"start", "a", "b"}
+        seen += 1
+    errors = [w.stderr.read().decode() for w in writers]
+    assert [w.returncode for w in writers] == [0, 0], errors
+    assert json.loads(target.read_text("utf-8"))["i"] == 299
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "checkpoint.json"
+    # A pid that cannot be running: beyond the kernel's pid_max.
+    leftover = tmp_path / ".checkpoint.json.99999999.0a0b0c0d.tmp"
+    leftover.write_text('{"half": ')
+    write_json_atomic(target, {"phase": "revise"})
+    assert not leftover.exists()
+    assert json.loads(target.read_text()) == {"phase": "revise"}
