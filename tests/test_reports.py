@@ -369,3 +369,24 @@ def test_a_report_written_from_elsewhere_still_finds_a_relative_knowledge_base(
     assert evidence.sources and all(
         "#" not in s for s in evidence.cited(evidence.result.conclusions[0])
     )
+
+
+def test_markdown_report_shows_client_markup_as_typed(tmp_path):
+    """Client text lands in report.md escaped: '<b>', '*', '_', '#' and '[x](y)' in a question
+    or an option are read as typed, not as HTML, emphasis, a heading or a link."""
+    from markdown_it import MarkdownIt
+
+    from hivemind_lab.inputs import request_for
+    from hivemind_lab.problems import resolve_problem
+
+    question = "Should Acme_Corp raise *prices* or open a <b>second</b> [shop](http://x.org) at #3?"
+    problem = resolve_problem(question)
+    options = request_for(problem).options
+    assert len(options) == 2 and "<b>" in options[1]
+    path = tmp_path / "run"
+    run(path, problem, feasibility=1, density=6000)
+    html = MarkdownIt("commonmark").render(render_markdown(path))
+    assert "<b>" not in html and "<a " not in html
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    assert question in text
+    assert all(option in text for option in options)

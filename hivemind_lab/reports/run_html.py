@@ -277,6 +277,16 @@ _EXCLUSIVE_FROM = {
 }
 
 
+def options_line(req: dict[str, Any]) -> str:
+    """The client's options and where they came from (or that the agents proposed their own)."""
+    options = tuple(req.get("options") or ())
+    source = str(req.get("options_source", "given"))
+    if not options:
+        return "Options: none found in the question, so the agents proposed their own courses"
+    where = {"given": "given by the problem", "extracted": "read from the question"}
+    return f"Options ({where.get(source, source)}): {' · '.join(options)}"
+
+
 def decision_line(req: dict[str, Any]) -> str:
     """Whether the client takes one option or may combine them, and who said so, so a reader
     knows why no plan sequences the options (or why some do)."""
@@ -300,16 +310,8 @@ def render_run_html(evidence: RunEvidence, *, expand: bool = False) -> str:
         f"{cal['similarity_threshold']} · severity {cal['severity']}",
         f"Model: {evidence.model_label()}",
     ]
-    options = tuple(req.get("options") or ())
-    source = str(req.get("options_source", "given"))
-    if options:
-        where = {"given": "given by the problem", "extracted": "read from the question"}
-        header.insert(1, f"Options ({where.get(source, source)}): {' · '.join(options)}")
-    elif source == "agents":
-        header.insert(
-            1, "Options: none found in the question, so the agents proposed their own courses"
-        )
-    if options:
+    header.insert(1, options_line(req))
+    if req.get("options"):
         header.insert(2, decision_line(req))
     r = evidence.result
     blocks = [
