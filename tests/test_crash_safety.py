@@ -168,3 +168,22 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(t
     write_json_atomic(target, {"phase": "revise"})
     assert not leftover.exists()
     assert json.loads(target.read_text()) == {"phase": "revise"}
+
+
+def test_a_report_write_that_fails_midway_leaves_the_previous_report_whole(
+    tmp_path, grocer, monkeypatch
+):
+    import hivemind_lab.reports as reports
+    from tests.support import run
+
+    run_dir = tmp_path / "run"
+    run(run_dir, grocer, density=4000)
+    reports.write_report(run_dir)
+    html, md = (run_dir / "report.html").read_bytes(), (run_dir / "report.md").read_bytes()
+    # Text that cannot be encoded fails inside the write, after a plain write had truncated.
+    monkeypatch.setattr(reports, "render_run_html", lambda *a, **k: "<html>" + "\ud800")
+    monkeypatch.setattr(reports, "render_run_markdown", lambda *a, **k: "# report" + "\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        reports.write_report(run_dir)
+    assert (run_dir / "report.html").read_bytes() == html
+    assert (run_dir / "report.md").read_bytes() == md

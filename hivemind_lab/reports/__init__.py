@@ -17,6 +17,7 @@ from hivemind_lab.reports.evidence import RunEvidence, gather
 from hivemind_lab.reports.markdown import render_run_markdown
 from hivemind_lab.reports.run_html import render_run_html
 from hivemind_lab.reports.sweep import render_sweep_html
+from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 
 __all__ = [
     "RunEvidence",
@@ -64,19 +65,19 @@ def write_report(
             )
         text = render_run_html(evidence)
         printable = render_run_html(evidence, expand=True) if pdf else text
-        (target / "report.md").write_text(render_run_markdown(evidence), encoding="utf-8")
+        write_text_atomic(target / "report.md", render_run_markdown(evidence))
     elif target.is_dir():
         text = printable = render_sweep_html(target)
     else:
         raise InputError("run_dir", f"{str(target)!r} is neither a run nor a sweep folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)  # whole or absent, even if the process dies mid-write
     if pdf:
         with tempfile.TemporaryDirectory() as tmp:
             # The printed page opens every folded section; the screen page keeps them folded.
             source = Path(tmp) / "print.html"
             source.write_text(printable, encoding="utf-8")
-            print_pdf(source, path.with_suffix(".pdf"))
+            printed = print_pdf(source, Path(tmp) / "report.pdf")
+            write_bytes_atomic(path.with_suffix(".pdf"), printed.read_bytes())
     return path
 
 
