@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # annotations only: figures need no import of the run layer
 PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#a50021")
 SETTINGS = ("problem", "stubbornness", "similarity_threshold", "severity", "seed")
 """Columns of a sweep's runs that a figure may pool over; titles name those it does."""
-PAIR_KEYS = ("problem", "seed", "stubbornness", "similarity_threshold", "severity")
 
 
 def empty_figure(title: str, message: str, *, height: int = 300) -> go.Figure:
@@ -365,19 +364,6 @@ def curve_figure(
         height=360,
     )
     return fig
-
-
-def like_for_like(runs: pl.DataFrame) -> pl.DataFrame:
-    """The runs at the settings where a baseline ran (same problem, seed and calibrations):
-    baselines run at one calibration point, so comparing them with every deliberation of a
-    grid would average the deliberation over settings the baselines never saw."""
-    keys = [k for k in PAIR_KEYS if k in runs.columns]
-    if runs.is_empty() or "strategy" not in runs.columns:
-        return runs
-    base = runs.filter(pl.col("strategy") != "deliberation").select(keys).unique()
-    if base.is_empty():
-        return runs
-    return runs.join(base, on=keys, how="semi")
 
 
 def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:

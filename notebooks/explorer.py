@@ -94,9 +94,9 @@ def _(delib, mo, pl, plots, severity, similarity):
 
 
 @app.cell
-def _(compare, plots, runs):
-    # Baselines ran at the sweep's first calibration: compare like with like.
-    compare(plots.like_for_like(runs))
+def _(compare, runs):
+    # Baselines ran at the sweep's first calibration: compare() pairs like with like.
+    compare(runs)
     return
 
 

@@ -197,7 +197,7 @@ plots.line_by(cost, "agents", "calls", ylabel="agent calls per run",
         ),
         (
             "code",
-            """table = compare(plots.like_for_like(runs))
+            """table = compare(runs)
 plots.strategy_bars(table, "mean_feasibility").show()
 table""",
         ),

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from hivemind_lab import DeliberationResult, plots
+from hivemind_lab.experiments.compare import compare, like_for_like
 
 
 def _verdict(regeneration: int, mean: float, *, vetoed: bool) -> dict:
@@ -157,11 +158,14 @@ def test_baselines_are_compared_only_with_deliberations_at_their_own_settings():
             "severity": [0.3] * 4,
         }
     )
-    paired = plots.like_for_like(runs)
+    paired = like_for_like(runs)
     assert paired["strategy"].to_list() == ["deliberation", "vote"]
     assert paired["stubbornness"].to_list() == [0.1, 0.1]
     only_delib = runs.filter(pl.col("strategy") == "deliberation")
-    assert plots.like_for_like(only_delib).height == 3
+    assert like_for_like(only_delib).height == 3
+    # compare() by strategy pairs them itself (the sweep summary and report set 27 against 1).
+    table = compare(runs.with_columns(pl.Series("vetoes", [0, 1, 2, 1])))
+    assert table["vetoes_n"].to_list() == [1, 1]
 
 
 def test_strategy_bars_label_each_bar_with_its_n():

@@ -36,13 +36,32 @@ def format_interval(mean: float | None, half: float | None, n: int, *, digits: i
     return f"{mean:.{digits}f} ± {half:.{digits}f} (n={n})"
 
 
+PAIR_KEYS = ("problem", "seed", "stubbornness", "similarity_threshold", "severity")
+
+
+def like_for_like(runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs at the settings where a baseline ran (same problem, seed and calibrations):
+    baselines run at one calibration point, so comparing them with every deliberation of a
+    grid would average the deliberation over settings the baselines never saw."""
+    keys = [k for k in PAIR_KEYS if k in runs.columns]
+    if runs.is_empty() or "strategy" not in runs.columns:
+        return runs
+    base = runs.filter(pl.col("strategy") != "deliberation").select(keys).unique()
+    if base.is_empty():
+        return runs
+    return runs.join(base, on=keys, how="semi")
+
+
 def compare(runs: pl.DataFrame, *, by: str | list[str] = "strategy") -> pl.DataFrame:
     """Mean, 95 % Student-t half-width and n per group and metric.
 
     ``runs`` is `load(path)` output (one row per run); replicates are the rows of a group.
     Columns: ``<metric>_mean``, ``<metric>_ci95`` (null when n < 2) and ``<metric>_n``.
+    Grouped by strategy, only `like_for_like` runs are compared.
     """
     keys = [by] if isinstance(by, str) else list(by)
+    if keys == ["strategy"]:
+        runs = like_for_like(runs)
     present = [m for m in METRICS if m in runs.columns]
     aggregations = []
     for metric in present:
