@@ -13,15 +13,19 @@ from hivemind_lab.inputs import Calibrations, Limits, request_for
 from hivemind_lab.llm.offline import OfflineAgentModel
 from hivemind_lab.problems import Problem, load_problems
 from hivemind_lab.runs.results import DeliberationResult
+from hivemind_lab.samples import PROJECT
 
 
 def project_root(start: Path | None = None) -> Path:
-    """The folder holding ``data/`` (notebooks run from notebooks/, scripts from the root)."""
+    """The folder holding ``data/`` (notebooks run from notebooks/, scripts from the root): the
+    first above ``start`` (the current folder), else the project's own copy, as the CLI does."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+    for folder in (here, *here.parents, PROJECT):
         if (folder / "data" / "knowledge").is_dir():
             return folder
-    raise FileNotFoundError("no data/knowledge folder above the current directory")
+    raise FileNotFoundError(
+        f"no data/knowledge folder above {str(here)!r} nor in the project ({str(PROJECT)!r})"
+    )
 
 
 def problems(root: Path | None = None) -> dict[str, Problem]:

@@ -187,3 +187,12 @@ def test_a_report_write_that_fails_midway_leaves_the_previous_report_whole(
         reports.write_report(run_dir)
     assert (run_dir / "report.html").read_bytes() == html
     assert (run_dir / "report.md").read_bytes() == md
+
+
+def test_the_notebooks_find_the_sample_data_from_any_folder(tmp_path, monkeypatch):
+    from hivemind_lab.workbench import project_root
+    from tests.support import REPO
+
+    monkeypatch.chdir(tmp_path)  # a folder with no data/ above it, as under `cd /tmp && pytest`
+    assert project_root() == REPO
+    assert project_root(REPO / "notebooks") == REPO
