@@ -196,3 +196,32 @@ def test_the_notebooks_find_the_sample_data_from_any_folder(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)  # a folder with no data/ above it, as under `cd /tmp && pytest`
     assert project_root() == REPO
     assert project_root(REPO / "notebooks") == REPO
+
+
+def test_a_second_sweep_on_one_experiment_folder_is_refused_naming_it(tmp_path):
+    import fcntl
+
+    from hivemind_lab.experiments import ExperimentSpec, run
+
+    spec = ExperimentSpec.model_validate(
+        {
+            "name": "t",
+            "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
+            "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
+            "limits": {"max_rounds": 1, "max_regenerations": 0},
+            "space": {"kind": "grid", "stubbornness": [0.1]},
+        }
+    )
+    from tests.support import REPO
+
+    root = tmp_path / "runs" / "t"
+    root.mkdir(parents=True)
+    # This test process plays the first sweep: it holds the experiment folder.
+    with (root / ".sweep.lock").open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(InputError, match="in use by another sweep") as caught:
+            run(spec, project=REPO, root=root)
+        assert caught.value.field == "experiment" and str(root) in str(caught.value)
+    assert sorted(p.name for p in root.iterdir()) == [".sweep.lock"]  # nothing started
+    # Once the first sweep is gone, the folder is free again.
+    assert len(run(spec, project=REPO, root=root).runs) == 1

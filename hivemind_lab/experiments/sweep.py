@@ -5,6 +5,7 @@ reported, never rerun. Baselines run after their deliberation sibling, with its 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -156,9 +157,15 @@ class Dispatcher:
                     point, budget = queue.popleft()
                 except IndexError:
                     return
-                future = pool.submit(
-                    run_point, self.spec, point, self.root, self.project, budget, self.endpoint
-                )
+                try:
+                    future = pool.submit(
+                        run_point, self.spec, point, self.root, self.project, budget, self.endpoint
+                    )
+                except Exception as exc:  # the pool broke or shut down: the caller reports it
+                    failed: Future[RunSummary] = Future()
+                    failed.set_exception(exc)
+                    finished_q.put(failed)
+                    return
                 future.add_done_callback(done)
 
         def done(future: Future[RunSummary]) -> None:
@@ -240,7 +247,37 @@ def run(
     as their deliberation sibling."""
     project = Path(project).resolve()
     root = Path(root) if root else project / "experiments" / "runs" / spec.name
+    with _one_sweep(root):
+        return _run(spec, project, root, workers, ray_address, on_done, total)
+
+
+@contextmanager
+def _one_sweep(root: Path) -> Iterator[None]:
+    """Hold the experiment folder for one sweep: a second sweep on it (which would run the same
+    points into the same run directories) is refused at once, naming the folder."""
     root.mkdir(parents=True, exist_ok=True)
+    with (root / ".sweep.lock").open("a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(
+                "experiment",
+                f"{str(root)!r} is in use by another sweep",
+                allowed="one sweep per experiment folder at a time (run it again when the "
+                "other ends: finished points are skipped)",
+            ) from None
+        yield
+
+
+def _run(
+    spec: ExperimentSpec,
+    project: Path,
+    root: Path,
+    workers: int,
+    ray_address: str | None,
+    on_done: Callable[[RunSummary], None] | None,
+    total: Callable[[int], None] | None,
+) -> SweepReport:
     write_json_atomic(
         root / "spec.json", {"spec": spec.model_dump(mode="json"), "spec_hash": spec.digest}
     )
