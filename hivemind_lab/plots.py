@@ -413,13 +413,14 @@ def divergence_heatmap(
     matrix: Sequence[Sequence[float]],
     *,
     runs: Mapping[str, str] | None = None,
+    name: str = "Divergence between agents (0 = every subject shared, 1 = no subject in common)",
+    note: str = "each agent's own stances are claims about itself, so even agents of one mind "
+    "score above 0",
 ) -> go.Figure:
     """Pairwise divergence of agents on a fixed 0-1 scale (comparable across figures), read
     like a table (first agent top left); the diagonal, trivially 0, is left blank so the
-    colours show the pairs."""
-    # The spec's divergence counts subjects, not claims: an agent's stances are claims about
-    # itself, which no other agent shares, so "0 = same claims" would promise what no pair shows.
-    name = "Divergence between agents (0 = every subject shared, 1 = no subject in common)"
+    colours show the pairs. The default ``name`` and ``note`` describe the spec's divergence,
+    which counts subjects, not claims; pass the stance measure's own for `stance_divergence`."""
     if len(agents) < 2:
         return empty_figure(name, "Fewer than two agents: no pair to compare.")
     z = [[None if i == j else v for j, v in enumerate(row)] for i, row in enumerate(matrix)]
@@ -438,10 +439,7 @@ def divergence_heatmap(
         )
     )
     fig.update_layout(
-        title=(
-            f"{name}<br><sup>{subtitle}; diagonal blank; each agent's own stances are claims "
-            "about itself, so even agents of one mind score above 0</sup>"
-        ),
+        title=(f"{name}<br><sup>{subtitle}; diagonal blank; {note}</sup>"),
         xaxis={"tickangle": -45, "type": "category"},
         yaxis={"autorange": "reversed", "type": "category"},
         height=650,

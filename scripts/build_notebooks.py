@@ -303,7 +303,7 @@ from hivemind_lab import plots
 from hivemind_lab.experiments import ExperimentSpec, run
 from IPython.display import display
 from hivemind_lab.experiments import graph_views as views
-from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+from hivemind_lab.experiments.graph_export import DOMAIN, analysis_graph, export_runs
 from hivemind_lab.graph import GraphConfig, open_store
 from hivemind_lab.graph.analytics import entity_graph, motif_census
 tmp = Path(tempfile.mkdtemp())
@@ -368,7 +368,20 @@ pl.DataFrame(views.solitary_ideas(snap, summary.kinds))""",
         (
             "code",
             """agents = sorted(m for m, kind in summary.kinds.items() if kind == "agent")
-plots.divergence_heatmap(agents, views.divergence_matrix(graph, agents), runs=summary.settings).show()""",
+plots.divergence_heatmap(
+    agents,
+    views.stance_divergence(snap, agents),
+    runs=summary.settings,
+    name="How far agents' decisions diverge (0 = same stance on every option, 1 = none shared)",
+    note="share of the options on which two agents' final stances (pursue, later, avoid) differ",
+).show()
+# The MCP tool's divergence (hivemind_divergence) between the two agents furthest apart:
+pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
+far = max(pairs, key=lambda p: views.stance_divergence(snap, p)[0][1]) if pairs else None
+if far:
+    report = graph.divergence(*far, DOMAIN)
+    print(far, "score", report.divergence_score, "·", len(report.direct_conflicts), "direct conflicts ·",
+          len(report.agreements), "agreements")""",
         ),
         (
             "code",

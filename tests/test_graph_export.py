@@ -111,6 +111,19 @@ def test_a_sweep_exports_a_graph_worth_analysing(graph_factory, sweep):
     )
     matrix = views.divergence_matrix(graph, agents[:4])
     assert all(matrix[i][i] == 0.0 for i in range(4))
+    # Stance divergence: the mean gap in commitment (pursue 1, later 0.5, avoid/unaddressed 0)
+    # over the options either agent judged; 0 exactly for the same decision.
+    held = views.stances(snap)
+    stance = views.stance_divergence(snap, agents)
+    weight = {"pursue": 1.0, "later": 0.5, "avoid": 0.0}
+    for i, a in enumerate(agents):
+        for j, b in enumerate(agents):
+            x, y = held.get(a, {}), held.get(b, {})
+            options = x.keys() | y.keys()
+            gaps = [abs(weight[x.get(o, "avoid")] - weight[y.get(o, "avoid")]) for o in options]
+            assert stance[i][j] == pytest.approx(sum(gaps) / max(len(gaps), 1), abs=1e-6)
+            assert stance[i][j] == stance[j][i]
+    assert len({v for row in stance for v in row}) > 2  # graded, not only same/different
 
 
 def test_agents_that_judge_an_option_differently_are_in_conflict(graph_factory, sweep):

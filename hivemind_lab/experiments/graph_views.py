@@ -118,6 +118,37 @@ def idea_islands(snap: GraphSnapshot, kinds: Mapping[str, EntityKind]) -> list[l
     return sorted(([names[v] for v in part] for part in parts), key=lambda p: (-len(p), p))
 
 
+def stances(snap: GraphSnapshot) -> dict[str, dict[str, str]]:
+    """Agent → option → its final stance (pursue / later / avoid), from ``option judged``."""
+    held: dict[str, dict[str, str]] = {}
+    for a in live(snap):
+        if a.predicate_key == "judged":
+            held.setdefault(a.source_model, {})[a.subject] = a.object
+    return held
+
+
+COMMITMENT = {"pursue": 1.0, "later": 0.5, "avoid": 0.0}
+"""How much of an option a plan does: now, after something else, or not (unaddressed: not)."""
+
+
+def stance_divergence(snap: GraphSnapshot, agents: Sequence[str]) -> list[list[float]]:
+    """Pairwise distance of two agents' final decisions: the mean difference of their
+    commitment to each option either judged (pursue 1, later 0.5, avoid or unaddressed 0).
+    0 = the same decision; 1 = one pursues what the other avoids, on every option; "A then B"
+    against "B then A" is 0.5. Agents of different runs of one problem compare on its options."""
+    held = stances(snap)
+
+    def score(a: str, b: str) -> float:
+        x, y = held.get(a, {}), held.get(b, {})
+        options = x.keys() | y.keys()
+        if not options:
+            return 0.0
+        gaps = [abs(COMMITMENT[x.get(o, "avoid")] - COMMITMENT[y.get(o, "avoid")]) for o in options]
+        return sum(gaps) / len(gaps)
+
+    return [[round(score(a, b), 6) for b in agents] for a in agents]
+
+
 def divergence_matrix(graph: HivemindGraph, models: Sequence[str]) -> list[list[float]]:
     """Pairwise divergence scores (0 = same claims, 1 = disjoint) in the export's domain."""
     return [[graph.divergence(a, b, DOMAIN).divergence_score for b in models] for a in models]
