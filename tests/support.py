@@ -32,6 +32,22 @@ def child_env(home: Path, **values: str) -> dict[str, str]:
     }
 
 
+def python_output(script: str, home: Path) -> list[str]:
+    """The words a fresh interpreter prints running ``script`` in the project (for what an
+    import does on its own: modules loaded, loggers configured), with `child_env`."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=child_env(home),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
 def make_request(problem: Problem, **overrides: Any) -> DeliberationRequest:
     """The problem's request through the one loader, with test defaults for the sliders."""
     values: dict[str, Any] = {"sufficiency": 2, "feasibility": 1, "density": 8000}

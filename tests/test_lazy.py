@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.support import REPO, child_env
+from tests.support import python_output
 
 
 def test_unknown_attribute_names_the_package():
@@ -31,12 +28,4 @@ def test_a_package_loads_its_modules_only_when_an_attribute_is_read(tmp_path):
         "e.ReplayReport\n"
         "print(callable(e.replay) and not isinstance(e.replay, type(sys)))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=child_env(tmp_path),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.split() == ["False", "False", "False", "True"], done.stderr
+    assert python_output(script, tmp_path) == ["False", "False", "False", "True"]

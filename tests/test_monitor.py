@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import random
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +13,7 @@ from sklearn.metrics import adjusted_rand_score
 from hivemind_lab.deliberation.embedders import TfidfEmbedder, WordLlamaEmbedder, make_embedder
 from hivemind_lab.deliberation.monitor import cluster_labels, similarity_matrix
 from hivemind_lab.errors import InputError
-from tests.support import REPO, SHARED, child_env
+from tests.support import SHARED, python_output
 
 PARAPHRASES = (
     "Cut prices on staple groceries to win back shoppers from the discounter.",
@@ -46,15 +44,7 @@ def test_loading_wordllama_leaves_the_root_logger_as_it_was(tmp_path):
         "root = logging.getLogger()\n"
         "print(len(root.handlers), logging.getLevelName(root.level))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=child_env(tmp_path),
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    assert done.stdout.split() == ["0", "WARNING"], done.stderr
+    assert python_output(script, tmp_path) == ["0", "WARNING"]
 
 
 def test_semantic_similarity_sees_paraphrases_that_tfidf_misses():
