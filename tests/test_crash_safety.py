@@ -225,3 +225,36 @@ def test_a_second_sweep_on_one_experiment_folder_is_refused_naming_it(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == [".sweep.lock"]  # nothing started
     # Once the first sweep is gone, the folder is free again.
     assert len(run(spec, project=REPO, root=root).runs) == 1
+
+
+# Two `mcp token add` at once: each reads the file, adds its token and writes the file back.
+ADDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from hivemind_lab.mcp_server.tokens import add_token
+    for i in range(40):
+        add_token(Path(sys.argv[1]), f"{sys.argv[2]}{i}")
+    """
+)
+
+
+def test_tokens_added_at_the_same_time_are_all_kept(tmp_path):
+    from hivemind_lab.mcp_server.tokens import load_token_file
+
+    path = tmp_path / "tokens.json"
+    adders = [
+        subprocess.Popen(
+            [sys.executable, "-c", ADDER, str(path), model],
+            env=child_env(tmp_path),
+            stderr=subprocess.PIPE,
+        )
+        for model in ("claude", "grok", "gemini")
+    ]
+    errors = [a.communicate(timeout=60)[1].decode() for a in adders]
+    assert [a.returncode for a in adders] == [0, 0, 0], errors
+    assert len(load_token_file(path)) == 120  # no token issued and then lost
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("tokens")) == [
+        "tokens.json"
+    ]

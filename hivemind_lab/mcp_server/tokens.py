@@ -7,10 +7,10 @@ once.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 from pathlib import Path
@@ -19,6 +19,7 @@ from mcp.server.auth.provider import AccessToken
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.mcp_server.settings import MODEL_PATTERN
+from hivemind_lab.runs.atomic import write_text_atomic
 
 
 def token_hash(token: str) -> str:
@@ -50,15 +51,16 @@ def add_token(path: Path, model: str) -> str:
     if not re.match(MODEL_PATTERN, model):
         raise InputError("model", f"invalid model name {model!r}")
     token = "hm_" + secrets.token_urlsafe(32)
-    data: dict[str, list[dict[str, str]]] = {"tokens": []}
-    if path.exists():
-        load_token_file(path)
-        data = json.loads(path.read_text("utf-8"))
-    data["tokens"].append({"model": model, "sha256": token_hash(token)})
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Read, add, write back under a lock: two `token add` at once each keep their token.
+    with path.with_name(f".{path.name}.lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        data: dict[str, list[dict[str, str]]] = {"tokens": []}
+        if path.exists():
+            load_token_file(path)
+            data = json.loads(path.read_text("utf-8"))
+        data["tokens"].append({"model": model, "sha256": token_hash(token)})
+        write_text_atomic(path, json.dumps(data, indent=2) + "\n", mode=0o600)
     return token
 
 

@@ -28,13 +28,13 @@ def _stale_temporaries(path: Path) -> list[Path]:
     return stale
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int = 0o666) -> Path:
     """Write ``data`` to ``path`` so that readers (and a crash) see the old file or the new one,
-    never part of one."""
+    never part of one. ``mode`` is the new file's permissions (before the umask)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -49,6 +49,6 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     return path
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
+def write_text_atomic(path: str | Path, text: str, *, mode: int = 0o666) -> Path:
     """`write_bytes_atomic` of ``text`` in UTF-8."""
-    return write_bytes_atomic(path, text.encode("utf-8"))
+    return write_bytes_atomic(path, text.encode("utf-8"), mode=mode)
