@@ -88,7 +88,10 @@ def main() -> None:
         started = time.perf_counter()
         report = run(spec, project=ROOT, root=args.root / spec.name, workers=args.workers)
         runs = load(report.root)
-        print(f"{calibration}: {len(report.runs)} runs in {time.perf_counter() - started:.0f} s")
+        print(
+            f"{calibration}: {len(report.runs)} runs ({report.reuse_line()}) "
+            f"in {time.perf_counter() - started:.0f} s"
+        )
         first = designs[0]
         lines += [
             "",

@@ -130,7 +130,8 @@ def _cell(value: object) -> str:
 
 
 def cached_sweep(root: Path | None = None, name: str = "grocer-calibration") -> pl.DataFrame:
-    """The results of ``experiments/<name>.toml``, running whatever points are not finished yet."""
+    """The results of ``experiments/<name>.toml``, running whatever points are not finished yet
+    or whose runs are stale (made by other prompts, model code, problem text or knowledge)."""
     from hivemind_lab.experiments import load, load_spec, run
 
     root = root or project_root()

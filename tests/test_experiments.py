@@ -292,7 +292,7 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
         assert 2 <= len(finished) < 6
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
-        assert f"({len(finished)} already done)" in done.stdout.replace("\n", " ")
+        assert f"({len(finished)} reused, 0 re-run" in done.stdout.replace("\n", " ")
         assert len(list(runs.glob("*/metrics.parquet"))) == 6
     finally:
         import shutil

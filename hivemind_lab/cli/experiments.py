@@ -86,9 +86,8 @@ def sweep(
             failure = _erase(bar, exc)
     if failure is not None:
         raise _fail(failure)
-    skipped = sum(r.skipped for r in report.runs)
     console.print(
-        f"{len(report.runs)} runs ({skipped} already done) in {report.wall_time_s:.1f} s; "
+        f"{len(report.runs)} runs ({report.reuse_line()}) in {report.wall_time_s:.1f} s; "
         f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
         f"results in {report.root}"
     )

@@ -12,7 +12,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from hivemind_lab.agents.prompts import PROMPT_VERSION
+from hivemind_lab.agents import prompts
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
@@ -129,7 +129,7 @@ def build_manifest(
         model=model.model,
         model_info=model_info(model),
         token_counter=default_counter().name,
-        prompt_version=PROMPT_VERSION,
+        prompt_version=prompts.PROMPT_VERSION,
         embedder=EmbedderInfo(name=embedder.name, version=embedder.version),
         knowledge_base=str(knowledge_base),
         practicality_kb=str(practicality_kb),

@@ -1,12 +1,14 @@
-"""Run one sweep point as a self-describing run directory; skipped when finished, resumed
-when interrupted. The sweep (`experiments.sweep`) decides where each point runs.
+"""Run one sweep point as a self-describing run directory; skipped when finished and still
+current, resumed when interrupted, set aside and run again when stale (`experiments.freshness`).
+The sweep (`experiments.sweep`) decides where each point runs.
 
 Layout: ``experiments/runs/<experiment>/<run-id>/`` with manifest.json (spec and its hash, the
 point, inputs, calibrations, seed, backend/model, token counter, package versions, platform,
 git commit), result.json, audit.jsonl, metrics.parquet and cache.sqlite (every reply the run
 used, so the run replays alone). Work that does not depend on a calibration — for the same
 problem, seed and model the round-0 proposals are identical prompts — is shared through
-``shared-cache.sqlite`` of the experiment, so it is computed once per sweep.
+``shared-cache.sqlite`` of the experiment, so it is computed once per sweep (for the offline
+backend one cache per version of the model's code: its replies are keyed by the model's name).
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge
 from hivemind_lab.deliberation.embedders import make_embedder
 from hivemind_lab.experiments.execute import execute
+from hivemind_lab.experiments.freshness import (
+    Current,
+    StaleReason,
+    current,
+    move_aside,
+    stale_reasons,
+)
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
@@ -28,6 +37,7 @@ from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
+from hivemind_lab.llm.offline import identity
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo
 from hivemind_lab.runs.rundir import RunDir
@@ -53,7 +63,9 @@ class RunSummary(BaseModel):
     reused_calls: int
     """Calls answered by the experiment's shared cache (work reused across sweep points)."""
     skipped: bool = False
-    """True when the run was already finished (a resumed sweep)."""
+    """True when the run was already finished and still current (reused as is)."""
+    stale: tuple[StaleReason, ...] = ()
+    """Why the point's earlier run was set aside and the point run again (empty: it was not)."""
 
 
 def make_model(spec: ExperimentSpec, endpoint: LocalEndpoint | None = None) -> ChatModel:
@@ -73,7 +85,14 @@ def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> Deliberati
     )
 
 
-def summarise(run_dir: Path, point: RunPoint, *, reused: int, skipped: bool) -> RunSummary:
+def summarise(
+    run_dir: Path,
+    point: RunPoint,
+    *,
+    reused: int,
+    skipped: bool,
+    stale: tuple[StaleReason, ...] = (),
+) -> RunSummary:
     result = RunDir(run_dir).read_result()
     theory_calls = sum(m.calls for m in result.metrics)
     last = result.vetoes[-1] if result.vetoes else None
@@ -92,15 +111,28 @@ def summarise(run_dir: Path, point: RunPoint, *, reused: int, skipped: bool) -> 
         tokens=result.usage.tokens,
         reused_calls=reused,
         skipped=skipped,
+        stale=stale,
     )
 
 
-def finished(spec: ExperimentSpec, point: RunPoint, root: Path) -> RunSummary | None:
-    """The summary of a point whose run is complete (result and metrics written), else None."""
+def finished(
+    spec: ExperimentSpec,
+    point: RunPoint,
+    root: Path,
+    project: Path,
+    *,
+    budget: Budget | None = None,
+    now: Current | None = None,
+) -> RunSummary | None:
+    """The summary of a point whose run is complete (result and metrics written) and not stale
+    (``now``: what the point would record now, if already known), else None."""
     run = RunDir(root / point.run_id(spec))
-    if run.finished and run.metrics_path.exists():
-        return summarise(run.path, point, reused=0, skipped=True)
-    return None
+    if not (run.finished and run.metrics_path.exists()):
+        return None
+    now = now or current(spec, point, project)
+    if stale_reasons(run.read_manifest(), now, budget):
+        return None
+    return summarise(run.path, point, reused=0, skipped=True)
 
 
 def run_point(
@@ -111,14 +143,20 @@ def run_point(
     budget: Budget | None = None,
     endpoint: LocalEndpoint | None = None,
 ) -> RunSummary:
-    """Run one point into ``root/<run-id>`` (skip it if finished, resume it if interrupted)."""
-    done = finished(spec, point, root)
-    if done is not None:
-        return done
+    """Run one point into ``root/<run-id>``: skip it if finished and current, resume it if
+    interrupted and current, else move its stale run aside and run it anew."""
     run = RunDir(root / point.run_id(spec))
+    stale: tuple[StaleReason, ...] = ()
+    if run.started:
+        before = run.read_manifest()
+        stale = stale_reasons(before, current(spec, point, project), budget)
+        if stale:
+            move_aside(run.path, before, stale)
+        elif run.finished and run.metrics_path.exists():
+            return summarise(run.path, point, reused=0, skipped=True)
     if run.path.exists() and not run.started:  # killed before its manifest: nothing to keep
         shutil.rmtree(run.path)
-    shared = ResponseCache(root / "shared-cache.sqlite")
+    shared = ResponseCache(root / _shared_cache(spec))
     model = CachingChatModel(make_model(spec, endpoint), shared)
     try:
         if run.started:
@@ -156,4 +194,12 @@ def run_point(
         run.write_metrics(manifest, result)
     finally:
         shared.close()
-    return summarise(run.path, point, reused=model.hits, skipped=False)
+    return summarise(run.path, point, reused=model.hits, skipped=False, stale=stale)
+
+
+def _shared_cache(spec: ExperimentSpec) -> str:
+    """The experiment's shared reply cache: the offline model's replies are keyed by its name,
+    which its code changes do not change, so each version of that code gets its own cache."""
+    if spec.backend != "offline":
+        return "shared-cache.sqlite"
+    return f"shared-cache-offline-{identity.code_fingerprint().removeprefix('sha256:')[:12]}.sqlite"

@@ -1,6 +1,7 @@
 """Run a sweep: every point of a spec, in this process, a pool of worker processes or on Ray;
-an Optuna search asks for its points one trial at a time. Resumable: finished points are
-reported, never rerun. Baselines run after their deliberation sibling, with its budget.
+an Optuna search asks for its points one trial at a time. Resumable: finished points whose runs
+are still current are reported, never rerun; stale ones are moved aside and run again
+(`experiments.freshness`). Baselines run after their deliberation sibling, with its budget.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.errors import InputError
+from hivemind_lab.experiments.freshness import STALE, Current, current
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.runner import RunSummary, finished, run_point
 from hivemind_lab.experiments.spec import ExperimentSpec
@@ -31,6 +33,9 @@ from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.rundir import write_json_atomic
+
+LAST_SWEEP = "last-sweep.json"
+"""What the latest sweep of an experiment reused, re-ran because stale, and ran anew."""
 
 
 class SweepReport(BaseModel):
@@ -49,6 +54,35 @@ class SweepReport(BaseModel):
     @property
     def reused_calls(self) -> int:
         return sum(r.reused_calls for r in self.runs if not r.skipped)
+
+    @property
+    def reused_runs(self) -> int:
+        """Finished runs still current, reused as they were."""
+        return sum(r.skipped for r in self.runs)
+
+    @property
+    def stale_runs(self) -> dict[str, int]:
+        """Runs set aside and made again, by reason (a run may count under several)."""
+        out: dict[str, int] = {}
+        for r in self.runs:
+            for reason in r.stale:
+                out[reason] = out.get(reason, 0) + 1
+        return out
+
+    @property
+    def new_runs(self) -> int:
+        """Points run for the first time (or finishing an interrupted run)."""
+        return sum(not r.skipped and not r.stale for r in self.runs)
+
+    def reuse_line(self) -> str:
+        """How many runs were reused, re-run because stale (and why) or new, in words."""
+        rerun = sum(bool(r.stale) for r in self.runs)
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(self.stale_runs.items()))
+        return (
+            f"{self.reused_runs} reused, {rerun} re-run because stale"
+            + (f" ({why}; old runs kept in {STALE}/)" if rerun else "")
+            + f", {self.new_runs} new"
+        )
 
 
 @contextmanager
@@ -104,6 +138,9 @@ class Dispatcher:
         self.endpoint = endpoint
         self.workers, self.ray_address, self.on_done = workers, ray_address, on_done
         self._pool: ProcessPoolExecutor | None = None
+        self._current: dict[str, Current] = {}
+        """What each problem's runs would record now (the same for all its points), read once
+        per sweep so resuming a finished sweep stays fast."""
 
     def __enter__(self) -> Dispatcher:
         return self
@@ -117,7 +154,10 @@ class Dispatcher:
         out: list[RunSummary] = []
         pending: list[Job] = []
         for point, budget in jobs:
-            done = finished(self.spec, point, self.root)
+            if point.problem not in self._current:
+                self._current[point.problem] = current(self.spec, point, self.project)
+            now = self._current[point.problem]
+            done = finished(self.spec, point, self.root, self.project, budget=budget, now=now)
             if done is None:
                 pending.append((point, budget))
             else:
@@ -318,12 +358,22 @@ def _run(
                     )
                     baseline_jobs.append((p, budget))
             summaries += dispatcher.run(baseline_jobs)
-    return SweepReport(
+    report = SweepReport(
         experiment=spec.name,
         root=str(root),
         runs=tuple(summaries),
         wall_time_s=round(time.perf_counter() - started, 3),
     )
+    write_json_atomic(
+        root / LAST_SWEEP,
+        {
+            "reused": report.reused_runs,
+            "stale": report.stale_runs,
+            "new": report.new_runs,
+            "summary": report.reuse_line(),
+        },
+    )
+    return report
 
 
 def _optuna(

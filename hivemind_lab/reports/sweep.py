@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hivemind_lab import plots
@@ -69,6 +70,19 @@ def render_sweep_html(root: str | Path) -> str:
         )
     return page(
         title=f"Sweep report: {Path(root).name}",
-        header_lines=[f"{runs.height} runs"],
+        header_lines=[f"{runs.height} runs", *_last_sweep(Path(root))],
         blocks=blocks,
+    )
+
+
+def _last_sweep(root: Path) -> list[str]:
+    """What the latest sweep reused, re-ran because stale and ran anew (none for a lone run)."""
+    from hivemind_lab.experiments.sweep import LAST_SWEEP
+
+    try:
+        note = json.loads((root / LAST_SWEEP).read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    return (
+        [f"last sweep: {note['summary']}"] if isinstance(note, dict) and "summary" in note else []
     )

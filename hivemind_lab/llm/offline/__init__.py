@@ -26,6 +26,7 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.offline import identity
 from hivemind_lab.llm.offline.critique import critique, critique_batch
 from hivemind_lab.llm.offline.monitor import synthesize
 from hivemind_lab.llm.offline.practicality import score
@@ -58,6 +59,8 @@ class OfflineAgentModel:
         self._counter = counter or default_counter()
         self._count_line = functools.lru_cache(maxsize=65536)(self._counter.count)
         self.calls = 0
+        # The name does not change with the code; the manifest records both (sweeps compare).
+        self.model_info: dict[str, str] = {"code": identity.code_fingerprint()}
 
     def answer(self, request: ChatRequest) -> BaseModel:
         """The structured answer to a rendered task request."""

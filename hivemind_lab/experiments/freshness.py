@@ -1,0 +1,128 @@
+"""Whether a sweep point's existing run can stand for the point today, and setting it aside if not.
+
+A run id (`RunPoint.run_id`) names a point of a spec: what was asked for. What a run *got* also
+depends on things the id does not see — the problem file's text and the request read from it, the
+prompt version, the model's code (``hivemind-offline-v2`` is a name, not a version of its code),
+the knowledge bases' content. A finished run is reused only when its manifest records the same of
+each as the point would record now; otherwise it is stale.
+
+Design (2026-12-01): stale runs keep their id and are *moved aside* to
+``<root>/stale/<run-id>-<created>/`` (whole, resumable and replayable, never deleted) before the
+point runs again, rather than folding the fingerprints into the id. With moved runs the
+experiment folder holds exactly one run per point, made by the current code, so every reader of
+it — `load()`, `compare()`, the reports, figures, notebooks and anything that globs
+``<root>/*/`` — sees only current runs without knowing about staleness. New ids would leave old
+and new runs side by side in that folder, and each reader would have to filter them out.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from hivemind_lab.agents import prompts
+from hivemind_lab.deliberation.practicality import resolve_constraints
+from hivemind_lab.experiments.points import RunPoint
+from hivemind_lab.experiments.spec import ExperimentSpec
+from hivemind_lab.inputs import DeliberationRequest, request_for
+from hivemind_lab.knowledge import fingerprint
+from hivemind_lab.llm.offline import identity
+from hivemind_lab.problems import load_problem
+from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest, utc_now
+
+StaleReason = Literal["problem", "prompt", "model", "knowledge", "budget"]
+"""Why a run no longer stands for its point: the request read from the problem file, the prompt
+version, the model's code, the knowledge's content, or (baselines) the compute allowed."""
+STALE = "stale"
+"""Subfolder of an experiment's runs where stale runs are kept."""
+
+
+class Current(BaseModel):
+    """What a point's run would record now (for the fields that decide its outcome)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: DeliberationRequest
+    prompt_version: str
+    model_code: str | None
+    """Content fingerprint of the offline model's code (None for other backends)."""
+    knowledge: KnowledgeHashes
+
+
+def current(spec: ExperimentSpec, point: RunPoint, project: Path) -> Current:
+    """What ``point`` would record if it ran now (files are read only when they changed)."""
+    path = project / point.problem
+    request = _request(str(path), _stamp(path), spec.inputs.model_dump_json())
+    kb, pkb = project / spec.knowledge_base, project / spec.practicality_kb
+    constraints = resolve_constraints(pkb, request.profile)
+    return Current(
+        request=request,
+        prompt_version=prompts.PROMPT_VERSION,
+        model_code=identity.code_fingerprint() if spec.backend == "offline" else None,
+        knowledge=KnowledgeHashes(
+            theory=fingerprint.folder_hash(kb),
+            constraints=fingerprint.constraint_hashes(pkb, constraints),
+        ),
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:  # load_problem names the missing file
+        return 0, 0
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _request(path: str, stamp: tuple[int, int], inputs: str) -> DeliberationRequest:
+    values = json.loads(inputs)
+    return request_for(
+        load_problem(path),
+        sufficiency=values["sufficiency"],
+        feasibility=values["feasibility"],
+        density=values["density"],
+        critique_mode=values["critique_mode"],
+    )
+
+
+def stale_reasons(
+    manifest: RunManifest, now: Current, budget: Budget | None = None
+) -> tuple[StaleReason, ...]:
+    """Why the run ``manifest`` describes differs from what its point would run now (empty:
+    it can be reused). Anything a manifest did not record counts as changed."""
+    reasons: list[StaleReason] = []
+    recorded = manifest.request.model_dump(mode="json")
+    if recorded != now.request.model_dump(mode="json"):
+        reasons.append("problem")
+    if manifest.prompt_version != now.prompt_version:
+        reasons.append("prompt")
+    if now.model_code is not None and manifest.model_info.get("code") != now.model_code:
+        reasons.append("model")
+    if manifest.knowledge_hashes != now.knowledge:
+        reasons.append("knowledge")
+    if budget is not None and manifest.budget != budget:
+        reasons.append("budget")
+    return tuple(reasons)
+
+
+def move_aside(run_dir: Path, manifest: RunManifest, reasons: tuple[StaleReason, ...]) -> Path:
+    """Move a stale run to ``<root>/stale/<run-id>-<created>/`` (never deleted: it stays a
+    complete artifact) and note why in ``<root>/stale/moved.jsonl``."""
+    stale = run_dir.parent / STALE
+    stale.mkdir(exist_ok=True)
+    created = re.sub(r"[^0-9T]", "", manifest.created_at.split("+")[0]) + "Z"
+    target, n = stale / f"{run_dir.name}-{created}", 1
+    while target.exists():
+        n += 1
+        target = stale / f"{run_dir.name}-{created}-{n}"
+    run_dir.rename(target)
+    note = {"run_id": run_dir.name, "moved_to": target.name, "reasons": reasons, "at": utc_now()}
+    with (stale / "moved.jsonl").open("a", encoding="utf-8") as log:
+        log.write(json.dumps(note) + "\n")
+    return target

@@ -1,0 +1,142 @@
+"""Reusing finished sweep runs only while they are current: a change of prompt version, problem
+file, knowledge or offline model code sets the old run aside (kept whole) and runs the point
+again; results never mix old and new runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab.agents import prompts
+from hivemind_lab.experiments import ExperimentSpec, load, run
+from hivemind_lab.experiments import runner as sweep_runner
+from hivemind_lab.llm.offline import identity
+from hivemind_lab.reports.sweep import render_sweep_html
+from hivemind_lab.runs.rundir import read_manifest
+from tests.support import REPO
+
+GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project of its own: the grocer problem and copies of both knowledge bases."""
+    root = tmp_path / "project"
+    (root / "data" / "problems").mkdir(parents=True)
+    shutil.copy(REPO / GROCER, root / GROCER)
+    for folder in ("knowledge", "practicality"):
+        shutil.copytree(REPO / "data" / folder, root / "data" / folder)
+    return root
+
+
+def spec() -> ExperimentSpec:
+    return ExperimentSpec.model_validate(
+        {
+            "name": "fresh",
+            "problems": [GROCER],
+            "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
+            "limits": {"max_rounds": 2, "max_regenerations": 0},
+            "space": {"stubbornness": [0.1, 0.6]},
+        }
+    )
+
+
+def no_model(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a current finished run was run again")
+
+
+def test_an_unchanged_sweep_reuses_every_run_with_no_model_call(project, monkeypatch):
+    root = project / "runs"
+    first = run(spec(), project=project, root=root)
+    assert first.new_runs == 2 and first.reused_runs == 0 and not first.stale_runs
+    manifest = read_manifest(root / first.runs[0].run_id)
+    assert manifest.model_info["code"] == identity.code_fingerprint()
+    monkeypatch.setattr(sweep_runner, "make_model", no_model)
+    again = run(spec(), project=project, root=root)
+    assert all(r.skipped for r in again.runs) and again.model_calls == 0
+    assert again.reuse_line() == "2 reused, 0 re-run because stale, 0 new"
+    assert not (root / "stale").exists()
+    note = json.loads((root / "last-sweep.json").read_text())
+    assert note["reused"] == 2 and note["new"] == 0
+    assert "last sweep: 2 reused, 0 re-run because stale, 0 new" in render_sweep_html(root)
+
+
+def _change_prompt(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prompts, "PROMPT_VERSION", "test-next")
+
+
+def _change_problem(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = project / GROCER
+    path.write_text(path.read_text().replace("64 mid-priced", "65 mid-priced"))
+
+
+def _change_knowledge(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = next(iter(sorted((project / "data" / "knowledge").glob("*.md"))))
+    doc.write_text(doc.read_text() + "\nPrice wars are rarely won by the incumbent.\n")
+
+
+def _change_model_code(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(identity, "code_fingerprint", lambda: "sha256:" + "0" * 64)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (_change_prompt, "prompt"),
+        (_change_problem, "problem"),
+        (_change_knowledge, "knowledge"),
+        (_change_model_code, "model"),
+    ],
+)
+def test_a_stale_run_is_set_aside_and_its_point_run_again(project, monkeypatch, change, reason):
+    root = project / "runs"
+    first = run(spec(), project=project, root=root)
+    before = {r.run_id: read_manifest(root / r.run_id) for r in first.runs}
+    change(project, monkeypatch)
+    again = run(spec(), project=project, root=root)
+    assert [r.stale for r in again.runs] == [(reason,), (reason,)]
+    assert not any(r.skipped for r in again.runs)
+    assert again.stale_runs == {reason: 2} and again.new_runs == 0
+    assert f"2 re-run because stale (2 {reason};" in again.reuse_line()
+    # Same ids; the old runs kept whole under stale/, the new ones made by the current inputs.
+    assert {r.run_id for r in again.runs} == set(before)
+    kept = sorted(p for p in (root / "stale").iterdir() if p.is_dir())
+    assert len(kept) == 2
+    for old in kept:
+        run_id = old.name.rsplit("-", 1)[0]
+        assert read_manifest(old) == before[run_id]
+        for name in ("result.json", "metrics.parquet", "audit.jsonl", "cache.sqlite"):
+            assert (old / name).exists(), name
+        assert read_manifest(root / run_id).created_at >= before[run_id].created_at
+    moved = [json.loads(line) for line in (root / "stale" / "moved.jsonl").read_text().splitlines()]
+    assert sorted(m["moved_to"] for m in moved) == [p.name for p in kept]
+    assert all(m["reasons"] == [reason] for m in moved)
+    # Results read only the current runs.
+    frame = load(root)
+    assert frame.height == 2 and set(frame["run_id"]) == set(before)
+    # Once run again, the points are current: reused with no model call.
+    monkeypatch.setattr(sweep_runner, "make_model", no_model)
+    third = run(spec(), project=project, root=root)
+    assert all(r.skipped for r in third.runs) and third.model_calls == 0
+
+
+def test_a_stale_interrupted_run_is_not_resumed(project, monkeypatch):
+    root = project / "runs"
+    first = run(spec(), project=project, root=root)
+    killed = root / first.runs[0].run_id
+    for name in ("result.json", "metrics.parquet"):  # as if killed mid-run
+        (killed / name).unlink()
+    _change_prompt(project, monkeypatch)
+    again = run(spec(), project=project, root=root)
+    assert sorted(r.stale for r in again.runs) == [("prompt",), ("prompt",)]
+    assert read_manifest(killed).prompt_version == "test-next"
+    assert len([p for p in (root / "stale").iterdir() if p.is_dir()]) == 2
+
+
+def test_the_offline_fingerprint_covers_the_code_the_model_reasons_with():
+    names = {p.relative_to(identity.PACKAGE).as_posix() for p in identity._sources()}
+    assert {"llm/offline/theory.py", "decision.py", "options.py", "agents/prompts.py"} <= names
+    assert identity.code_fingerprint() == identity.code_fingerprint()
