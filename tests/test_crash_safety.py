@@ -258,3 +258,21 @@ def test_tokens_added_at_the_same_time_are_all_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("tokens")) == [
         "tokens.json"
     ]
+
+
+def test_resume_refuses_a_rescore_run_with_no_deliberation_to_continue(tmp_path, grocer):
+    from hivemind_lab import OfflineAgentModel
+    from hivemind_lab.compliance import rescore
+    from hivemind_lab.deliberation import deliberate
+    from tests.support import make_request, run
+
+    run(tmp_path / "run", grocer, density=4000)
+    rescored = tmp_path / "rescored"
+    rescore(tmp_path / "run", practicality_kb=PRACTICALITY, out=rescored, model=OfflineAgentModel())
+    before = {p.name: p.read_bytes() for p in rescored.iterdir()}
+    # `--resume` on it (the hint a killed rescore's 'already holds files' gives) used to run a
+    # whole new deliberation into the rescore's directory and audit trail.
+    with pytest.raises(InputError, match="rescore") as caught:
+        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=rescored, resume=True)
+    assert caught.value.field == "resume"
+    assert {p.name: p.read_bytes() for p in rescored.iterdir()} == before

@@ -199,6 +199,16 @@ async def run_manifest(
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:
         return run.read_result()
+    if resume and manifest.rescore_of is not None and not run.checkpoint_path.exists():
+        # A rescore continues a deliberation only from the checkpoint its regeneration wrote;
+        # without one, "resuming" would start a whole new deliberation in its directory.
+        raise InputError(
+            "resume",
+            f"{str(run.path)!r} is a rescore of {manifest.rescore_of.run_dir!r} with no "
+            "deliberation to continue",
+            allowed="a deliberation's run directory (a killed rescore is run again into a new "
+            "directory with `hivemind-lab rescore`)",
+        )
     knowledge = knowledge or knowledge_for(manifest)
     run.path.mkdir(parents=True, exist_ok=True)
     if not resume:
