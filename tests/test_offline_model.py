@@ -158,6 +158,52 @@ async def test_without_options_agents_propose_their_own_and_say_so():
     assert not out.stances
 
 
+NEWSPAPER = (
+    "The Harbour Gazette is a regional newspaper: print circulation fell 18% in two years and "
+    "advertising revenue is down a quarter. What should the newspaper do about its readers?"
+)
+PAY = Evidence(
+    id="pay#0",
+    document_id="pay",
+    score=9.0,
+    text="Boards should tie executive pay to long-term growth rather than to the share price.",
+)
+READERS = Evidence(
+    id="readers#0",
+    document_id="readers",
+    score=2.0,
+    text=(
+        "Publishers whose print circulation declines should convert loyal print readers to "
+        "digital subscriptions before cutting print days."
+    ),
+)
+
+
+async def test_an_own_course_answers_the_problem_not_whatever_shares_strategy_words():
+    only_pay = ProposeTask(agent_id="a", problem=NEWSPAPER, evidence=(PAY,))
+    out = ProposalOutput.model_validate(await ask(only_pay))
+    assert "pay#0" not in out.citations
+    assert "executive" not in out.recommendations[0].lower()
+    assert "evidence" in out.recommendations[0].lower()  # it says the evidence is missing
+    both = ProposeTask(agent_id="a", problem=NEWSPAPER, evidence=(PAY, READERS))
+    out = ProposalOutput.model_validate(await ask(both))
+    assert out.citations == ["readers#0"]  # the weaker hit that bears on the problem's terms
+
+
+def test_a_course_about_firms_in_general_is_put_to_the_problems_own_subject():
+    from hivemind_lab.llm.offline.own_course import addressed, subject_of
+
+    assert subject_of("Sales fell. How should the regional grocer respond?") == (
+        "the regional grocer"
+    )
+    assert subject_of("How should we grow?") is None
+    course = addressed("Firms should price both sides jointly.", "the marketplace")
+    assert "the marketplace" in course and "price both sides" in course
+    assert addressed("Publishers should go digital.", "the gazette") == (
+        "Publishers should go digital."
+    )
+
+
 def _critique(position: SolutionView, target: SolutionView, *evidence: Evidence) -> CritiqueTask:
     return CritiqueTask(
         critic_id="theory-01",

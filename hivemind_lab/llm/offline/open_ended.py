@@ -25,6 +25,8 @@ from hivemind_lab.llm.offline.reading import Judgement, judge, relevant_fact
 from hivemind_lab.llm.offline.theory import CLEAR, SEQUENCE_MARGIN, _fit, _short, quoting
 
 OWN = "Own option: "
+NO_EVIDENCE = "No evidence in this knowledge base bears on "
+"""How a course that admits missing evidence begins: it is no course to argue for."""
 ANOTHER = "My evidence favours another course: "
 """How a critic names the course it favours, so the target can adopt it whole."""
 
@@ -44,6 +46,8 @@ def critique_own(
 ) -> tuple[list[CritiquePoint], str]:
     """Weigh the target's course against the critic's own, from the critic's evidence."""
     theirs, mine = course_of(target), course_of(position)
+    if mine is not None and mine.startswith(NO_EVIDENCE):
+        mine = None  # a critic without evidence of its own only weighs the target's course
     if theirs is None:
         return [], "The solution proposes no course of action to weigh."
     if mine is None or mine == theirs:

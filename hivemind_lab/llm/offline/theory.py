@@ -34,10 +34,8 @@ from hivemind_lab.llm.offline.reading import (
     is_hold,
     is_terminal,
     judge,
-    read_passage,
     relevant_fact,
     stance_map,
-    stems_of,
 )
 
 CLEAR = 0.08
@@ -245,48 +243,12 @@ def write_plan(
     )
 
 
-def _own_options(task: ProposeTask, seed: int | None) -> ProposalOutput:
-    """No options given: propose the agent's own course of action from its evidence."""
-    problem = frozenset(stems_of(task.problem))
-    excluded = {r for view in task.excluded for r in view.recommendations}
-    candidates: list[tuple[float, str, str]] = []
-    top = max((e.score for e in task.evidence), default=0.0) or 1.0
-    for ev in task.evidence:
-        for s in read_passage(ev.text):
-            if not s.prescriptive or len(s.text) > 260:
-                continue
-            on_topic = len(s.stems & problem) / math.sqrt(len(s.stems))
-            candidates.append(
-                (-(on_topic + 0.4 * ev.score / top + 0.3 * s.polarity), s.text, ev.id)
-            )
-    candidates.sort()
-    fresh = [c for c in candidates if f"Own option: {c[1]}" not in excluded] or candidates[:1]
-    if not fresh:
-        return ProposalOutput(
-            title="No new proposal",
-            recommendations=[
-                "Gather more evidence before acting; this slice offers no new option."
-            ],
-            rationale="Every course of action this agent's evidence supports was excluded.",
-        )
-    _, action, citation = fresh[min(task.attempt, len(fresh) - 1)]
-    recs = [_fit(f"Own option: {action}")]
-    fact = relevant_fact(action, (action,), list(task.facts))
-    if fact is not None:
-        recs.append(quoting("Fit it to the client's position: ", fact))
-    return ProposalOutput(
-        title=_short(f"Own option: {action}", 150),
-        recommendations=recs,
-        rationale=f"The problem names no options, so this agent proposes its own from [{citation}].",
-        citations=[citation],
-        facts_used=[fact.id] if fact else [],
-    )
-
-
 def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
     """Choose or sequence among the options from the agent's own evidence and the facts."""
     if not task.options:
-        return _own_options(task, seed)
+        from hivemind_lab.llm.offline.own_course import own_course  # it builds on this module
+
+        return own_course(task)
     judgements = judge(task.options, task.evidence, task.facts)
     scores = [j.score for j in judgements]
     excluded = {
