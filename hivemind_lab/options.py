@@ -2,9 +2,10 @@
 
 Pure text functions. A problem file may list its options; a plain-text or Markdown problem
 states them in its own words — "whether to A, B or C", "should X A or B?", "weighing A against
-B", "Option 1 — …", "(a) … (b) …", a bulleted list or a table — or asks a yes/no question, which
-weighs the move against declining it. Reading them here lets every agent argue about this
-client's actual choice.
+B", "Option 1 — …", "(a) … (b) …", a bulleted list or a table — or sets stakeholders' positions
+against each other ("the CEO favours A while the CFO prefers B"), or asks a yes/no question
+(`hivemind_lab.yes_no`), which weighs the move against declining it. Reading them here lets
+every agent argue about this client's actual choice.
 """
 
 from __future__ import annotations
@@ -13,12 +14,25 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from hivemind_lab.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
+from hivemind_lab.option_text import clean as _clean
+from hivemind_lab.option_text import lower_first as _lower
 from hivemind_lab.problem_text import FIGURE, Block, read_blocks, sentences
-from hivemind_lab.subjects import tie_subjects, untie
+from hivemind_lab.subjects import tie_subjects, untie, word_classes
+from hivemind_lab.yes_no import declining, yes_no
 
-MAX_OPTIONS = 8
-"""Option lists are bounded so every output schema can bound its references to them."""
-MAX_OPTION_CHARS = 160
+__all__ = [
+    "INLINE_MARK",
+    "LABEL_WORD",
+    "LEAD",
+    "MAX_OPTIONS",
+    "MAX_OPTION_CHARS",
+    "OptionsSource",
+    "declining",
+    "extract_options",
+    "question_sentences",
+]
+
 
 OptionsSource = Literal["given", "extracted", "agents"]
 """given: listed by the problem; extracted: read from the question; agents: none found, so
@@ -39,16 +53,6 @@ _LABELLED = re.compile(
     r"[.!?]\s+[\"“(]?[A-Z])",
     re.IGNORECASE,
 )
-_CAPITAL = "A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-Я\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
-"""Letters that start a name: capitals of Latin, Greek and Cyrillic scripts, and the caseless
-CJK scripts (whose names have no capitals)."""
-_NAME = rf"[{_CAPITAL}][\w&.'’-]*"
-_SUBJECT = (
-    r"(?:it|we|they|i|he|she|you|"
-    r"(?i:the|an?|our|my|your|their|its|his|her|this|that)\s+(?:[\w-]+\s+){0,2}?[\w-]+"
-    rf"(?:\s+(?:of|for)\s+(?:the\s+)?{_NAME}(?:\s+{_NAME}){{0,2}})?|"
-    rf"(?:{_NAME})(?:\s+{_NAME}){{0,3}})"
-)
 _AUX = r"(?:do|does|should|shall|will|would|can|could|must)"
 _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
@@ -63,7 +67,7 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
         3,
         re.compile(
-            r"\b(?i:whether)\s+(?:or\s+not\s+)?(?:" + _SUBJECT + r"\s+should\s+)?(?P<list>.+)"
+            r"\b(?i:whether)\s+(?:or\s+not\s+)?(?:" + SUBJECT + r"\s+should\s+)?(?P<list>.+)"
         ),
     ),
     (
@@ -72,13 +76,13 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
             # the last "should <subject>" of the question: "Should X respond, and if so,
             # should it A, B or C?" lists A, B and C.
             r"^.*\b(?i:should|could|can|shall|must|would)\s+"
-            + _SUBJECT
+            + SUBJECT
             + r"(?::\s*|\s+)(?P<list>[^?]+)\?",
         ),
     ),
     (
         3,  # a typed one-liner may lack its "?": "Should we expand or sell" (no clause after)
-        re.compile(r"^(?i:should|shall)\s+" + _SUBJECT + r"\s+(?P<list>[^?,;]+)$"),
+        re.compile(r"^(?i:should|shall)\s+" + SUBJECT + r"\s+(?P<list>[^?,;]+)$"),
     ),
     (
         2,
@@ -121,7 +125,7 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
             r"(?P<list>(?:\S+\s+){0,10}?or\s+(?:\S+\s+){0,8}?\S+)\?$"
         ),
     ),
-    (0, re.compile(r"\b" + _SUBJECT + r"\s+(?i:can|could|may|might)\s+(?P<list>[^?]+)\.?$")),
+    (0, re.compile(r"\b" + SUBJECT + r"\s+(?i:can|could|may|might)\s+(?P<list>[^?]+)\.?$")),
     (
         1,  # "the board asked us to evaluate: 1) status quo 2) a JV 3) an acquisition"
         re.compile(
@@ -142,30 +146,48 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
         ),
     ),
 )
-LEAD = re.compile(
-    r"^(?:(?:either|or|and|to|whether\s+to|whether|by|it\s+should|should)\s+)+", re.IGNORECASE
-)
 _PREPOSITIONS = frozenset(
     ["in", "at", "to", "into", "from", "for", "with", "on", "by", "via", "through"]
 )
 _QUESTION_WORD = re.compile(r"^(?:how|what|which|why|when|where|who|whom)\b", re.IGNORECASE)
-_DETERMINER = re.compile(r"^(?:a|an|the|its|their|his|her|our|my)\b", re.IGNORECASE)
+_DETERMINER = re.compile(
+    r"^(?:a|an|the|its|their|his|her|our|my|more|fewer|less|several|many)\b", re.IGNORECASE
+)
+_PAUSE = "\ue000"
+"""Stands for a comma inside an option ("fewer, larger grants") while the list is split."""
 
 
-def _clean(item: str) -> str:
-    item = re.sub(r"\s+", " ", item).strip(" \t,;:.?!\"'“”")
-    item = LEAD.sub("", item).strip(" ,;:")
-    return item[:1].upper() + item[1:] if item else item
+def _is_adjective(word: str) -> bool:
+    classes = word_classes()(word.lower())
+    return "ADJ" in classes and word.lower() not in classes.get("VERB", ())
+
+
+def _tie_adjectives(text: str) -> str:
+    """Commas between adjectives that go on to a noun join them: "fewer, larger grants or
+    more, smaller ones" lists two options, not four (a base-form verb after the comma starts
+    an option of its own: "stay closed, open new stores or sell")."""
+
+    def tie(match: re.Match[str]) -> str:
+        before, after, noun = match.group("before", "after", "noun")
+        if noun.lower() in {"or", "and", "nor", "but"}:
+            return match.group(0)
+        if _is_adjective(before) and _is_adjective(after):
+            return f"{before}{_PAUSE} {after} {noun}"
+        return match.group(0)
+
+    return re.sub(
+        r"\b(?P<before>[A-Za-z]+),\s+(?P<after>[A-Za-z]+)\s+(?P<noun>[A-Za-z]+)", tie, text
+    )
 
 
 def _split_list(text: str, *, between: bool = False) -> list[str]:
     """Items of an inline enumeration; [] when it is not one."""
-    text = re.sub(r"\bvs\.", "vs", text)
+    text = _tie_adjectives(re.sub(r"\bvs\.", "vs", text))
     text = re.split(r"[?]|\.(?:\s|$)", text, maxsplit=1)[0]
     text = re.sub(r",?\s+and\s+if\s+so\b(?!,).*$", "", text, flags=re.IGNORECASE)
     # "would you recommend we A, B or C": the advice verb and its subject are no option
     text = re.sub(
-        r"^(?:recommend|advise|suggest|propose)s?\s+(?:that\s+)?" + _SUBJECT + r"\s+", "", text
+        r"^(?:recommend|advise|suggest|propose)s?\s+(?:that\s+)?" + SUBJECT + r"\s+", "", text
     )
     for mark in (": ", " — ", " – ", " - "):  # "which should we pursue — A, B or C"
         if mark in text:
@@ -252,7 +274,7 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
             ),
         ]
 
-    items = [_clean(r) for r in raw]
+    items = [_clean(r).replace(_PAUSE, ",") for r in raw]
     return [i[:MAX_OPTION_CHARS] for i in items]
 
 
@@ -356,55 +378,44 @@ def _sentences(blocks: Sequence[Block]) -> list[str]:
     ]
 
 
-_YES_NO = (
-    re.compile(
-        r"^(?i:should|shall|ought)\s+" + _SUBJECT + r"\s+(?:(?i:to)\s+)?(?P<move>[^?]{3,160})\??$"
-    ),
-    re.compile(r"\b(?i:whether)\s+(?:or\s+not\s+)?to\s+(?P<move>[^?.;]{3,160})[?.]?$"),
+_STANCE = (
+    r"(?:favou?rs?|prefers?|wants?|backs?|supports?|advocates?|proposes?|urges?|"
+    r"(?:pushe?s?|argues?|calls?|lobb(?:y|ies))\s+for|would\s+rather|leans?\s+towards?|"
+    r"(?:is|are)\s+(?:in\s+favou?r\s+of|keen\s+on|for))"
 )
-_CONDITION = re.compile(
-    r",?\s+(?:and\s+if\s+so|given|considering|despite|in\s+light\s+of|in\s+view\s+of|"
-    r"now\s+that|because|since|while)\b.*$",
+_POSITION = re.compile(
+    r"^(?:[^,;]{0,60},\s+)?(?P<who>(?:[\w'’.&-]+\s+){0,3}?[\w'’.&-]+)\s+" + _STANCE + r"\s+"
+    r"(?P<item>.+?)[.!]?$",
     re.IGNORECASE,
 )
+_TURN = re.compile(r"(\s*;\s*|,?\s+(?:while|whereas|but|and)\s+|,\s+)", re.IGNORECASE)
+_NOT_WHO = re.compile(r"\b(?:not|no|nobody|none|should|would|could|if|what|which)\b", re.I)
 
 
-def _yes_no(said: Sequence[str]) -> list[str]:
-    """A yes/no decision ("Should Acme acquire Beta?", "whether to go back to school") weighs
-    the move against declining it; its conditions ("given 2.4x leverage") are facts."""
+def _positions(said: Sequence[str]) -> list[str]:
+    """Stakeholders' positions as the options: "the CEO favours A while the CFO prefers B",
+    "the board wants A; the unions want B" (the last sentence that states two or more)."""
     for sentence in reversed(said):
-        for pattern in _YES_NO:
-            match = pattern.search(sentence.strip())
-            if not match:
-                continue
-            if not sentence.rstrip().endswith("?") and "," in match.group("move"):
-                continue  # "Should the merger fail, we would …" is a condition, not a question
-            move = _clean(_CONDITION.sub("", match.group("move")))
-            move = re.sub(r"\s+or\s+not$", "", move, flags=re.IGNORECASE)
-            words = move.split()
-            if (
-                1 <= len(words) <= 16
-                and not re.search(r"\b(?:or|should|how|what|which|whether)\b", move, re.I)
-                and not words[0].lower().endswith(("ing", "ed"))
-            ):
-                return [move[:MAX_OPTION_CHARS], declining(move)]
+        pieces = _TURN.split(sentence.strip())
+        items: list[str] = []
+        for k in range(0, len(pieces), 2):
+            match = _POSITION.match(pieces[k])
+            if match and not _NOT_WHO.search(match.group("who")):
+                items.append(match.group("item"))
+            elif items:  # "… A, B and C while …": the clause goes on
+                items[-1] += pieces[k - 1] + pieces[k]
+            else:
+                break
+        found = [_clean(i)[:MAX_OPTION_CHARS] for i in items]
+        if 2 <= len(found) <= MAX_OPTIONS and all(found):
+            return found
     return []
-
-
-def declining(move: str) -> str:
-    """The other side of a yes/no decision: "Acquire Beta" → "Decline to acquire Beta"."""
-    return f"Decline to {_lower(move)}"[:MAX_OPTION_CHARS]
 
 
 def question_sentences(text: str) -> list[str]:
     """A problem's sentences, read block by block (a line break ends a heading or a list item,
     so "Line one" and the question below it are two sentences)."""
     return _sentences(read_blocks(text))
-
-
-def _lower(text: str) -> str:
-    word = text.split(" ", 1)[0]
-    return text[:1].lower() + text[1:] if word[1:].islower() or word == "A" else text
 
 
 def extract_options(question: str) -> tuple[str, ...]:
@@ -456,4 +467,4 @@ def _find_options(question: str) -> tuple[str, ...]:
                     best = (priority, position, items)
     if best:
         return tuple(best[2])
-    return tuple(_yes_no(said))
+    return tuple(_positions(said) or yes_no(said))

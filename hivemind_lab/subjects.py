@@ -31,7 +31,8 @@ Lemmas = Callable[[str], Mapping[str, tuple[str, ...]]]
 
 
 @functools.cache
-def _dictionary() -> Lemmas:
+def word_classes() -> Lemmas:
+    """English word classes of a word's lemmas (lemminflect), loaded on first use."""
     from lemminflect import getAllLemmas  # ~0.4 s to load: only when a subject needs it
 
     return getAllLemmas
@@ -42,7 +43,7 @@ def subject_length(words: list[str], lemmas: Lemmas | None = None) -> int | None
     split reads as noun then verb. A verb that cannot be a noun wins ("small firm | enter"),
     then one that cannot be an adjective either ("the oil major | exit", not "the oil | major
     exit": such words sit in noun phrases), then the shortest subject ("the city | build")."""
-    lookup = lemmas or _dictionary()
+    lookup = lemmas or word_classes()
     best: tuple[bool, bool, int] | None = None
     for k in range(1, min(_MAX_SUBJECT_WORDS, len(words) - 1) + 1):
         word, last = words[k].lower(), words[k - 1]

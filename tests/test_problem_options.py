@@ -550,6 +550,74 @@ def test_options_from_plans_numbered_lists_after_a_colon_and_versus(question, op
     assert extract_options(question) == options
 
 
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        # stakeholders' positions are the options
+        (
+            "The CEO favours expanding into Poland while the CFO prefers paying down debt. "
+            "What should the company do?",
+            ("Expanding into Poland", "Paying down debt"),
+        ),
+        (
+            "The board wants to sell the logistics arm; the unions want to keep it in-house.",
+            ("Sell the logistics arm", "Keep it in-house"),
+        ),
+        (
+            "The founder backs a price cut, whereas the investors prefer a premium tier, and the "
+            "COO argues for a wait of six months.",
+            ("A price cut", "A premium tier", "A wait of six months"),
+        ),
+        (
+            "The mayor favours trams in Leeds, Bradford and York, but the council wants buses.",
+            ("Trams in Leeds, Bradford and York", "Buses"),
+        ),
+        ("Customers want lower prices. What should we do?", ()),  # one position is no choice
+        ("Our largest customer wants a 10% discount, and we need to decide soon.", ()),
+        # a comma between adjectives is inside an option
+        (
+            "Should the foundation give fewer, larger grants or more, smaller ones?",
+            ("Give fewer, larger grants", "Give more, smaller ones"),
+        ),
+        (
+            "Should the studio offer a cheap, basic plan or a premium one?",
+            ("Offer a cheap, basic plan", "Offer a premium one"),
+        ),
+        (
+            "Should we stay closed, open new stores or sell?",
+            ("Stay closed", "Open new stores", "Sell"),
+        ),
+        # "is it time to X?" weighs X against declining it
+        (
+            "Is now the time to open a second restaurant?",
+            ("Open a second restaurant", "Decline to open a second restaurant"),
+        ),
+        (
+            "Is it time to sell the family farm?",
+            ("Sell the family farm", "Decline to sell the family farm"),
+        ),
+        (
+            "Is now the right time for us to raise prices?",
+            ("Raise prices", "Decline to raise prices"),
+        ),
+        # "do we X?" is a decision only when X is a move
+        ("Do we open a second plant?", ("Open a second plant", "Decline to open a second plant")),
+        (
+            "Sales fell 10% in 2025. Does the charity merge with its rival?",
+            ("Merge with its rival", "Decline to merge with its rival"),
+        ),
+        ("Do we need a CFO?", ()),
+        ("Do we have enough cash to expand?", ()),
+        ("Do we know our customers well enough?", ()),
+        ("Do we spend too much on rent?", ()),
+    ],
+)
+def test_options_from_stakeholder_positions_adjective_lists_and_time_and_do_questions(
+    question, options
+):
+    assert extract_options(question) == options
+
+
 # -- exclusivity: one of the options, or a plan that combines them --------------------------------
 
 
@@ -566,6 +634,8 @@ def test_options_from_plans_numbered_lists_after_a_colon_and_versus(question, op
         "Expand to Ohio or to Texas? We cannot afford both.",
         "Should Acme acquire Beta?",
         "Whether to go back to school.",
+        "Is it time to sell the family farm?",
+        "Do we open a second plant?",
     ],
 )
 def test_one_of_phrasings_make_the_options_exclusive(question):
