@@ -276,3 +276,79 @@ def test_resume_refuses_a_rescore_run_with_no_deliberation_to_continue(tmp_path,
         deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=rescored, resume=True)
     assert caught.value.field == "resume"
     assert {p.name: p.read_bytes() for p in rescored.iterdir()} == before
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_killing_a_sweep_stops_its_worker_processes_and_the_sweep_resumes(tmp_path):
+    import os
+    import signal
+    import time
+
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "w.toml").write_text(
+        'name = "w"\n'
+        f'problems = ["{PROBLEMS / "regional-grocer-discounter-price-war.toml"}"]\n'
+        f'knowledge_base = "{KNOWLEDGE}"\npracticality_kb = "{PRACTICALITY}"\n'
+        "seeds = [0, 1]\nlatency_s = 0.2\n"
+        "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+        "[space]\nstubbornness = [0.1]\n"
+    )
+    command = [sys.executable, "-m", "hivemind_lab", "sweep", "experiments/w.toml"]
+    sweep = subprocess.Popen(
+        [*command, "--workers", "2"],
+        cwd=tmp_path,
+        env=child_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    runs = tmp_path / "experiments" / "runs" / "w"
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 90
+        # Both points under way: one in the sweep's own process, one in a worker process.
+        while time.monotonic() < deadline and len(list(runs.glob("*/audit.jsonl"))) < 2:
+            time.sleep(0.02)
+        workers = _descendants(sweep.pid)
+        assert workers, "no worker process started"
+        os.kill(sweep.pid, signal.SIGKILL)  # the sweep's process only, as a crash would
+        sweep.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.1)
+        assert not [p for p in workers if _alive(p)], "worker processes outlived their sweep"
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    done = subprocess.run(
+        command, cwd=tmp_path, env=child_env(tmp_path), capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert len(list(runs.glob("*/result.json"))) == 2
+    for run_dir in runs.glob("deliberation-*"):
+        assert verify_log(run_dir / "audit.jsonl").ok

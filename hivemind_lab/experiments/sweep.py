@@ -119,6 +119,24 @@ PRELOAD = [
 """Imported once by the pool's fork server, so no worker pays for them."""
 
 
+def _follow_sweep(sweep_pid: int) -> None:
+    """In a worker process: exit when the sweep's process is gone (killed outright, it cannot
+    stop its pool, and an idle worker would wait for work forever while a busy one went on
+    writing a point that the resumed sweep runs again). The point it was running resumes."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(sweep_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # the pid now belongs to another user's process
+                os._exit(1)
+
+    threading.Thread(target=watch, name="follow-sweep", daemon=True).start()
+
+
 class Dispatcher:
     """Runs sweep points: in this process, in one pool of worker processes kept for the whole
     sweep (deliberations and baselines), or on Ray. Finished points never reach a worker."""
@@ -185,7 +203,12 @@ class Dispatcher:
             # worker neither re-imports everything (spawn) nor inherits the caller's threads (fork).
             context = get_context("forkserver")
             context.set_forkserver_preload(PRELOAD)
-            self._pool = ProcessPoolExecutor(max_workers=self.workers - 1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers - 1,
+                mp_context=context,
+                initializer=_follow_sweep,
+                initargs=(os.getpid(),),
+            )
         pool, queue = self._pool, deque(jobs)
         finished_q: Queue[Future[RunSummary]] = Queue()
         free = threading.Semaphore(self.workers - 1)
