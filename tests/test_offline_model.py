@@ -578,3 +578,22 @@ def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evi
     # two lone proposers never swap back and forth: only the course that sorts first wins
     assert revised(0.3, critique("c1", "Rent a van", "a#1")) == "Open a shop"
     assert revised(0.3, critique("c1", "Bake at night", "a#1")) == "Bake at night"
+
+
+def test_an_agent_without_evidence_adopts_a_lone_peers_course_that_has_some():
+    from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
+    from hivemind_lab.llm.offline.open_ended import ANOTHER, NO_EVIDENCE, course_of, revise_own
+
+    point = CritiquePoint(
+        kind="contradiction", claim=ANOTHER + "Sell subscriptions", strength=4, citation="a#1"
+    )
+    task = ReviseTask(
+        problem="How should the newspaper survive?",
+        options=(),
+        facts=(),
+        agent_id="t",
+        current=_own(f"{NO_EVIDENCE}newspaper: decide from the client's own facts"),
+        critiques=(ReceivedCritique(critic_id="c1", points=(point,)),),
+        stubbornness=0.3,
+    )
+    assert course_of(revise_own(task).view()) == "Sell subscriptions"

@@ -25,7 +25,7 @@ from hivemind_lab.llm.offline.reading import Judgement, judge, relevant_fact
 from hivemind_lab.llm.offline.theory import CLEAR, SEQUENCE_MARGIN, _fit, _short, quoting
 
 OWN = "Own option: "
-NO_EVIDENCE = "No evidence in this knowledge base bears on "
+NO_EVIDENCE = "No evidence in my slice of the knowledge base bears on "
 """How a course that admits missing evidence begins: it is no course to argue for."""
 ANOTHER = "My evidence favours another course: "
 """How a critic names the course it favours, so the target can adopt it whole."""
@@ -115,7 +115,8 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
     claims = [f"{ANOTHER}{c}" for c in ranked]
     for course in ranked:
         weight = 1 - math.prod(1 - 0.75 * w for w in backing[course].values())
-        if weight > s and s < 1.0 and (len(critics[course]) > 1 or course < mine):
+        lone = len(critics[course]) == 1 and course > mine and not mine.startswith(NO_EVIDENCE)
+        if weight > s and s < 1.0 and not lone:  # a course with evidence beats none
             recs = [_fit(f"{OWN}{course}")]
             fact = relevant_fact(course, (course,), list(task.facts))
             if fact is not None:
