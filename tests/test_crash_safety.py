@@ -352,3 +352,28 @@ def test_killing_a_sweep_stops_its_worker_processes_and_the_sweep_resumes(tmp_pa
     assert len(list(runs.glob("*/result.json"))) == 2
     for run_dir in runs.glob("deliberation-*"):
         assert verify_log(run_dir / "audit.jsonl").ok
+
+
+def test_two_runs_started_in_one_directory_at_once_leave_the_first_ones_manifest(
+    tmp_path, grocer, monkeypatch
+):
+    from hivemind_lab import OfflineAgentModel
+    from hivemind_lab.deliberation import deliberate, runner
+    from tests.support import make_request, run
+
+    out = tmp_path / "run"
+    run(out, grocer, density=4000)
+    manifest, audit = (out / "manifest.json").read_bytes(), (out / "audit.jsonl").read_bytes()
+    # The second process checked the directory while it was still empty: replay that race.
+    monkeypatch.setattr(runner, "check_run_dir", lambda *a, **k: None)
+    with pytest.raises(InputError, match="already holds a run") as caught:
+        deliberate(
+            make_request(grocer, density=6000),
+            model=OfflineAgentModel(),
+            run_dir=out,
+            knowledge_base=KNOWLEDGE,
+            practicality_kb=PRACTICALITY,
+        )
+    assert caught.value.field == "out"
+    assert (out / "manifest.json").read_bytes() == manifest
+    assert (out / "audit.jsonl").read_bytes() == audit

@@ -212,7 +212,7 @@ async def run_manifest(
     knowledge = knowledge or knowledge_for(manifest)
     run.path.mkdir(parents=True, exist_ok=True)
     if not resume:
-        run.write_manifest(manifest)
+        run.write_manifest(manifest, new=True)
     runner = Deliberation(
         manifest.request,
         manifest.calibrations,

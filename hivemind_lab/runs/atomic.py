@@ -28,9 +28,15 @@ def _stale_temporaries(path: Path) -> list[Path]:
     return stale
 
 
-def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int = 0o666) -> Path:
+def write_bytes_atomic(
+    path: str | Path, data: bytes, *, mode: int = 0o666, replace: bool = True
+) -> Path:
     """Write ``data`` to ``path`` so that readers (and a crash) see the old file or the new one,
-    never part of one. ``mode`` is the new file's permissions (before the umask)."""
+    never part of one. ``mode`` is the new file's permissions (before the umask).
+
+    Raises:
+        FileExistsError: ``replace`` is false and ``path`` exists (checked atomically: of two
+            writers creating one file, exactly one succeeds)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -40,7 +46,11 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, mode: int = 0o666) -> P
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            tmp.unlink()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -95,10 +95,24 @@ class RunDir:
             loc = ".".join(str(p) for p in err["loc"]) or "manifest"
             raise InputError(f"{path}: {loc}", err["msg"]) from None
 
-    def write_manifest(self, manifest: RunManifest) -> Path:
-        return write_json_atomic(
-            self.manifest_path, manifest.model_dump(mode="json"), sort_keys=False
-        )
+    def write_manifest(self, manifest: RunManifest, *, new: bool = False) -> Path:
+        """Write the manifest; ``new``: only if the directory holds none (atomically, so of two
+        processes starting a run in one directory at once, one is refused)."""
+        if not new:
+            return write_json_atomic(
+                self.manifest_path, manifest.model_dump(mode="json"), sort_keys=False
+            )
+        text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        try:
+            return write_bytes_atomic(
+                self.manifest_path, (text + "\n").encode("utf-8"), replace=False
+            )
+        except FileExistsError:
+            raise InputError(
+                "out",
+                f"{str(self.path)!r} already holds a run (another process started one there)",
+                allowed="a new or empty directory (or --resume to continue a run)",
+            ) from None
 
     def read_result(self) -> DeliberationResult:
         return DeliberationResult.model_validate_json(self.result_path.read_text("utf-8"))
