@@ -190,6 +190,29 @@ async def test_an_own_course_answers_the_problem_not_whatever_shares_strategy_wo
     assert out.citations == ["readers#0"]  # the weaker hit that bears on the problem's terms
 
 
+async def test_an_own_course_speaks_to_what_the_problem_asks_not_to_its_background():
+    problem = (
+        "A family bakery with 12 employees and two vans sells sourdough in three villages. "
+        "How should the bakery price its sourdough?"
+    )
+    background = Evidence(
+        id="bg#0",
+        document_id="bg",
+        score=5.0,
+        text="Family owners should give long-serving employees a share of the vans they drive.",
+    )
+    describes = Evidence(
+        id="de#0",
+        document_id="de",
+        score=5.0,
+        text="The chapter focuses on how a bakery can price sourdough against supermarkets.",
+    )
+    task = ProposeTask(agent_id="a", problem=problem, evidence=(background, describes))
+    out = ProposalOutput.model_validate(await ask(task))
+    assert not out.citations  # neither advises on the ask: one is background, one describes
+    assert "evidence" in out.recommendations[0].lower()
+
+
 def test_a_course_about_firms_in_general_is_put_to_the_problems_own_subject():
     from hivemind_lab.llm.offline.own_course import addressed, subject_of
 

@@ -51,6 +51,13 @@ _QUESTION_SUBJECT = re.compile(
     r"(?P<words>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){1,4})",
     re.IGNORECASE,
 )
+_ADVISES = re.compile(
+    r"\b(?:should|must|ought\s+to|needs?\s+to|has\s+to|have\s+to|recommend\w*|advis\w*|"
+    r"(?:is|are)\s+(?:best|better|wise|advisable)|prefer\w*|avoid\w*)\b",
+    re.IGNORECASE,
+)
+"""Words that advise a course (a modal of obligation, a recommendation), as against the
+descriptive uses that make a sentence look prescriptive ("it focuses on", "the firm invests")."""
 MIN_TERMS = 2
 """Distinct distinctive terms a course must share with the problem: one word in common
 ("regional", "closing") is as often chance as topic."""
@@ -91,6 +98,11 @@ def _words_for(stems: Sequence[str], text: str) -> list[str]:
     return list(words.values())
 
 
+def _asked(problem: str) -> str:
+    """The problem's questions (what it asks, as against its background)."""
+    return " ".join(s for s in sentences(problem) if s.rstrip().endswith("?"))
+
+
 def subject_of(problem: str) -> str | None:
     """The problem's own subject when its question names one ("What should the newspaper do?"
     → "the newspaper"); None for "we", "I" or a question with no subject."""
@@ -115,18 +127,22 @@ def own_course(task: ProposeTask) -> ProposalOutput:
     """No options given: propose a course that bears on the problem from the agent's evidence,
     or say that none does and start from the client's facts."""
     weights = distinctive_terms(task.problem, task.facts, task.evidence)
+    focus = keys_of(frozenset(stems_of(_asked(task.problem)))) & weights.keys()
     excluded = {r for view in task.excluded for r in view.recommendations}
     candidates: list[tuple[float, str, str]] = []
     top = max((e.score for e in task.evidence), default=0.0) or 1.0
     subject = subject_of(task.problem)
     for ev in task.evidence:
         for s in read_passage(ev.text):
-            if not s.prescriptive or len(s.text) > 260:
-                continue
-            hits = [weights[stem] for stem in keys_of(s.stems) if stem in weights]
-            shared = sum(hits)
+            if not s.prescriptive or not _ADVISES.search(s.text) or len(s.text) > 260:
+                continue  # "It focuses on …", "invests in …" describe: a course advises
+            keys = keys_of(s.stems)
+            hits = [weights[stem] for stem in keys if stem in weights]
+            shared = sum(hits) + sum(weights[stem] for stem in keys & focus)  # the ask counts twice
             if weights and (len(hits) < min(MIN_TERMS, len(weights)) or shared < MIN_RELEVANCE):
                 continue  # generic words or one stray word do not make a course answer it
+            if focus and not keys & focus:
+                continue  # it speaks to the background ("family", "employees"), not to the ask
             on_topic = shared / math.sqrt(len(s.stems))
             course = addressed(s.text, subject)
             candidates.append(
@@ -156,7 +172,7 @@ def own_course(task: ProposeTask) -> ProposalOutput:
 def _no_evidence(task: ProposeTask, weights: dict[str, float]) -> ProposalOutput:
     """The honest answer when no passage bears on the problem: name what is missing and start
     from the client's own facts."""
-    asked = " ".join(s for s in sentences(task.problem) if s.rstrip().endswith("?"))
+    asked = _asked(task.problem)
     # the question's own words first, in its order: every agent names the same topic
     topic = list(dict.fromkeys(_words_for(list(weights), f"{asked} {task.problem}")))[:3]
     topic = topic or ["this problem"]
