@@ -225,6 +225,11 @@ def test_a_second_sweep_on_one_experiment_folder_is_refused_naming_it(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == [".sweep.lock"]  # nothing started
     # Once the first sweep is gone, the folder is free again.
     assert len(run(spec, project=REPO, root=root).runs) == 1
+    # A sweep whose points are all finished only reads: it runs beside another (notebooks).
+    with (root / ".sweep.lock").open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        (summary,) = run(spec, project=REPO, root=root).runs
+        assert summary.skipped
 
 
 # Two `mcp token add` at once: each reads the file, adds its token and writes the file back.

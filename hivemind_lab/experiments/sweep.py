@@ -310,19 +310,25 @@ def run(
     as their deliberation sibling."""
     project = Path(project).resolve()
     root = Path(root) if root else project / "experiments" / "runs" / spec.name
-    with _one_sweep(root):
+    with _one_sweep(spec, root, project):
         return _run(spec, project, root, workers, ray_address, on_done, total)
 
 
 @contextmanager
-def _one_sweep(root: Path) -> Iterator[None]:
+def _one_sweep(spec: ExperimentSpec, root: Path, project: Path) -> Iterator[None]:
     """Hold the experiment folder for one sweep: a second sweep on it (which would run the same
-    points into the same run directories) is refused at once, naming the folder."""
+    points into the same run directories) is refused at once, naming the folder, unless every
+    point is finished already (then it only reads, as notebooks do)."""
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".sweep.lock").open("a") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if spec.space.kind != "optuna" and all(
+                finished(spec, point, root, project) for point in expand(spec)
+            ):
+                yield
+                return
             raise InputError(
                 "experiment",
                 f"{str(root)!r} is in use by another sweep",
