@@ -19,7 +19,7 @@ from hivemind_lab.option_text import clean as _clean
 from hivemind_lab.option_text import lower_first as _lower
 from hivemind_lab.problem_text import FIGURE, Block, read_blocks, sentences
 from hivemind_lab.subjects import tie_subjects, untie, word_classes
-from hivemind_lab.yes_no import declining, yes_no
+from hivemind_lab.yes_no import declining, is_move, yes_no
 
 __all__ = [
     "INLINE_MARK",
@@ -62,6 +62,13 @@ _TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
             r"\b(?P<aux>" + _AUX + r")\s+(?P<subj>we|i|they|it|you|he|she)\s+(?P<list>[^?]+?,?\s+"
             r"or\s+(?P=aux)\s+(?P=subj)\s+[^?]+)\?",
             re.IGNORECASE,
+        ),
+    ),
+    (
+        3,  # "Do we expand into Spain or stay home?" when its verb is a move (see yes_no.is_move)
+        re.compile(
+            r"^(?i:do)\s+(?i:we|i)\s+(?![^?]*\bor\s+do\s+(?i:we|i)\b)"
+            r"(?P<move>(?P<list>[^?]+\bor\b[^?]+))\?$"
         ),
     ),
     (
@@ -462,6 +469,8 @@ def _find_options(question: str) -> tuple[str, ...]:
                     )
                 if match.groupdict().get("second"):  # "comparing A with B"
                     found = f"{match.group('first')} versus {match.group('second')}"
+                if "move" in match.groupdict() and not is_move(found):
+                    continue  # "Do we need a CFO or a COO?" asks about a state
                 items = _split_list(found, between="between" in match.group(0))
                 if items and (best is None or (priority, position) >= best[:2]):
                     best = (priority, position, items)

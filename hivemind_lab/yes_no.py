@@ -25,8 +25,9 @@ _YES_NO = (
         r"(?i:time|moment)\s+(?i:(?:for\s+\S+(?:\s+\S+)?\s+)?to)\s+(?P<move>[^?]{3,160})\?$"
     ),
 )
-_DO = re.compile(r"^(?i:do|does)\s+" + SUBJECT + r"\s+(?P<move>[^?]{3,160})\?$")
-"""'Do we X?': a decision only when X is a course of action (see `_is_move`)."""
+_DO = re.compile(r"^(?i:do)\s+(?i:we|i)\s+(?P<move>[^?]{3,160})\?$")
+"""'Do we X?': a decision only when X is a course of action (see `is_move`) and the client
+asks about itself ("Do our customers buy online?" asks about someone else's habits)."""
 _STATIVE = frozenset(
     """need have know want like love believe think understand mean own owe deserve matter seem
     feel hope wish prefer remember care agree see hear exist belong contain consist depend
@@ -46,10 +47,10 @@ _CONDITION = re.compile(
 )
 
 
-def _is_move(move: str) -> bool:
+def is_move(move: str) -> bool:
     """Whether a "do we" question's predicate is a course of action: it starts with a verb in
     its base form that is not stative, and asks nothing about degree or frequency."""
-    first = move.split()[0].lower()
+    first = move.split()[0].lower().strip(",;:")
     lemmas = word_classes()(first)
     return (
         first in lemmas.get("VERB", ())
@@ -65,7 +66,7 @@ def yes_no(said: Sequence[str]) -> list[str]:
         text = sentence.strip()
         matches = [m for pattern in _YES_NO if (m := pattern.search(text))]
         do = _DO.search(text)
-        if do and _is_move(do.group("move")):
+        if do and is_move(do.group("move")):
             matches.append(do)
         for match in matches:
             if not sentence.rstrip().endswith("?") and "," in match.group("move"):

@@ -603,9 +603,14 @@ def test_options_from_plans_numbered_lists_after_a_colon_and_versus(question, op
         # "do we X?" is a decision only when X is a move
         ("Do we open a second plant?", ("Open a second plant", "Decline to open a second plant")),
         (
-            "Sales fell 10% in 2025. Does the charity merge with its rival?",
-            ("Merge with its rival", "Decline to merge with its rival"),
+            "Sales fell 10% in 2025. Do we merge with our rival?",
+            ("Merge with our rival", "Decline to merge with our rival"),
         ),
+        ("Do we expand into Spain or stay home?", ("Expand into Spain", "Stay home")),
+        ("Do we expand, sell or wait?", ("Expand", "Sell", "Wait")),
+        ("Do we go public, or do we stay private?", ("Go public", "Stay private")),
+        ("Do we need a CFO or a COO?", ()),
+        ("Do our customers buy online?", ()),  # someone else's habits, not the client's move
         ("Do we need a CFO?", ()),
         ("Do we have enough cash to expand?", ()),
         ("Do we know our customers well enough?", ()),
