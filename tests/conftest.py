@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import re
+import time
+from collections.abc import Iterator
+
 import pytest
 
 from hivemind_lab.problems import Problem, load_problem
 from tests.support import PROBLEMS
+
+# Variables of the caller that the code, or the terminal libraries under the CLI (rich, click),
+# read: removed before the test modules are imported (the CLI's consoles read them when they are
+# made), so no test sees what the caller happens to export. Subprocesses get their whole
+# environment from tests.support.child_env.
+CALLER_VARIABLE = re.compile(
+    r"(HIVEMIND|NEO4J|OPENAI|CONSENSUS)_\w*|SOURCE_MODEL|CONFLICT_THRESHOLD|VOTING_WINDOW_HOURS"
+    r"|MAX_CONTEXT_TOKENS|XDG_DATA_HOME|COLUMNS|LINES|FORCE_COLOR|NO_COLOR|CLICOLOR\w*|TTY_\w+"
+    r"|TERM|TZ"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in [n for n in os.environ if CALLER_VARIABLE.fullmatch(n)]:
+        del os.environ[name]
+    time.tzset()  # TZ is read once: its removal applies from here
 
 
 @pytest.fixture(scope="session")
@@ -16,7 +37,6 @@ def grocer() -> Problem:
 # -- graph stores: one contract suite, run on both ---------------------------------------------
 
 import subprocess  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store  # noqa: E402
