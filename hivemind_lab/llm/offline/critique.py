@@ -25,6 +25,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.decision import Fact, fact_snippet
 from hivemind_lab.llm.offline.open_ended import critique_own
+from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
 from hivemind_lab.llm.offline.reading import (
     RELEVANT,
     STANCE_VALUE,
@@ -34,7 +35,6 @@ from hivemind_lab.llm.offline.reading import (
     stance_map,
     stems_of,
 )
-from hivemind_lab.llm.offline.theory import CLEAR, SEQUENCE_MARGIN, _fit, _short
 
 
 def _strength(x: float) -> int:
@@ -65,7 +65,7 @@ def _critique_points(
     preferred = max(views, key=lambda o: (views[o], -o)) if views else None
     for j in judgements:
         view = views[j.option]
-        label = _short(options[j.option], 80)
+        label = shorten(options[j.option], 80)
         stance = theirs.get(j.option)
         cite_for = j.support[0] if j.support else None
         cite_against = j.against[0] if j.against else None
@@ -135,7 +135,7 @@ def _critique_points(
                         {
                             "kind": "gap",
                             "option": chosen[0],
-                            "claim": _fit(claim),
+                            "claim": fit_text(claim),
                             "strength": _strength(b),
                             "citation": fact.id,
                         }
@@ -181,7 +181,7 @@ def _point(
             "kind": kind,
             "option": option,
             "recommendation": _rec_index(target, options[option]),
-            "claim": _fit(claim),
+            "claim": fit_text(claim),
             "strength": _strength(view),
             "citation": citation,
         }

@@ -21,8 +21,8 @@ from hivemind_lab.agents.schemas import (
     RevisionOutput,
     SolutionView,
 )
+from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
 from hivemind_lab.llm.offline.reading import Judgement, judge, relevant_fact
-from hivemind_lab.llm.offline.theory import CLEAR, SEQUENCE_MARGIN, _fit, _short, quoting
 
 OWN = "Own option: "
 NO_EVIDENCE = "No evidence in my slice of the knowledge base bears on "
@@ -59,7 +59,7 @@ def critique_own(
     j_theirs, j_mine = judge((theirs, mine), evidence, ctx.facts)
     lead = j_mine.score - j_theirs.score
     if lead > SEQUENCE_MARGIN:
-        claim = _fit(f"{ANOTHER}{mine}")
+        claim = fit_text(f"{ANOTHER}{mine}")
         point = _point("contradiction", claim, lead, j_mine)
         return [point], "My evidence favours another course."
     if j_theirs.score > CLEAR:
@@ -75,7 +75,7 @@ def _point(kind: str, claim: str, weight: float, j: Judgement) -> CritiquePoint:
     return CritiquePoint.model_validate(
         {
             "kind": kind,
-            "claim": _fit(claim),
+            "claim": fit_text(claim),
             "strength": _strength(weight),
             "citation": support[0] if support else None,
         }
@@ -117,15 +117,15 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
         weight = 1 - math.prod(1 - 0.75 * w for w in backing[course].values())
         lone = len(critics[course]) == 1 and course > mine and not mine.startswith(NO_EVIDENCE)
         if weight > s and s < 1.0 and not lone:  # a course with evidence beats none
-            recs = [_fit(f"{OWN}{course}")]
+            recs = [fit_text(f"{OWN}{course}")]
             fact = relevant_fact(course, (course,), list(task.facts))
             if fact is not None:
                 recs.append(quoting("Fit it to the client's position: ", fact))
-            adopted = [_fit(f"{ANOTHER}{course}")]
+            adopted = [fit_text(f"{ANOTHER}{course}")]
             return RevisionOutput(
-                title=_short(f"{OWN}{course}", 150),
+                title=shorten(f"{OWN}{course}", 150),
                 recommendations=recs,
-                rationale=_fit(
+                rationale=fit_text(
                     f"The problem names no options; adopted a peer's course backed by "
                     f"{len(critics[course])} critic(s) with evidence weight {weight:.2f} over "
                     f"stubbornness {s:.2f}."
@@ -133,8 +133,8 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
                 citations=[c for c in backing[course] if not c.startswith("uncited:")][:8],
                 facts_used=[fact.id] if fact else [],
                 adopted=adopted,
-                rejected=[_fit(c) for c in claims if c not in adopted][:MAX_POINTS],
+                rejected=[fit_text(c) for c in claims if c not in adopted][:MAX_POINTS],
             )
     return RevisionOutput(
-        **current.model_dump(), adopted=[], rejected=[_fit(c) for c in claims][:MAX_POINTS]
+        **current.model_dump(), adopted=[], rejected=[fit_text(c) for c in claims][:MAX_POINTS]
     )

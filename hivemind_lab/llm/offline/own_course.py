@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from hivemind_lab.agents.schemas import Evidence, ProposalOutput, ProposeTask
 from hivemind_lab.decision import Fact
 from hivemind_lab.llm.offline.open_ended import NO_EVIDENCE, OWN
+from hivemind_lab.llm.offline.phrasing import fit_text, quoting, shorten
 from hivemind_lab.llm.offline.reading import expand, read_passage, relevant_fact, stems_of
-from hivemind_lab.llm.offline.theory import _fit, _short, quoting
 from hivemind_lab.problem_text import sentences
 from hivemind_lab.subjects import subject_length
 
@@ -153,12 +153,12 @@ def own_course(task: ProposeTask) -> ProposalOutput:
         return _no_evidence(task, weights)
     fresh = [c for c in candidates if f"{OWN}{c[1]}" not in excluded] or candidates[:1]
     _, action, citation = fresh[min(task.attempt, len(fresh) - 1)]
-    recs = [_fit(f"{OWN}{action}")]
+    recs = [fit_text(f"{OWN}{action}")]
     fact = relevant_fact(action, (action,), list(task.facts))
     if fact is not None:
         recs.append(quoting("Fit it to the client's position: ", fact))
     return ProposalOutput(
-        title=_short(f"{OWN}{action}", 150),
+        title=shorten(f"{OWN}{action}", 150),
         recommendations=recs,
         rationale=(
             f"The problem names no options, so this agent proposes its own from [{citation}], "
@@ -178,12 +178,12 @@ def _no_evidence(task: ProposeTask, weights: dict[str, float]) -> ProposalOutput
     topic = topic or ["this problem"]
     named = ", ".join(topic[:-1]) + f" and {topic[-1]}" if len(topic) > 1 else topic[0]
     course = f"{NO_EVIDENCE}{named}: decide from the client's own facts and gather evidence first"
-    recs = [_fit(f"{OWN}{course}")]
+    recs = [fit_text(f"{OWN}{course}")]
     fact = relevant_fact(named, (named,), list(task.facts))
     if fact is not None:
         recs.append(quoting("Start from the client's position: ", fact))
     return ProposalOutput(
-        title=_short(f"{OWN}{course}", 150),
+        title=shorten(f"{OWN}{course}", 150),
         recommendations=recs,
         rationale=(
             "The problem names no options and none of this agent's passages bears on its "

@@ -26,7 +26,10 @@ from hivemind_lab.agents.schemas import (
     ReviseTask,
     RevisionOutput,
 )
-from hivemind_lab.decision import Fact, fact_snippet
+from hivemind_lab.decision import Fact
+from hivemind_lab.llm.offline.open_ended import revise_own
+from hivemind_lab.llm.offline.own_course import own_course
+from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
 from hivemind_lab.llm.offline.reading import (
     STANCE_VALUE,
     Judgement,
@@ -38,37 +41,12 @@ from hivemind_lab.llm.offline.reading import (
     stance_map,
 )
 
-CLEAR = 0.08
-"""An option score beyond ±CLEAR is a clear stance; inside it, no stance."""
-SEQUENCE_MARGIN = 0.15
-"""Two options closer than this are sequenced, the less committing one first."""
-
-
-def _short(label: str, limit: int = 70) -> str:
-    if len(label) <= limit:
-        return label
-    return label[: limit - 1].rsplit(" ", 1)[0] + "…"
-
 
 def _lower(label: str) -> str:
     """Lower-case an option's first word to use it mid-sentence (acronyms and names keep
     their case: "ICU post", "Enter Germany" → "enter Germany")."""
     word = label.split(" ", 1)[0]
     return label[:1].lower() + label[1:] if word[1:].islower() or word == "A" else label
-
-
-def _fit(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "…"
-
-
-def quoting(lead: str, fact: Fact) -> str:
-    """A recommendation that quotes a client fact in quotation marks, so the client's own words
-    stand apart from the agent's ("judged against “I have an offer …”"); the quote is shortened
-    to fit, never cut open."""
-    if len(lead) > MAX_TEXT - 45:
-        lead = lead[: MAX_TEXT - 47].rsplit(" ", 1)[0] + "… "
-    room = MAX_TEXT - len(lead) - 3
-    return f"{lead}“{fact_snippet(fact, room)}”."
 
 
 def _topic(j: Judgement) -> str:
@@ -134,10 +112,10 @@ def plans(
 def plan_title(options: Sequence[str], plan: Plan) -> str:
     """A plan in one line. Waiting first (stay, decline, defer) is no first step: "Decline to
     buy Beta first, then buy Beta" read as a contradiction, so it says "for now" instead."""
-    label = _short(options[plan.now[0]], 70)
+    label = shorten(options[plan.now[0]], 70)
     if not plan.later:
-        return _short(options[plan.now[0]], 150)
-    later = _lower(_short(options[plan.later[0]], 70))
+        return shorten(options[plan.now[0]], 150)
+    later = _lower(shorten(options[plan.later[0]], 70))
     if is_hold(options[plan.now[0]]):
         return f"{label} for now; revisit later: {later}"
     return f"{label} first, then {later}"
@@ -220,14 +198,14 @@ def write_plan(
         if strain is not None:
             used.append(strain.id)
             recs.append(quoting(f"{label}: stage it in steps — ", strain))
-    recs = [_fit(r) for r in recs[:limit]]
+    recs = [fit_text(r) for r in recs[:limit]]
     citations = list(
         dict.fromkeys(
             [*jx.support[:4], *(c for z in plan.avoid for c in judgements[z].against[:2])]
         )
     )[:8]
     parts = [
-        f"{_short(options[i], 50)}: {scores[i]:+.2f} ({len(judgements[i].support)} for "
+        f"{shorten(options[i], 50)}: {scores[i]:+.2f} ({len(judgements[i].support)} for "
         f"[{', '.join(judgements[i].support[:2])}], {len(judgements[i].against)} against "
         f"[{', '.join(judgements[i].against[:2])}])"
         for i in sorted(range(len(options)), key=lambda i: -scores[i])
@@ -246,8 +224,6 @@ def write_plan(
 def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
     """Choose or sequence among the options from the agent's own evidence and the facts."""
     if not task.options:
-        from hivemind_lab.llm.offline.own_course import own_course  # it builds on this module
-
         return own_course(task)
     judgements = judge(task.options, task.evidence, task.facts)
     scores = [j.score for j in judgements]
@@ -287,8 +263,6 @@ def revise(task: ReviseTask) -> RevisionOutput:
     """Move option scores by the evidence-weighted critique points that clear stubbornness."""
     current = task.current
     if not task.options:
-        from hivemind_lab.llm.offline.open_ended import revise_own  # it builds on this module
-
         return revise_own(task)
     judgements = judge(task.options, task.evidence, task.facts)
     held = stance_map(current.stances)
@@ -350,8 +324,8 @@ def revise(task: ReviseTask) -> RevisionOutput:
         rationale=rationale[:1200],
         citations=list(dict.fromkeys([*w.citations, *current.citations]))[:8],
         facts_used=w.facts_used,
-        adopted=[_fit(a) for a in adopted[:MAX_POINTS]],
-        rejected=[_fit(r) for r in rejected[:MAX_POINTS]],
+        adopted=[fit_text(a) for a in adopted[:MAX_POINTS]],
+        rejected=[fit_text(r) for r in rejected[:MAX_POINTS]],
     )
 
 
