@@ -267,12 +267,13 @@ def test_random_and_optuna_spaces(tmp_path):
 
 def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
     exp = tmp_path / "exp.toml"
+    name = f"kill-{os.getpid()}"  # two test runs at once (two engineers) use two folders
     exp.write_text(
-        f'name = "kill"\nproblems = ["{GROCER}"]\nseeds = [0, 1]\n'
+        f'name = "{name}"\nproblems = ["{GROCER}"]\nseeds = [0, 1]\n'
         "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
         "[space]\nstubbornness = [0.1, 0.5, 0.8]\n"
     )
-    runs = REPO / "experiments" / "runs" / "kill"
+    runs = REPO / "experiments" / "runs" / name
     if runs.exists():
         import shutil
 
