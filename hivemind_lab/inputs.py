@@ -19,7 +19,9 @@ from pydantic import (
 )
 
 from hivemind_lab.agents.schemas import DecisionContext
-from hivemind_lab.decision import (
+from hivemind_lab.errors import InputError
+from hivemind_lab.problems import AttachedDocument, Problem
+from hivemind_lab.problems.decision import (
     MAX_OPTION_CHARS,
     MAX_OPTIONS,
     Fact,
@@ -27,10 +29,8 @@ from hivemind_lab.decision import (
     extract_facts,
     extract_options,
 )
-from hivemind_lab.errors import InputError
-from hivemind_lab.exclusivity import ExclusiveSource, read_exclusive
-from hivemind_lab.options import declining
-from hivemind_lab.problems import AttachedDocument, Problem
+from hivemind_lab.problems.exclusivity import ExclusiveSource, read_exclusive
+from hivemind_lab.problems.options import declining
 
 ProfileName = Literal["enterprise", "individual"]
 CritiqueMode = Literal["pairwise", "batched"]

@@ -21,10 +21,10 @@ from hivemind_lab.agents.schemas import (
     ScoreTask,
     SolutionView,
 )
-from hivemind_lab.decision import Fact
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.offline import OfflineAgentModel
 from hivemind_lab.llm.offline.practicality import matched
+from hivemind_lab.problems.decision import Fact
 
 PROBLEM = (
     "An e-bike maker must choose between premium cargo bikes, licensing its drivetrain to car "

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hivemind_lab.decision import extract_facts, extract_options, fact_snippet
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.problems import load_problems, resolve_problem
+from hivemind_lab.problems.decision import extract_facts, extract_options, fact_snippet
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
 
 
@@ -347,8 +347,8 @@ def test_a_fact_that_lists_the_options_is_cut_before_them_and_amounts_rank_befor
 
 
 def test_the_fallback_fact_for_an_option_is_an_amount_not_a_date():
-    from hivemind_lab.decision import Fact
     from hivemind_lab.llm.offline.reading import relevant_fact
+    from hivemind_lab.problems.decision import Fact
 
     facts = [
         Fact(id="q.1", text="Prepared for the board on 14 November 2026.", source="question"),

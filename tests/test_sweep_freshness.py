@@ -138,5 +138,10 @@ def test_a_stale_interrupted_run_is_not_resumed(project, monkeypatch):
 
 def test_the_offline_fingerprint_covers_the_code_the_model_reasons_with():
     names = {p.relative_to(identity.PACKAGE).as_posix() for p in identity._sources()}
-    assert {"llm/offline/theory.py", "decision.py", "options.py", "agents/prompts.py"} <= names
+    assert {
+        "llm/offline/theory.py",
+        "problems/decision.py",
+        "problems/options.py",
+        "agents/prompts.py",
+    } <= names
     assert identity.code_fingerprint() == identity.code_fingerprint()

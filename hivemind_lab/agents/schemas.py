@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from hivemind_lab.decision import Fact
+from hivemind_lab.problems.decision import Fact
 
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.retrieval import ScoredPassage

@@ -1,7 +1,7 @@
 """The client's decision: the options it weighs and the facts it brings.
 
 Pure text functions. Options come from a problem file's ``options`` list or are read from the
-question (`hivemind_lab.options`); facts are the client-cleared and market data (and the
+question (`hivemind_lab.problems.options`); facts are the client-cleared and market data (and the
 question's own statements), cut into short, citable statements — never a heading, a question or
 a restated option. Agents reason over both, so every conclusion is about this client.
 """
@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hivemind_lab.options import (
+from hivemind_lab.problems.options import (
     INLINE_MARK,
     LABEL_WORD,
     LEAD,
@@ -23,7 +23,7 @@ from hivemind_lab.options import (
     OptionsSource,
     extract_options,
 )
-from hivemind_lab.problem_text import FIGURE, read_blocks, sentences
+from hivemind_lab.problems.text import FIGURE, read_blocks, sentences
 
 __all__ = [
     "MAX_FACTS",

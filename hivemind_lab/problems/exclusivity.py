@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from hivemind_lab.options import declining, question_sentences
+from hivemind_lab.problems.options import declining, question_sentences
 
 ExclusiveSource = Literal["problem", "cli", "request", "question", "default"]
 """Where a request's exclusivity came from: the problem file, the command line, a keyword of

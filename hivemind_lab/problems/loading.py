@@ -9,10 +9,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
-from hivemind_lab.decision import extract_options
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
-from hivemind_lab.options import question_sentences
+from hivemind_lab.problems.decision import extract_options
+from hivemind_lab.problems.options import question_sentences
 
 
 class AttachedDocument(BaseModel):
@@ -51,7 +51,7 @@ class Problem(BaseModel):
     """The courses of action the client weighs (read from the question when empty)."""
     exclusive: StrictBool | None = None
     """true: the client takes one of the options (alternatives, never sequenced); false: they
-    may be combined or sequenced; absent: read from the question (`hivemind_lab.exclusivity`)."""
+    may be combined or sequenced; absent: read from the question (`hivemind_lab.problems.exclusivity`)."""
     suggested: SuggestedInputs = SuggestedInputs()
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()

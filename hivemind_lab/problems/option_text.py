@@ -1,7 +1,7 @@
 """How an option is written: its bounds, its cleaning and the subject of a decision question.
 
-Shared by the readers of options (`hivemind_lab.options`) and of yes/no decisions
-(`hivemind_lab.yes_no`), so both write an option the same way. Pure text functions.
+Shared by the readers of options (`hivemind_lab.problems.options`) and of yes/no decisions
+(`hivemind_lab.problems.yes_no`), so both write an option the same way. Pure text functions.
 """
 
 from __future__ import annotations

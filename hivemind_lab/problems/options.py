@@ -4,7 +4,7 @@ Pure text functions. A problem file may list its options; a plain-text or Markdo
 states them in its own words — "whether to A, B or C", "should X A or B?", "weighing A against
 B", "Option 1 — …", "(a) … (b) …", a bulleted list or a table — or sets stakeholders' positions
 against each other ("the CEO favours A while the CFO prefers B"), or asks a yes/no question
-(`hivemind_lab.yes_no`), which weighs the move against declining it. Reading them here lets
+(`hivemind_lab.problems.yes_no`), which weighs the move against declining it. Reading them here lets
 every agent argue about this client's actual choice.
 """
 
@@ -14,12 +14,12 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from hivemind_lab.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
-from hivemind_lab.option_text import clean as _clean
-from hivemind_lab.option_text import lower_first as _lower
-from hivemind_lab.problem_text import FIGURE, Block, read_blocks, sentences
-from hivemind_lab.subjects import tie_subjects, untie, word_classes
-from hivemind_lab.yes_no import declining, is_move, yes_no
+from hivemind_lab.problems.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
+from hivemind_lab.problems.option_text import clean as _clean
+from hivemind_lab.problems.option_text import lower_first as _lower
+from hivemind_lab.problems.subjects import tie_subjects, untie, word_classes
+from hivemind_lab.problems.text import FIGURE, Block, read_blocks, sentences
+from hivemind_lab.problems.yes_no import declining, is_move, yes_no
 
 __all__ = [
     "INLINE_MARK",

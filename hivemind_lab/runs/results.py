@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, SolutionView
 from hivemind_lab.agents.usage import UsageSummary
-from hivemind_lab.exclusivity import ExclusiveSource
+from hivemind_lab.problems.exclusivity import ExclusiveSource
 
 SCHEMA_VERSION = 1
 
@@ -184,4 +184,4 @@ class DeliberationResult(Frozen):
     exclusive: bool = False
     """One of the options: every solution pursued exactly one and rejected the others."""
     exclusive_source: ExclusiveSource = "default"
-    """Where ``exclusive`` came from (see `hivemind_lab.exclusivity`)."""
+    """Where ``exclusive`` came from (see `hivemind_lab.problems.exclusivity`)."""

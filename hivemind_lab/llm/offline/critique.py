@@ -23,7 +23,6 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
     TargetCritique,
 )
-from hivemind_lab.decision import Fact, fact_snippet
 from hivemind_lab.llm.offline.open_ended import critique_own
 from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
 from hivemind_lab.llm.offline.reading import (
@@ -35,6 +34,7 @@ from hivemind_lab.llm.offline.reading import (
     stance_map,
     stems_of,
 )
+from hivemind_lab.problems.decision import Fact, fact_snippet
 
 
 def _strength(x: float) -> int:

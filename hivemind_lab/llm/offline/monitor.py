@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hivemind_lab.agents.schemas import RationaleOutput, SynthesizeTask
-from hivemind_lab.decision import fact_snippet
+from hivemind_lab.problems.decision import fact_snippet
 
 _VERB = {"pursue": "choose", "later": "keep for later", "avoid": "rule out"}
 """What members do with an option; the option follows in quotes, whole, so an imperative

@@ -6,7 +6,7 @@ questions) and the critic all build on it without importing one another."""
 from __future__ import annotations
 
 from hivemind_lab.agents.schemas import MAX_TEXT
-from hivemind_lab.decision import Fact, fact_snippet
+from hivemind_lab.problems.decision import Fact, fact_snippet
 
 CLEAR = 0.08
 """An option score beyond ±CLEAR is a clear stance; inside it, no stance."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hivemind_lab.agents.schemas import Evidence, OptionStance
-from hivemind_lab.decision import Fact, has_quantity
+from hivemind_lab.problems.decision import Fact, has_quantity
 from hivemind_lab.text import split_sentences, terms
 
 STEM = 5

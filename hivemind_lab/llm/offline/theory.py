@@ -26,7 +26,6 @@ from hivemind_lab.agents.schemas import (
     ReviseTask,
     RevisionOutput,
 )
-from hivemind_lab.decision import Fact
 from hivemind_lab.llm.offline.open_ended import revise_own
 from hivemind_lab.llm.offline.own_course import own_course
 from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
@@ -40,6 +39,7 @@ from hivemind_lab.llm.offline.reading import (
     relevant_fact,
     stance_map,
 )
+from hivemind_lab.problems.decision import Fact
 
 
 def _lower(label: str) -> str:
