@@ -382,3 +382,33 @@ def test_two_runs_started_in_one_directory_at_once_leave_the_first_ones_manifest
     assert caught.value.field == "out"
     assert (out / "manifest.json").read_bytes() == manifest
     assert (out / "audit.jsonl").read_bytes() == audit
+
+
+EXPORTER = textwrap.dedent(
+    """
+    import sys
+    from hivemind_lab.runs.audit import export_log
+    for i in range(60):
+        export_log(sys.argv[1], sys.argv[2], format="jsonl")
+    """
+)
+
+
+def test_exports_of_one_audit_trail_to_one_file_at_once_all_succeed(tmp_path):
+    log = tmp_path / "run" / "audit.jsonl"
+    with AuditLog(log) as audit:
+        for i in range(200):
+            audit.append("agent", "theory.proposal", {"i": i, "text": "x" * 200})
+    out = tmp_path / "out" / "audit.jsonl"
+    exporters = [
+        subprocess.Popen(
+            [sys.executable, "-c", EXPORTER, str(log), str(out)],
+            env=child_env(tmp_path),
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
+    errors = [e.communicate(timeout=60)[1].decode() for e in exporters]
+    assert [e.returncode for e in exporters] == [0, 0, 0], errors
+    assert out.read_bytes() == log.read_bytes()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["audit.jsonl"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import os
 import threading
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
-from hivemind_lab.runs.atomic import write_text_atomic
+from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 
 GENESIS = "0" * 64
 
@@ -304,10 +305,10 @@ def export_log(path: str | Path, out: str | Path, *, format: ExportFormat = "par
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     records = list(read_records(path))
-    tmp = out.with_name(out.name + ".tmp")
+    buffer = io.BytesIO()
     if format == "jsonl":
         # The lines as written: a byte-identical copy that verifies like the original.
-        tmp.write_bytes(Path(path).read_bytes()[: _length_of(path, report.records)])
+        buffer.write(Path(path).read_bytes()[: _length_of(path, report.records)])
     elif format == "parquet":
         import polars as pl
 
@@ -331,8 +332,7 @@ def export_log(path: str | Path, out: str | Path, *, format: ExportFormat = "par
                 "hash": pl.String,
             },
         )
-        frame.write_parquet(tmp)
+        frame.write_parquet(buffer)
     else:
         raise InputError("format", f"unknown format {format!r}", allowed="parquet or jsonl")
-    os.replace(tmp, out)
-    return out
+    return write_bytes_atomic(out, buffer.getvalue())

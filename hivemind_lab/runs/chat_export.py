@@ -16,7 +16,6 @@ recognised; the header says so.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.runs.atomic import write_text_atomic
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import RunManifest, utc_now
 from hivemind_lab.runs.rundir import RunDir
@@ -304,15 +304,7 @@ def export_chat(
         redaction="" if include_client_data else REDACTION_NOTE,
         records=len(records),
     )
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for item in (header, *records):
-            handle.write(item.model_dump_json() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, out)
+    write_text_atomic(out, "".join(item.model_dump_json() + "\n" for item in (header, *records)))
     return header
 
 
