@@ -100,6 +100,7 @@ def test_a_second_writer_of_a_run_is_refused_and_the_trail_stays_whole(tmp_path)
         )
     assert second.returncode == 2, second.stderr
     assert "in use" in second.stderr and str(victim) in second.stderr
+    assert "resumable" not in second.stderr  # the error says what to do; no "resume it" loop
     assert (victim / "audit.jsonl").read_bytes() == before
     assert not (victim / "result.json").exists()
     # Once the first writer is gone, the run resumes and its trail verifies.

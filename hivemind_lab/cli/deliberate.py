@@ -22,7 +22,7 @@ from rich.table import Table
 from hivemind_lab.cli.common import console, err_console
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
-from hivemind_lab.errors import HivemindError
+from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.inputs import PRESETS
 
 _BALANCED = PRESETS["balanced"]
@@ -258,7 +258,14 @@ def deliberate(
         except HivemindError as exc:
             failure = _erase(bar, exc)
     if failure is not None:
-        if (run_dir / "manifest.json").exists() and not (run_dir / "result.json").exists():
+        # An error about the run directory itself (another process writes it, a rescore has
+        # nothing to continue) says what to do; "resume it" would send the user round again.
+        about_the_run = isinstance(failure, InputError) and failure.field in {"run_dir", "resume"}
+        if (
+            not about_the_run
+            and (run_dir / "manifest.json").exists()
+            and not (run_dir / "result.json").exists()
+        ):
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure)
     report = write_report(run_dir, force=True)
