@@ -27,22 +27,6 @@ if TYPE_CHECKING:
         resolve_problem,
     )
 
-_HOMES: dict[str, str] = {
-    name: "hivemind_lab.problems.loading"
-    for name in (
-        "TEXT_SUFFIXES",
-        "AttachedDocument",
-        "Problem",
-        "SuggestedInputs",
-        "load_problem",
-        "load_problems",
-        "problem_from_text",
-        "resolve_problem",
-    )
-}
-
-__getattr__ = lazy_exports(__name__, _HOMES)
-
 __all__ = [
     "TEXT_SUFFIXES",
     "AttachedDocument",
@@ -53,3 +37,7 @@ __all__ = [
     "problem_from_text",
     "resolve_problem",
 ]
+
+_HOMES = {name: "hivemind_lab.problems.loading" for name in __all__}
+
+__getattr__ = lazy_exports(__name__, _HOMES)
