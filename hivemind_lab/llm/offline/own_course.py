@@ -153,19 +153,16 @@ def own_course(task: ProposeTask) -> ProposalOutput:
         return _no_evidence(task, weights)
     fresh = [c for c in candidates if f"{OWN}{c[1]}" not in excluded] or candidates[:1]
     _, action, citation = fresh[min(task.attempt, len(fresh) - 1)]
-    recs = [fit_text(f"{OWN}{action}")]
-    fact = relevant_fact(action, (action,), list(task.facts))
-    if fact is not None:
-        recs.append(quoting("Fit it to the client's position: ", fact))
-    return ProposalOutput(
-        title=shorten(f"{OWN}{action}", 150),
-        recommendations=recs,
+    return _proposal(
+        task,
+        action,
+        about=action,
+        lead="Fit it to the client's position: ",
         rationale=(
             f"The problem names no options, so this agent proposes its own from [{citation}], "
             "the passage that bears most on the problem's distinctive terms."
         ),
         citations=[citation],
-        facts_used=[fact.id] if fact else [],
     )
 
 
@@ -178,16 +175,37 @@ def _no_evidence(task: ProposeTask, weights: dict[str, float]) -> ProposalOutput
     topic = topic or ["this problem"]
     named = ", ".join(topic[:-1]) + f" and {topic[-1]}" if len(topic) > 1 else topic[0]
     course = f"{NO_EVIDENCE}{named}: decide from the client's own facts and gather evidence first"
-    recs = [fit_text(f"{OWN}{course}")]
-    fact = relevant_fact(named, (named,), list(task.facts))
-    if fact is not None:
-        recs.append(quoting("Start from the client's position: ", fact))
-    return ProposalOutput(
-        title=shorten(f"{OWN}{course}", 150),
-        recommendations=recs,
+    return _proposal(
+        task,
+        course,
+        about=named,
+        lead="Start from the client's position: ",
         rationale=(
             "The problem names no options and none of this agent's passages bears on its "
             "distinctive terms, so it proposes no plan from them."
         ),
+    )
+
+
+def _proposal(
+    task: ProposeTask,
+    course: str,
+    *,
+    about: str,
+    lead: str,
+    rationale: str,
+    citations: Sequence[str] = (),
+) -> ProposalOutput:
+    """An own course as a proposal: the course, then the client fact that bears most on
+    ``about`` (quoted after ``lead``)."""
+    recs = [fit_text(f"{OWN}{course}")]
+    fact = relevant_fact(about, (about,), list(task.facts))
+    if fact is not None:
+        recs.append(quoting(lead, fact))
+    return ProposalOutput(
+        title=shorten(f"{OWN}{course}", 150),
+        recommendations=recs,
+        rationale=rationale,
+        citations=list(citations),
         facts_used=[fact.id] if fact else [],
     )
