@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 
 from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.backends import BackendChoice, local_server, make_model
 from hivemind_lab.deliberation import deliberate_async
 from hivemind_lab.inputs import request_for
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
-from hivemind_lab.llm.factory import BackendChoice, local_server, make_model
 from hivemind_lab.problems import load_problem
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from hivemind_lab.agents.policy import OfflineAgentModel
     from hivemind_lab.compliance import rescore
     from hivemind_lab.deliberation import deliberate, deliberate_async
     from hivemind_lab.errors import HivemindError, InputError
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
     from hivemind_lab.knowledge.slicing import plan_slices
     from hivemind_lab.llm import OpenAIChatModel, OpenAIConfig
-    from hivemind_lab.llm.offline import OfflineAgentModel
     from hivemind_lab.problems import Problem, load_problem
     from hivemind_lab.runs.audit import AuditLog, verify_log
     from hivemind_lab.runs.chat_export import export_chat
@@ -47,7 +47,7 @@ _HOMES: dict[str, str] = {
     "plan_slices": "hivemind_lab.knowledge.slicing",
     "OpenAIChatModel": "hivemind_lab.llm",
     "OpenAIConfig": "hivemind_lab.llm",
-    "OfflineAgentModel": "hivemind_lab.llm.offline",
+    "OfflineAgentModel": "hivemind_lab.agents.policy",
     "Problem": "hivemind_lab.problems",
     "load_problem": "hivemind_lab.problems",
     "AuditLog": "hivemind_lab.runs.audit",

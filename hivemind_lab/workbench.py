@@ -8,9 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
+from hivemind_lab.agents.policy import OfflineAgentModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import Calibrations, Limits, request_for
-from hivemind_lab.llm.offline import OfflineAgentModel
 from hivemind_lab.problems import Problem, load_problems
 from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.samples import PROJECT

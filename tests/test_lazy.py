@@ -29,3 +29,31 @@ def test_a_package_loads_its_modules_only_when_an_attribute_is_read(tmp_path):
         "print(callable(e.replay) and not isinstance(e.replay, type(sys)))\n"
     )
     assert python_output(script, tmp_path) == ["False", "False", "False", "True"]
+
+
+def test_the_wire_layer_loads_neither_the_openai_sdk_nor_the_agents(tmp_path):
+    """``hivemind_lab.llm`` is the wire layer: its protocol must not pull in a provider's SDK,
+    and nothing in it may import the agents (the stand-in lives above it, in agents.policy)."""
+    script = (
+        "import sys\n"
+        "import hivemind_lab.llm.base, hivemind_lab.llm.structured, hivemind_lab.llm.cache\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'httpx'}))\n"
+        "print([m for m in sys.modules if m.startswith('hivemind_lab.agents')])\n"
+    )
+    assert python_output(script, tmp_path) == ["[]", "[]"]
+
+
+def test_no_module_of_the_wire_layer_imports_the_agents():
+    """A static check: the agents ↔ llm dependency runs one way, even inside functions."""
+    import ast
+    from pathlib import Path
+
+    import hivemind_lab.llm as llm
+
+    offenders = []
+    for path in Path(llm.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [module]
+            offenders += [f"{path.name}: {n}" for n in names if n and "hivemind_lab.agents" in n]
+    assert offenders == []

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hivemind_lab.agents.backends import BackendChoice, backend_choice, make_model, open_model
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.llm.factory import BackendChoice, backend_choice, make_model, open_model
 from hivemind_lab.llm.local import (
     LocalServer,
     LocalServerConfig,

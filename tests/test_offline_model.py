@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hivemind_lab.problems.decision import Fact
 
+from hivemind_lab.agents.policy import OfflineAgentModel
+from hivemind_lab.agents.policy.practicality import matched
 from hivemind_lab.agents.prompts import MAX_TOKENS, parse_task, render
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
@@ -22,9 +25,6 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
 )
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
-from hivemind_lab.llm.offline import OfflineAgentModel
-from hivemind_lab.llm.offline.practicality import matched
-from hivemind_lab.problems.decision import Fact
 
 PROBLEM = (
     "An e-bike maker must choose between premium cargo bikes, licensing its drivetrain to car "
@@ -214,7 +214,7 @@ async def test_an_own_course_speaks_to_what_the_problem_asks_not_to_its_backgrou
 
 
 def test_a_course_about_firms_in_general_is_put_to_the_problems_own_subject():
-    from hivemind_lab.llm.offline.own_course import addressed, subject_of
+    from hivemind_lab.agents.policy.own_course import addressed, subject_of
 
     assert subject_of("Sales fell. How should the regional grocer respond?") == (
         "the regional grocer"
@@ -486,7 +486,7 @@ def test_stances_on_options_the_problem_lacks_are_dropped():
 
 
 def test_a_sale_of_the_business_is_never_a_first_step_with_something_after_it():
-    from hivemind_lab.llm.offline.theory import plans
+    from hivemind_lab.agents.policy.theory import plans
 
     options = ("Sell the company to a trade buyer", "Build a second plant", "Sell online")
     for scores in ([0.6, 0.55, 0.1], [0.55, 0.6, 0.1], [0.6, 0.1, 0.55]):
@@ -497,7 +497,7 @@ def test_a_sale_of_the_business_is_never_a_first_step_with_something_after_it():
 
 
 def test_waiting_first_is_titled_as_waiting_not_as_a_first_step():
-    from hivemind_lab.llm.offline.theory import Plan, plan_title
+    from hivemind_lab.agents.policy.theory import Plan, plan_title
 
     options = ("Acquire the rival", "Decline to acquire the rival")
     assert "first, then" not in plan_title(options, Plan((1,), (0,)))
@@ -505,8 +505,8 @@ def test_waiting_first_is_titled_as_waiting_not_as_a_first_step():
 
 
 def test_evidence_against_a_move_speaks_for_declining_it():
+    from hivemind_lab.agents.policy.reading import judge
     from hivemind_lab.agents.schemas import Evidence
-    from hivemind_lab.llm.offline.reading import judge
 
     options = ("Acquire the rival", "Decline to acquire the rival")
     text = "Acquisitions of rivals usually fail and destroy value. Buyers overpay."
@@ -517,8 +517,8 @@ def test_evidence_against_a_move_speaks_for_declining_it():
 
 
 def test_the_combined_rationale_names_the_options_whole():
+    from hivemind_lab.agents.policy.monitor import synthesize
     from hivemind_lab.agents.schemas import ClusterMember, OptionStance, SynthesizeTask
-    from hivemind_lab.llm.offline.monitor import synthesize
 
     pursue = OptionStance.model_validate({"option": 0, "stance": "pursue"})
     members = tuple(
@@ -538,8 +538,8 @@ def test_the_combined_rationale_names_the_options_whole():
 
 
 def test_a_quoted_client_fact_is_marked_and_never_cut_open():
+    from hivemind_lab.agents.policy.phrasing import quoting
     from hivemind_lab.agents.schemas import MAX_TEXT
-    from hivemind_lab.llm.offline.phrasing import quoting
 
     fact = Fact(id="q.1", text="I earn $185k at a bank. " * 12, source="question")
     for lead in ("Join the startup: judged against ", "Xy " * 100 + ": ", "Xy " * 130 + ": "):
@@ -557,8 +557,8 @@ def _own(course: str):
 
 
 def test_on_an_open_question_a_critic_argues_for_its_own_course_from_its_evidence():
+    from hivemind_lab.agents.policy.open_ended import ANOTHER, critique_own
     from hivemind_lab.agents.schemas import DecisionContext, Evidence
-    from hivemind_lab.llm.offline.open_ended import ANOTHER, critique_own
 
     ctx = DecisionContext(problem="How should the newspaper survive?", options=(), facts=())
     evidence = [
@@ -574,8 +574,8 @@ def test_on_an_open_question_a_critic_argues_for_its_own_course_from_its_evidenc
 
 
 def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evidence():
+    from hivemind_lab.agents.policy.open_ended import ANOTHER, course_of, revise_own
     from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
-    from hivemind_lab.llm.offline.open_ended import ANOTHER, course_of, revise_own
 
     def critique(critic: str, course: str, cite: str) -> ReceivedCritique:
         point = CritiquePoint(
@@ -604,8 +604,8 @@ def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evi
 
 
 def test_an_agent_without_evidence_adopts_a_lone_peers_course_that_has_some():
+    from hivemind_lab.agents.policy.open_ended import ANOTHER, NO_EVIDENCE, course_of, revise_own
     from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
-    from hivemind_lab.llm.offline.open_ended import ANOTHER, NO_EVIDENCE, course_of, revise_own
 
     point = CritiquePoint(
         kind="contradiction", claim=ANOTHER + "Sell subscriptions", strength=4, citation="a#1"

@@ -347,7 +347,7 @@ def test_a_fact_that_lists_the_options_is_cut_before_them_and_amounts_rank_befor
 
 
 def test_the_fallback_fact_for_an_option_is_an_amount_not_a_date():
-    from hivemind_lab.llm.offline.reading import relevant_fact
+    from hivemind_lab.agents.policy.reading import relevant_fact
     from hivemind_lab.problems.decision import Fact
 
     facts = [

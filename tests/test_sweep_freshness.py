@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hivemind_lab.agents import prompts
+from hivemind_lab.agents.policy import identity
 from hivemind_lab.experiments import ExperimentSpec, load, run
 from hivemind_lab.experiments import runner as sweep_runner
-from hivemind_lab.llm.offline import identity
 from hivemind_lab.reports.sweep import render_sweep_html
 from hivemind_lab.runs.rundir import read_manifest
 from tests.support import REPO
@@ -139,7 +139,7 @@ def test_a_stale_interrupted_run_is_not_resumed(project, monkeypatch):
 def test_the_offline_fingerprint_covers_the_code_the_model_reasons_with():
     names = {p.relative_to(identity.PACKAGE).as_posix() for p in identity._sources()}
     assert {
-        "llm/offline/theory.py",
+        "agents/policy/theory.py",
         "problems/decision.py",
         "problems/options.py",
         "agents/prompts.py",

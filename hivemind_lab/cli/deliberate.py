@@ -198,16 +198,16 @@ def deliberate(
             practicality_kb = sample_path(practicality_kb, PRACTICALITY)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
-        from hivemind_lab.llm.factory import backend_choice  # loads the openai SDK: ~1 s
+        from hivemind_lab.agents.backends import backend_choice  # loads the openai SDK: ~1 s
 
         choice = backend_choice(
             backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
         )
     except HivemindError as exc:
         raise _fail(exc) from None
+    from hivemind_lab.agents.backends import open_model
     from hivemind_lab.deliberation import Progress as RunProgress
     from hivemind_lab.deliberation import deliberate_async
-    from hivemind_lab.llm.factory import open_model
     from hivemind_lab.reports import write_report
 
     columns = (

@@ -49,9 +49,9 @@ def rescore(
     Only the practicality network runs again (on the run's vetoed and final sets, with the
     run's problem, options and facts, on the run's backend). The new run links to the original,
     which is never modified."""
+    from hivemind_lab.agents.backends import backend_choice, open_model
     from hivemind_lab.asyncrun import run_sync
     from hivemind_lab.compliance import rescore_async
-    from hivemind_lab.llm.factory import backend_choice, open_model
     from hivemind_lab.runs.rundir import RunDir
 
     try:

@@ -27,7 +27,7 @@ def llm_serve(
 ) -> None:
     """Run the local backend's llama.cpp server in the foreground (Ctrl-C stops it), for
     notebooks and sweeps that point the openai backend at it."""
-    from hivemind_lab.llm.factory import BackendChoice, local_server
+    from hivemind_lab.agents.backends import BackendChoice, local_server
 
     try:
         choice = BackendChoice(backend="local", model_file=model_file, context_size=context_size)

@@ -26,12 +26,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents import prompts
+from hivemind_lab.agents.policy import identity
 from hivemind_lab.deliberation.practicality import resolve_constraints
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.knowledge import fingerprint
-from hivemind_lab.llm.offline import identity
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest, utc_now
 

@@ -18,6 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.agents import backends as factory
+from hivemind_lab.agents.backends import BackendChoice
+from hivemind_lab.agents.policy import identity
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge
 from hivemind_lab.deliberation.embedders import make_embedder
@@ -32,12 +35,9 @@ from hivemind_lab.experiments.freshness import (
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
-from hivemind_lab.llm import factory
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
-from hivemind_lab.llm.offline import identity
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo
 from hivemind_lab.runs.rundir import RunDir

@@ -22,14 +22,14 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.agents import backends as factory
+from hivemind_lab.agents.backends import BackendChoice
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.freshness import STALE, Current, current
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.runner import RunSummary, finished, run_point
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import Calibrations
-from hivemind_lab.llm import factory
-from hivemind_lab.llm.factory import BackendChoice
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.rundir import write_json_atomic
@@ -111,7 +111,7 @@ def local_endpoint(
 Job = tuple[RunPoint, Budget | None]
 PRELOAD = [
     "hivemind_lab.experiments.runner",
-    "hivemind_lab.llm.offline",
+    "hivemind_lab.agents.policy",
     "bm25s",
     "sklearn.feature_extraction.text",
     "polars",

@@ -11,6 +11,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.open_ended import critique_own
+from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
+from hivemind_lab.agents.policy.reading import (
+    RELEVANT,
+    STANCE_VALUE,
+    distinct_bearing,
+    judge,
+    option_weights,
+    stance_map,
+    stems_of,
+)
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
     BatchCritiqueOutput,
@@ -22,17 +33,6 @@ from hivemind_lab.agents.schemas import (
     Evidence,
     SolutionView,
     TargetCritique,
-)
-from hivemind_lab.llm.offline.open_ended import critique_own
-from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
-from hivemind_lab.llm.offline.reading import (
-    RELEVANT,
-    STANCE_VALUE,
-    distinct_bearing,
-    judge,
-    option_weights,
-    stance_map,
-    stems_of,
 )
 from hivemind_lab.problems.decision import Fact, fact_snippet
 

@@ -17,6 +17,11 @@ import json
 
 from pydantic import BaseModel
 
+from hivemind_lab.agents.policy import identity
+from hivemind_lab.agents.policy.critique import critique, critique_batch
+from hivemind_lab.agents.policy.monitor import synthesize
+from hivemind_lab.agents.policy.practicality import score
+from hivemind_lab.agents.policy.theory import propose, revise
 from hivemind_lab.agents.prompts import parse_task
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
@@ -26,11 +31,6 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
-from hivemind_lab.llm.offline import identity
-from hivemind_lab.llm.offline.critique import critique, critique_batch
-from hivemind_lab.llm.offline.monitor import synthesize
-from hivemind_lab.llm.offline.practicality import score
-from hivemind_lab.llm.offline.theory import propose, revise
 from hivemind_lab.tokens import TokenCounter, default_counter
 
 OFFLINE_MODEL_ID = "hivemind-offline-v2"

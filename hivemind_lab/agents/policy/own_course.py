@@ -15,10 +15,10 @@ import math
 import re
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.open_ended import NO_EVIDENCE, OWN
+from hivemind_lab.agents.policy.phrasing import fit_text, quoting, shorten
+from hivemind_lab.agents.policy.reading import expand, read_passage, relevant_fact, stems_of
 from hivemind_lab.agents.schemas import Evidence, ProposalOutput, ProposeTask
-from hivemind_lab.llm.offline.open_ended import NO_EVIDENCE, OWN
-from hivemind_lab.llm.offline.phrasing import fit_text, quoting, shorten
-from hivemind_lab.llm.offline.reading import expand, read_passage, relevant_fact, stems_of
 from hivemind_lab.problems.decision import Fact
 from hivemind_lab.problems.subjects import subject_length
 from hivemind_lab.problems.text import sentences

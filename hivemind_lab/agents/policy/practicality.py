@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import snowballstemmer
 
+from hivemind_lab.agents.policy.reading import commitment, polarity, stems_of
 from hivemind_lab.agents.schemas import MAX_TEXT, ScoreOutput, ScoreTask
-from hivemind_lab.llm.offline.reading import commitment, polarity, stems_of
 from hivemind_lab.problems.decision import fact_snippet
 from hivemind_lab.text import overlap, term_set
 

@@ -15,6 +15,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hivemind_lab.agents.policy.open_ended import revise_own
+from hivemind_lab.agents.policy.own_course import own_course
+from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
+from hivemind_lab.agents.policy.reading import (
+    STANCE_VALUE,
+    Judgement,
+    commitment,
+    is_hold,
+    is_terminal,
+    judge,
+    relevant_fact,
+    stance_map,
+)
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
     MAX_TEXT,
@@ -25,19 +38,6 @@ from hivemind_lab.agents.schemas import (
     ProposeTask,
     ReviseTask,
     RevisionOutput,
-)
-from hivemind_lab.llm.offline.open_ended import revise_own
-from hivemind_lab.llm.offline.own_course import own_course
-from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
-from hivemind_lab.llm.offline.reading import (
-    STANCE_VALUE,
-    Judgement,
-    commitment,
-    is_hold,
-    is_terminal,
-    judge,
-    relevant_fact,
-    stance_map,
 )
 from hivemind_lab.problems.decision import Fact
 

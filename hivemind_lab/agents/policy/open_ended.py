@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
+from hivemind_lab.agents.policy.reading import Judgement, judge, relevant_fact
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
     CritiquePoint,
@@ -21,8 +23,6 @@ from hivemind_lab.agents.schemas import (
     RevisionOutput,
     SolutionView,
 )
-from hivemind_lab.llm.offline.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
-from hivemind_lab.llm.offline.reading import Judgement, judge, relevant_fact
 
 OWN = "Own option: "
 NO_EVIDENCE = "No evidence in my slice of the knowledge base bears on "

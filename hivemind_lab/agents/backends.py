@@ -1,6 +1,8 @@
 """The one place a backend name becomes a `ChatModel` (CLI, sweeps, notebooks).
 
-``offline`` is the deterministic agent model, ``openai`` any OpenAI-compatible endpoint, ``local``
+It lives beside the agents, not in `hivemind_lab.llm`, because one of its backends is the agents'
+own deterministic stand-in (`hivemind_lab.agents.policy`): the wire layer never imports agents.
+``offline`` is that stand-in, ``openai`` any OpenAI-compatible endpoint, ``local``
 a llama.cpp server this process starts and stops (`hivemind_lab.llm.local`). A local server has
 a lifetime, so callers use `open_model` (a context manager) — or start one `LocalServer` and
 hand its `LocalEndpoint` to `make_model` when many runs share it (a sweep).
@@ -64,7 +66,7 @@ def make_model(
     env = os.environ if env is None else env
     chat: ChatModel
     if choice.backend == "offline":
-        from hivemind_lab.llm.offline import OfflineAgentModel
+        from hivemind_lab.agents.policy import OfflineAgentModel
 
         chat = OfflineAgentModel()
     elif choice.backend == "openai":
