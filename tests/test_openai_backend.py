@@ -14,8 +14,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from hivemind_lab.errors import InputError
-from hivemind_lab.llm.base import ChatMessage, ChatRequest
-from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig
+from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.cache import ResponseCache
+from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig, slot_for
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
 
 BASE_URL = "http://llm.test/v1"
@@ -230,6 +231,62 @@ async def test_no_choices_is_an_error(make_model) -> None:
         await model.complete(_request())
 
 
+def _with_cache_report(
+    *, prompt: int, output: int, details: int | None = None, cache_n: int | None = None
+) -> dict[str, Any]:
+    """A completion whose usage says how much of the prompt the endpoint reused: OpenAI's
+    ``prompt_tokens_details.cached_tokens`` and/or llama-server's ``timings.cache_n``."""
+    body = completion(usage={"prompt_tokens": prompt, "completion_tokens": output})
+    if details is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": details}
+    if cache_n is not None:
+        body["timings"] = {"cache_n": cache_n, "prompt_n": prompt - cache_n}
+    return body
+
+
+async def test_reused_prompt_tokens_from_the_usage_details(make_model) -> None:
+    server = FakeServer(_with_cache_report(prompt=1000, output=50, details=800, cache_n=1))
+    model = make_model(
+        server, input_usd_per_mtok=2.0, cached_input_usd_per_mtok=0.5, output_usd_per_mtok=8.0
+    )
+    usage = (await model.complete(_request())).usage
+    assert (usage.prompt_tokens, usage.cached_prompt_tokens) == (1000, 800)
+    assert usage.cost_usd == pytest.approx((200 * 2.0 + 800 * 0.5 + 50 * 8.0) / 1e6)
+
+
+async def test_reused_prompt_tokens_from_llama_server_timings(make_model) -> None:
+    server = FakeServer(_with_cache_report(prompt=600, output=20, cache_n=450))
+    model = make_model(server, input_usd_per_mtok=1.0)
+    usage = (await model.complete(_request())).usage
+    assert usage.cached_prompt_tokens == 450
+    # Without a cached-token price, reused tokens cost what processed ones do.
+    assert usage.cost_usd == pytest.approx(600 * 1.0 / 1e6)
+
+
+async def test_no_cache_report_counts_nothing_reused(make_model) -> None:
+    server = FakeServer(completion(usage={"prompt_tokens": 10, "completion_tokens": 2}))
+    assert (await make_model(server).complete(_request())).usage.cached_prompt_tokens == 0
+
+
+def test_reused_tokens_add_up_and_survive_the_response_cache(tmp_path) -> None:
+    one = Usage(prompt_tokens=100, completion_tokens=5, cached_prompt_tokens=60)
+    two = Usage(prompt_tokens=120, completion_tokens=7, cached_prompt_tokens=90)
+    assert (one + two).cached_prompt_tokens == 150
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    request = _request()
+    key = request.cache_key(backend="openai", model="m")
+    cache.put(
+        key,
+        backend="openai",
+        model="m",
+        request=request,
+        response=ChatResponse(content="ok", model="m", usage=one),
+    )
+    again = cache.get(key)
+    cache.close()
+    assert again is not None and again.usage == one
+
+
 # --- retries --------------------------------------------------------------------------------
 
 
@@ -323,6 +380,48 @@ async def test_concurrency_is_bounded(make_model) -> None:
     assert len(responses) == 6
     assert len(server.requests) == 6
     assert server.max_in_flight == 2
+
+
+# --- slot pinning ---------------------------------------------------------------------------
+
+
+async def test_each_affinity_key_keeps_its_own_server_slot(make_model) -> None:
+    server = FakeServer(completion())
+    model = make_model(server, server_slots=3)
+    keys = ["theory-1", "theory-2", "legal", "theory-1", "legal", "theory-2", "theory-1"]
+    for key in keys:
+        await model.complete(_request(affinity=key))
+    slots = [body["id_slot"] for body in server.bodies]
+    by_key: dict[str, set[int]] = {}
+    for key, slot in zip(keys, slots, strict=True):
+        by_key.setdefault(key, set()).add(slot)
+    assert all(len(seen) == 1 for seen in by_key.values())  # stable per key
+    assert {next(iter(seen)) for seen in by_key.values()} == {0, 1, 2}  # spread over -np
+    # Another client given the keys in the same order pins them the same way.
+    again = FakeServer(completion())
+    other = make_model(again, server_slots=3)
+    for key in keys:
+        await other.complete(_request(affinity=key))
+    assert [body["id_slot"] for body in again.bodies] == slots
+
+
+async def test_no_slot_field_without_a_key_or_for_endpoints_without_slots(make_model) -> None:
+    server = FakeServer(completion())
+    await make_model(server, server_slots=2).complete(_request())
+    await make_model(server).complete(_request(affinity="theory-1"))
+    assert all("id_slot" not in body for body in server.bodies)
+
+
+def test_slots_fill_evenly_before_any_is_shared() -> None:
+    taken = [0, 0, 0, 0]
+    for n in range(12):
+        taken[slot_for(f"agent-{n}", taken)] += 1
+        assert max(taken) - min(taken) <= 1
+
+
+def test_affinity_is_not_part_of_the_cache_key() -> None:
+    plain = _request().cache_key(backend="local", model="m.gguf")
+    assert _request(affinity="theory-1").cache_key(backend="local", model="m.gguf") == plain
 
 
 # --- configuration --------------------------------------------------------------------------

@@ -38,6 +38,9 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     seed: int | None = None
     response_format: ResponseFormat | None = None
+    affinity: str | None = Field(default=None, exclude=True)
+    """Routing hint, not content: requests with the same key (one agent's calls) go to one
+    server slot, where they extend one cached prompt prefix. Left out of the cache key."""
 
     def cache_key(self, *, backend: str, model: str) -> str:
         """Content address of this request for a given backend and model."""
@@ -52,6 +55,9 @@ class Usage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Prompt tokens the endpoint reused from its prefix cache (included in ``prompt_tokens``;
+    the rest were processed)."""
     cost_usd: float = 0.0
 
     @property
@@ -63,6 +69,7 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
             cost_usd=round(self.cost_usd + other.cost_usd, 10),
         )
 
