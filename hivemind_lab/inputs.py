@@ -21,16 +21,17 @@ from pydantic import (
 from hivemind_lab.agents.schemas import DecisionContext
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import AttachedDocument, Problem
-from hivemind_lab.problems.decision import (
+from hivemind_lab.problems.model import (
     MAX_OPTION_CHARS,
     MAX_OPTIONS,
+    Decision,
+    DecisionSource,
+    ExclusivitySource,
     Fact,
-    OptionsSource,
-    extract_facts,
-    extract_options,
+    Option,
 )
-from hivemind_lab.problems.exclusivity import ExclusiveSource, read_exclusive
-from hivemind_lab.problems.options import declining
+from hivemind_lab.problems.reading.exclusivity import ExclusiveSource
+from hivemind_lab.problems.reading.options import OptionsSource
 
 ProfileName = Literal["enterprise", "individual"]
 CritiqueMode = Literal["pairwise", "batched"]
@@ -122,33 +123,39 @@ class DeliberationRequest(BaseModel):
     """Identifier of the problem (for reports and graph export)."""
     problem_title: str = ""
     """The problem's title (for reports)."""
+    decision: Decision | None = None
+    """The client's decision, built once (`hivemind_lab.problems.decide`) and recorded; when
+    absent it is read from the question once, here. Always set after validation."""
     options: tuple[str, ...] = Field(default=(), max_length=MAX_OPTIONS)
-    """The courses of action the client weighs; read from the question when not given."""
+    """The decision's option labels (kept for readers of older runs)."""
     options_source: OptionsSource = "agents"
-    """Where the options came from (``agents``: none found, agents propose their own)."""
+    """given, extracted or agents: the decision's option source in the older words."""
     exclusive: StrictBool = False
     """The options are alternatives: a solution pursues exactly one and rejects the others
-    (never sequences them). Read from the question when not given."""
+    (never sequences them)."""
     exclusive_source: ExclusiveSource = "default"
-    """Where ``exclusive`` came from (``default``: not given and not read, so combinable)."""
+    """Where ``exclusive`` came from, in the older words (``default``: not stated, combinable)."""
 
     @model_validator(mode="before")
     @classmethod
-    def _options_from_question(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not data.get("options"):
-            found = extract_options(str(data.get("problem", "")))
-            data = {
-                **data,
-                "options": found,
-                "options_source": "extracted" if found else "agents",
-            }
-        elif isinstance(data, dict) and "options_source" not in data:
-            data = {**data, "options_source": "given"}
-        options = data.get("options") if isinstance(data, dict) else None
-        if isinstance(options, (list, tuple)) and len(options) == 1 and str(options[0]).strip():
-            # one option is a yes/no decision: weigh it against declining it
-            data = {**data, "options": (options[0], declining(str(options[0]).strip()))}
-        return _exclusivity(data)
+    def _one_decision(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        decision = data.get("decision")
+        if decision is None:
+            decision = _decision_from_fields(data)
+        elif isinstance(decision, dict):
+            decision = Decision.model_validate(decision)
+        if not isinstance(decision, Decision):
+            return data
+        return {
+            **data,
+            "decision": decision,
+            "options": decision.labels,
+            "options_source": _OLD_OPTION_SOURCE[decision.options_source],
+            "exclusive": bool(decision.exclusive),
+            "exclusive_source": _OLD_EXCLUSIVE_SOURCE[decision.exclusive_source],
+        }
 
     @field_validator("options")
     @classmethod
@@ -167,13 +174,9 @@ class DeliberationRequest(BaseModel):
         )
 
     def facts(self) -> tuple[Fact, ...]:
-        """The client's facts: client and market data cut into citable statements."""
-        return extract_facts(
-            self.problem,
-            [(d.id, d.text) for d in self.client_data],
-            [(d.id, d.text) for d in self.market_data],
-            options=self.options,
-        )
+        """The client's facts, as the decision recorded them."""
+        assert self.decision is not None  # set by the validator
+        return self.decision.facts
 
     @field_validator("problem")
     @classmethod
@@ -190,21 +193,85 @@ class DeliberationRequest(BaseModel):
         return value
 
 
-def _exclusivity(data: Any) -> Any:
-    """``exclusive`` as given (source ``request`` unless named), else as the question states
-    it, else the default: combinable."""
-    if not isinstance(data, dict):
-        return data
-    if data.get("exclusive") is not None:
-        return {**data, "exclusive_source": data.get("exclusive_source") or "request"}
-    options = data.get("options")
-    listed = [str(o) for o in options] if isinstance(options, (list, tuple)) else []
-    read = read_exclusive(str(data.get("problem", "")), listed)
-    return {
-        **data,
-        "exclusive": bool(read),
-        "exclusive_source": "default" if read is None else "question",
-    }
+_OLD_OPTION_SOURCE: dict[DecisionSource, OptionsSource] = {
+    "toml": "given",
+    "front_matter": "given",
+    "flag": "given",
+    "request": "given",
+    "intake": "extracted",
+    "reader": "extracted",
+    "agents": "agents",
+}
+_OLD_EXCLUSIVE_SOURCE: dict[ExclusivitySource | None, ExclusiveSource] = {
+    "toml": "problem",
+    "front_matter": "problem",
+    "flag": "cli",
+    "request": "request",
+    "intake": "question",
+    "reader": "question",
+    None: "default",
+}
+_NEW_EXCLUSIVE_SOURCE: dict[str, ExclusivitySource | None] = {
+    "problem": "toml",
+    "cli": "flag",
+    "request": "request",
+    "question": "reader",
+    "default": None,
+}
+
+
+def _decision_from_fields(data: dict[str, Any]) -> Decision | None:
+    """A decision for a request given without one: a recorded request of an older run keeps its
+    recorded options and exclusivity (only its facts are derived, once, and it is marked
+    ``derived``); a new one reads the question once, with any options or exclusivity given."""
+    from hivemind_lab.problems.decision import decide
+
+    question = data.get("problem")
+    if not isinstance(question, str) or not question.strip():
+        return None
+    recorded = "options_source" in data
+    given = data.get("options") or ()
+    if not isinstance(given, (list, tuple)):
+        return None  # the field validator names the error
+    exclusive = data.get("exclusive")
+    source = _NEW_EXCLUSIVE_SOURCE.get(str(data.get("exclusive_source") or "request"), "request")
+    try:
+        problem = Problem(
+            id="request",
+            title="request",
+            question=question,
+            client_data=data.get("client_data") or (),
+            market_data=data.get("market_data") or (),
+        )
+    except ValidationError:
+        return None  # the request's own fields name the error
+    decision = decide(
+        problem,
+        options=[str(o) for o in given],
+        exclusive=exclusive,
+        exclusive_source=source or "request",
+        options_from="agents" if recorded else "reader",
+    )
+    if given:
+        decision = decision.model_copy(
+            update={
+                "options": tuple(
+                    Option(
+                        label=o.label,
+                        source="reader" if data.get("options_source") == "extracted" else "request",
+                    )
+                    for o in decision.options
+                ),
+                "options_source": (
+                    "reader" if data.get("options_source") == "extracted" else "request"
+                ),
+            }
+        )
+    if exclusive is not None and source is None:  # recorded as the default: not stated
+        decision = decision.model_copy(update={"exclusive_source": None})
+    if recorded:
+        decision = decision.model_copy(update={"derived": True})
+    return decision
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -225,13 +292,29 @@ def build(model: type[M], **values: Any) -> M:
         ) from None
 
 
-def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
-    """The deliberation request for a problem: its question, options, data and suggested
-    sliders, with any slider or option given in ``overrides`` (None means "use the problem's");
-    an ``exclusive`` override wins over the problem's (``exclusive_source="cli"`` from the CLI).
+def request_for(
+    problem: Problem, *, decision: Decision | None = None, **overrides: Any
+) -> DeliberationRequest:
+    """The deliberation request for a problem: its question, decision, data and suggested
+    sliders, with any slider given in ``overrides`` (None means "use the problem's").
 
-    The one place a problem becomes a request (CLI, notebooks, sweeps and tests use it).
+    The decision is ``decision`` when given (the CLI builds it with the user's flags), else
+    built here from the problem and any ``options``/``exclusive`` override (an ``exclusive``
+    override wins over the problem's; ``exclusive_source="cli"`` from the CLI). The one place a
+    problem becomes a request (CLI, notebooks, sweeps and tests use it).
     """
+    from hivemind_lab.problems.decision import decide
+
+    options = overrides.pop("options", None) or ()
+    exclusive = overrides.pop("exclusive", None)
+    exclusive_source = overrides.pop("exclusive_source", None)
+    if decision is None:
+        decision = decide(
+            problem,
+            options=options,
+            exclusive=exclusive,
+            exclusive_source="flag" if exclusive_source == "cli" else "request",
+        )
     values: dict[str, Any] = {
         "problem": problem.question,
         "problem_id": problem.id,
@@ -242,13 +325,8 @@ def request_for(problem: Problem, **overrides: Any) -> DeliberationRequest:
         "client_data": problem.client_data,
         "market_data": problem.market_data,
         "profile": problem.profile,
+        "decision": decision,
     }
-    if problem.options:
-        values["options"] = problem.options
-    if problem.exclusive is not None:
-        values.update(exclusive=problem.exclusive, exclusive_source="problem")
-    if overrides.get("exclusive") is not None:
-        values["exclusive_source"] = overrides.get("exclusive_source") or "request"
     values.update({k: v for k, v in overrides.items() if v is not None})
     if isinstance(values["profile"], str):
         values["profile"] = parse_profile(values["profile"])

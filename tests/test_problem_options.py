@@ -11,7 +11,8 @@ import pytest
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.problems import load_problems, resolve_problem
-from hivemind_lab.problems.decision import extract_facts, extract_options, fact_snippet
+from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet
+from hivemind_lab.problems.reading.options import extract_options
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hivemind_lab.problems.options import extract_options
-from hivemind_lab.problems.subjects import JOINER, subject_length, tie_subjects
+from hivemind_lab.problems.reading.options import extract_options
+from hivemind_lab.problems.reading.subjects import JOINER, subject_length, tie_subjects
 
 
 @pytest.mark.parametrize(

@@ -1,229 +1,166 @@
-"""The client's decision: the options it weighs and the facts it brings.
+"""Building the client's `Decision` once, from its sources in order.
 
-Pure text functions. Options come from a problem file's ``options`` list or are read from the
-question (`hivemind_lab.problems.options`); facts are the client-cleared and market data (and the
-question's own statements), cut into short, citable statements — never a heading, a question or
-a restated option. Agents reason over both, so every conclusion is about this client.
+Explicit sources win over reading: ``--option``/``--constraint`` flags (given last, so they
+override the file), then the problem's own ``options``/``constraints``/``exclusive`` (TOML or
+Markdown front matter), then the rule reader (`hivemind_lab.problems.reading`). When nothing
+explicit names the options and the reader refuses, the decision carries the refusal — unless
+the user asked the agents to propose their own (``options_from="agents"``).
+
+`Fact`, `fact_snippet` and `has_quantity` stay importable from here for the agents' policy.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from hivemind_lab.problems.options import (
-    INLINE_MARK,
-    LABEL_WORD,
-    LEAD,
-    MAX_OPTION_CHARS,
-    MAX_OPTIONS,
-    OptionsSource,
-    extract_options,
+from hivemind_lab.problems.loading import ConstraintSpec, Problem
+from hivemind_lab.problems.model import (
+    Constraint,
+    ConstraintSource,
+    Decision,
+    DecisionSource,
+    ExclusivitySource,
+    Fact,
+    Option,
 )
-from hivemind_lab.problems.text import FIGURE, read_blocks, sentences
+from hivemind_lab.problems.reading import READER_VERSION, read_decision
+from hivemind_lab.problems.reading.constraints import PROHIBITION, kind_of, link
+from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
+from hivemind_lab.problems.reading.yes_no import declining
 
-__all__ = [
-    "MAX_FACTS",
-    "MAX_FACT_CHARS",
-    "MAX_OPTIONS",
-    "MAX_OPTION_CHARS",
-    "Fact",
-    "FactSource",
-    "OptionsSource",
-    "extract_facts",
-    "extract_options",
-    "fact_snippet",
-    "has_quantity",
-]
+__all__ = ["Fact", "OptionsFrom", "decide", "fact_snippet", "has_quantity"]
 
-MAX_FACTS = 24
-MAX_FACT_CHARS = 320
-
-FactSource = Literal["client", "market", "question"]
+OptionsFrom = Literal["reader", "agents"]
+"""Where options come from when none are given: the reader (which may refuse) or the agents."""
 
 
-class Fact(BaseModel):
-    """One client or market statement an agent can name and cite."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    """``<data id>.<n>`` or ``question.<n>``: stable citation key."""
-    text: str = Field(max_length=MAX_FACT_CHARS)
-    source: FactSource
-
-
-def _short(text: str, limit: int = MAX_FACT_CHARS) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0]
-    return cut.rstrip(",;:") + "…"
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", text.casefold())
-
-
-def _restates(statement: str, options: Sequence[str]) -> bool:
-    """Whether a statement only restates an option ("Option 2 — hire 30 nurses."): the option
-    is already in every prompt, so it is not a fact about the client."""
-    said = _words(LEAD.sub("", re.sub(LABEL_WORD, "", statement, count=1, flags=re.I).strip()))
-    for option in options:
-        named = _words(option)
-        if named and said and (said[: len(named)] == named or named[: len(said)] == said):
-            return True
-    return False
+def _constraints(
+    specs: Sequence[ConstraintSpec], labels: Sequence[str], source: ConstraintSource
+) -> tuple[Constraint, ...]:
+    """Explicit constraints: their named options, else linked by the reader's overlap rule."""
+    built = []
+    folded = [label.casefold() for label in labels]
+    for n, spec in enumerate(specs, start=1):
+        named = [folded.index(f.casefold()) for f in spec.forbids if f.casefold() in folded]
+        limited = [folded.index(f.casefold()) for f in spec.limits if f.casefold() in folded]
+        if not spec.forbids and not spec.limits:
+            linked = link(spec.text, labels)
+            named, limited = (
+                (list(linked), []) if PROHIBITION.search(spec.text) else ([], list(linked))
+            )
+        built.append(
+            Constraint(
+                id=f"constraint.{n}",
+                text=spec.text,
+                kind=spec.kind or kind_of(spec.text),
+                forbids=tuple(named),
+                limits=tuple(limited),
+                source=source,
+            )
+        )
+    return tuple(built)
 
 
-def _figure_outside(sentence: str, options: Sequence[str]) -> bool:
-    """Whether a sentence gives a figure besides its options ("a firm with DKK 85m revenue is
-    torn between A and B"), so it still states a fact."""
-    rest = sentence.casefold()
-    for option in options:
-        rest = rest.replace(LEAD.sub("", option.casefold()), " ")
-    return bool(re.search(r"\d", rest))
-
-
-def _before_options(sentence: str, options: Sequence[str]) -> str:
-    """A sentence cut where it starts listing the options, when its figure comes before them
-    ("A firm with 9% margins is torn between A and B" → "A firm with 9% margins."), so a
-    quoted fact does not restate them."""
-    folded = sentence.casefold()
-    starts = [
-        folded.find(" ".join(option.casefold().split()[:3])) for option in options if option.strip()
-    ]
-    start = min((i for i in starts if i > 0), default=-1)
-    if start <= 0 or not re.search(r"\d", sentence[:start]):
-        return sentence
-    words = INLINE_MARK.sub("", sentence[:start]).split()
-    while words and words[-1].strip(",;:(–—-").casefold() in _LEAD_IN:
-        words.pop()  # "… is torn between" ends on the figure's clause, not mid-phrase
-    return " ".join(words).rstrip(" ,;:(–—-") + "."
-
-
-_LEAD_IN = frozenset(
-    [
-        "between",
-        "among",
-        "whether",
-        "or",
-        "not",
-        "to",
-        "either",
-        "is",
-        "are",
-        "was",
-        "were",
-        "torn",
-        "split",
-        "deciding",
-        "choosing",
-        "weighing",
-        "considering",
-        "choose",
-        "decide",
-        "weigh",
-        "consider",
-        "must",
-        "can",
-        "could",
-        "should",
-        "now",
-        "the",
-        "its",
-        "their",
-        "our",
-        "from",
-        "of",
-    ]
-)
-
-
-_DATE = re.compile(
-    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|"
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
-    r"\b(?:1[5-9]|20)\d{2}(?:[/–-]\d{2,4})?\b",
-    re.IGNORECASE,
-)
-
-
-def has_quantity(text: str) -> bool:
-    """Whether a text gives an amount (a price, a share, a count), not only a date or a year:
-    "Prepared on 14 November 2026" is not a figure to plan on."""
-    return bool(FIGURE.search(_DATE.sub(" ", text)))
-
-
-def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
-    """A text's statements: prose sentences, bullet items and table rows, never its headings or
-    labels; of a question, never its questions or restated options either. Prose under a
-    heading that names an option speaks of that option ("Buy electric trucks: Costs $12m.")."""
-    found = []
-    for block in read_blocks(text):
-        if block.kind in ("heading", "label"):
-            continue
-        prose = block.kind == "text"
-        named = next((o for o in options if question and _restates(block.label, [o])), None)
-        for part in sentences(block.text) if prose else [block.text]:
-            whole = " ".join(block.cells) if block.kind == "row" else part
-            restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
-            if question and (part.rstrip().endswith("?") or restated):
-                continue
-            if named and prose:
-                part = f"{named}: {part}"
-            least = 4 if question and prose else 3
-            if len(part.split()) < least - (1 if FIGURE.search(part) else 0):
-                continue  # "Headcount: 12,400" is a fact; "Confidential." is not
-            found.append(part)
-    return found
-
-
-def extract_facts(
-    question: str,
-    client_data: Sequence[tuple[str, str]] = (),
-    market_data: Sequence[tuple[str, str]] = (),
+def decide(
+    problem: Problem,
     *,
     options: Sequence[str] = (),
-) -> tuple[Fact, ...]:
-    """Short, citable statements: every line, bullet or table row of client and market data,
-    then the question's own statements (figures first), never its questions, headings, the
-    sentence that lists the options or a restated option."""
-    facts: list[Fact] = []
-    sources: tuple[tuple[FactSource, Sequence[tuple[str, str]]], ...] = (
-        ("client", client_data),
-        ("market", market_data),
+    constraints: Sequence[str | ConstraintSpec] = (),
+    exclusive: bool | None = None,
+    exclusive_source: ExclusivitySource = "flag",
+    options_from: OptionsFrom = "reader",
+) -> Decision:
+    """The client's decision for a problem, read once.
+
+    Args:
+        problem: the loaded problem (its ``declared_in`` says whether its own options came from
+            TOML or front matter).
+        options: options given on the command line (``--option``); they replace the file's.
+        constraints: constraints given on the command line (``--constraint``).
+        exclusive: exclusivity given on the command line or by code.
+        exclusive_source: where ``exclusive`` came from when given (``flag`` or ``request``).
+        options_from: ``agents`` lets the agents propose their own options instead of a refusal.
+    """
+    read = read_decision(
+        problem.question,
+        client_data=[(d.id, d.text) for d in problem.client_data],
+        market_data=[(d.id, d.text) for d in problem.market_data],
     )
-    for source, documents in sources:
-        for doc_id, text in documents:
-            for n, sentence in enumerate(_statements(text), start=1):
-                facts.append(Fact(id=f"{doc_id}.{n}", text=_short(sentence), source=source))
-    statements = []
-    for sentence in _statements(question, question=True, options=options):
-        listed = extract_options(sentence)
-        if not listed:
-            statements.append(sentence)
-        elif _figure_outside(sentence, listed):
-            # a sentence that lists the options states the decision; keep what it says first
-            statements.append(_before_options(sentence, listed))
-    ranked = sorted(
-        range(len(statements)),
-        key=lambda i: (not has_quantity(statements[i]), not FIGURE.search(statements[i]), i),
+    given: tuple[str, ...]
+    source: DecisionSource
+    if options:
+        given, source = tuple(o.strip() for o in options), "flag"
+    elif problem.options:
+        given, source = problem.options, problem.declared_in
+    else:
+        given, source = (), "reader"
+    if len(given) == 1:  # one option is a yes/no decision: weigh it against declining it
+        given = (given[0], declining(given[0]))
+    if given:
+        chosen = tuple(Option(label=label, source=source) for label in given)
+        refusal = None
+    elif options_from == "agents":
+        chosen, refusal, source = (), None, "agents"
+    else:
+        chosen, refusal, source = read.options, read.refusal, read.options_source
+    labels = [o.label for o in chosen]
+    specs = [c if isinstance(c, ConstraintSpec) else ConstraintSpec(text=c) for c in constraints]
+    if specs:
+        bound = _constraints(specs, labels, "flag")
+    elif problem.constraints:
+        bound = _constraints(problem.constraints, labels, problem.declared_in)
+    else:
+        bound = read_decision_constraints(read, labels, relink=bool(given))
+    excl: bool | None
+    quote: str | None
+    excl_source: ExclusivitySource | None
+    if exclusive is not None:
+        excl, quote, excl_source = exclusive, None, exclusive_source
+    elif problem.exclusive is not None:
+        excl, quote, excl_source = problem.exclusive, None, problem.declared_in
+    else:
+        from hivemind_lab.problems.reading.exclusivity import read_exclusivity
+
+        found = read_exclusivity(problem.question, labels)
+        excl, quote = found.exclusive, found.quote
+        excl_source = None if found.exclusive is None else "reader"
+    facts = (
+        read.facts
+        if not given
+        else extract_facts(
+            problem.question,
+            [(d.id, d.text) for d in problem.client_data],
+            [(d.id, d.text) for d in problem.market_data],
+            options=labels,
+        )
     )
-    for i in ranked:
-        facts.append(Fact(id=f"question.{i + 1}", text=_short(statements[i]), source="question"))
-    return tuple(facts[:MAX_FACTS])
+    return Decision(
+        options=chosen,
+        options_source=source if chosen or source == "agents" else "agents",
+        facts=facts,
+        constraints=bound,
+        exclusive=excl,
+        exclusive_quote=quote,
+        exclusive_source=excl_source,
+        reader_version=READER_VERSION,
+        refusal=refusal,
+    )
 
 
-def fact_snippet(fact: Fact, limit: int = 240) -> str:
-    """A fact short enough to quote in a recommendation: the whole statement when it fits,
-    else the clause that carries its figure."""
-    whole = fact.text.rstrip(".…")
-    if len(whole) <= limit:
-        return whole
-    clauses = [c.strip() for c in re.split(r";|,\s+(?=[a-z])", fact.text) if c.strip()]
-    with_figure = [c for c in clauses if FIGURE.search(c) and len(c.split()) >= 3]
-    chosen = (with_figure or clauses or [fact.text])[0]
-    return _short(chosen.rstrip("."), limit)
+def read_decision_constraints(
+    read: Decision, labels: Sequence[str], *, relink: bool
+) -> tuple[Constraint, ...]:
+    """The reader's constraints, linked again to explicit options when they were given."""
+    if not relink:
+        return read.constraints
+    relinked = []
+    for c in read.constraints:
+        linked = link(c.text, labels)
+        banned = bool(PROHIBITION.search(c.text))
+        relinked.append(
+            c.model_copy(
+                update={"forbids": linked if banned else (), "limits": () if banned else linked}
+            )
+        )
+    return tuple(relinked)

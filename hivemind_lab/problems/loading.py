@@ -5,14 +5,36 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
-from hivemind_lab.problems.decision import extract_options
-from hivemind_lab.problems.options import question_sentences
+from hivemind_lab.problems.model import ConstraintKind
+from hivemind_lab.problems.reading.options import extract_options, question_sentences
+
+
+class ConstraintSpec(BaseModel):
+    """A binding constraint as a problem file or a flag states it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = Field(min_length=1, max_length=1000)
+    kind: ConstraintKind | None = None
+    """legal, regulatory, financial, operational, social, deadline or other (read when absent)."""
+    forbids: tuple[str, ...] = ()
+    """Labels of the options it rules out (linked by content when neither list is given)."""
+    limits: tuple[str, ...] = ()
+    """Labels of the options it only bounds."""
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
 
 
 class AttachedDocument(BaseModel):
@@ -51,7 +73,12 @@ class Problem(BaseModel):
     """The courses of action the client weighs (read from the question when empty)."""
     exclusive: StrictBool | None = None
     """true: the client takes one of the options (alternatives, never sequenced); false: they
-    may be combined or sequenced; absent: read from the question (`hivemind_lab.problems.exclusivity`)."""
+    may be combined or sequenced; absent: read from the question (`hivemind_lab.problems.reading.exclusivity`)."""
+    constraints: tuple[ConstraintSpec, ...] = Field(default=(), max_length=12)
+    """Binding constraints: a text each, or a table with text, kind, forbids and limits."""
+    declared_in: Literal["toml", "front_matter"] = "toml"
+    """Where the problem's own options, constraints and exclusivity were written (set by the
+    loader)."""
     suggested: SuggestedInputs = SuggestedInputs()
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()
@@ -61,6 +88,13 @@ class Problem(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        return value
+
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _constraint_texts(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [{"text": v} if isinstance(v, str) else v for v in value]
         return value
 
     @field_validator("options")
@@ -82,6 +116,8 @@ _ALLOWED = {
     "options": "up to 8 distinct, non-empty options of at most 160 characters each",
     "profile": "enterprise, individual or comma-separated constraint names",
     "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
+    "constraints": "up to 12 texts, or tables with text, kind, forbids and limits",
+    "constraints.kind": "legal, regulatory, financial, operational, social, deadline or other",
     "suggested.sufficiency": "integer >= 1",
     "suggested.feasibility": "integer 1-100",
     "suggested.density": "integer tokens > 0",
@@ -154,14 +190,57 @@ def _cut(line: str, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def problem_from_text(text: str, *, id: str = "ad-hoc") -> Problem:
-    """Wrap a bare question (typed, or read from a text file)."""
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<yaml>.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_KEYS = ("options", "constraints", "exclusive")
+
+
+def front_matter(text: str, *, where: str = "problem") -> tuple[dict[str, Any], str]:
+    """A Markdown problem's front matter (``options``, ``constraints``, ``exclusive``) and the
+    text after it; ({}, text) when it has none. Errors name ``where`` and the key."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        raw = yaml.safe_load(match.group("yaml")) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"{where}: front matter", f"is not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: front matter", "is not a mapping", allowed="key: value lines")
+    unknown = sorted(str(k) for k in raw if k not in _FRONT_KEYS)
+    if unknown:
+        raise InputError(
+            f"{where}: front matter", f"unknown key {unknown[0]!r}", allowed=", ".join(_FRONT_KEYS)
+        )
+    return raw, text[match.end() :]
+
+
+def problem_from_text(text: str, *, id: str = "ad-hoc", where: str = "problem") -> Problem:
+    """Wrap a bare question (typed, or read from a text file); a Markdown front matter's
+    options, constraints and exclusivity are the problem's own."""
     text = text.replace("\ufeff", "")  # a byte-order mark is not part of the question
+    declared, text = front_matter(text, where=where)
     if not text.strip():
         raise InputError("problem", "is blank", allowed="non-empty text or a problem file")
     title = _title(text)
     slug = re.sub(r"[^a-z0-9]+", "-", id.lower()).strip("-") or "ad-hoc"
-    return Problem(id=slug, title=title or "ad hoc", question=text.strip(), profile=_profile(text))
+    values: dict[str, Any] = {
+        "id": slug,
+        "title": title or "ad hoc",
+        "question": text.strip(),
+        "profile": _profile(text),
+    }
+    if declared:
+        values.update(declared, declared_in="front_matter")
+    try:
+        return Problem.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        field = re.sub(r"\.\d+$", "", loc)
+        message = re.sub(r"^Value error, ", "", err["msg"]) + f", got {err.get('input')!r}"[:200]
+        raise InputError(
+            f"{where}: front matter {loc}", message, allowed=_ALLOWED.get(field)
+        ) from None
 
 
 def _profile(text: str) -> str:
@@ -208,7 +287,7 @@ def resolve_problem(argument: str) -> Problem:
             raise InputError("problem", f"cannot read {str(path)!r} ({exc})") from None
         if not text.strip():
             raise InputError("problem", f"{str(path)!r} is empty", allowed="a non-empty question")
-        return problem_from_text(text, id=path.stem)
+        return problem_from_text(text, id=path.stem, where=str(path))
     raise InputError(
         "problem",
         f"{str(path)!r} has an unsupported suffix {path.suffix!r}",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hivemind_lab.problems.option_text import MAX_OPTION_CHARS, SUBJECT, clean, lower_first
-from hivemind_lab.problems.subjects import word_classes
+from hivemind_lab.problems.reading.option_text import MAX_OPTION_CHARS, SUBJECT, clean, lower_first
+from hivemind_lab.problems.reading.subjects import word_classes
 
 _YES_NO = (
     re.compile(

@@ -1,16 +1,16 @@
 """How an option is written: its bounds, its cleaning and the subject of a decision question.
 
-Shared by the readers of options (`hivemind_lab.problems.options`) and of yes/no decisions
-(`hivemind_lab.problems.yes_no`), so both write an option the same way. Pure text functions.
+Shared by the readers of options (`hivemind_lab.problems.reading.options`) and of yes/no decisions
+(`hivemind_lab.problems.reading.yes_no`), so both write an option the same way. Pure text functions.
 """
 
 from __future__ import annotations
 
 import re
 
-MAX_OPTIONS = 8
-"""Option lists are bounded so every output schema can bound its references to them."""
-MAX_OPTION_CHARS = 160
+from hivemind_lab.problems.model import MAX_OPTION_CHARS, MAX_OPTIONS
+
+__all__ = ["LEAD", "MAX_OPTIONS", "MAX_OPTION_CHARS", "NAME", "SUBJECT", "clean", "lower_first"]
 
 _CAPITAL = "A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-Я\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
 """Letters that start a name: capitals of Latin, Greek and Cyrillic scripts, and the caseless

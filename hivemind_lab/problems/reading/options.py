@@ -4,7 +4,7 @@ Pure text functions. A problem file may list its options; a plain-text or Markdo
 states them in its own words — "whether to A, B or C", "should X A or B?", "weighing A against
 B", "Option 1 — …", "(a) … (b) …", a bulleted list or a table — or sets stakeholders' positions
 against each other ("the CEO favours A while the CFO prefers B"), or asks a yes/no question
-(`hivemind_lab.problems.yes_no`), which weighs the move against declining it. Reading them here lets
+(`hivemind_lab.problems.reading.yes_no`), which weighs the move against declining it. Reading them here lets
 every agent argue about this client's actual choice.
 """
 
@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from hivemind_lab.problems.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
-from hivemind_lab.problems.option_text import clean as _clean
-from hivemind_lab.problems.option_text import lower_first as _lower
-from hivemind_lab.problems.subjects import tie_subjects, untie, word_classes
-from hivemind_lab.problems.text import FIGURE, Block, read_blocks, sentences
-from hivemind_lab.problems.yes_no import declining, is_move, yes_no
+from hivemind_lab.problems.reading.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
+from hivemind_lab.problems.reading.option_text import clean as _clean
+from hivemind_lab.problems.reading.option_text import lower_first as _lower
+from hivemind_lab.problems.reading.plausible import judge, trim
+from hivemind_lab.problems.reading.subjects import tie_subjects, untie, word_classes
+from hivemind_lab.problems.reading.text import FIGURE, Block, read_blocks, sentences
+from hivemind_lab.problems.reading.yes_no import declining, is_move, yes_no
 
 __all__ = [
     "INLINE_MARK",
@@ -27,10 +28,15 @@ __all__ = [
     "LEAD",
     "MAX_OPTIONS",
     "MAX_OPTION_CHARS",
+    "Candidates",
+    "OptionReading",
     "OptionsSource",
+    "candidate_sets",
     "declining",
     "extract_options",
     "question_sentences",
+    "read_options",
+    "span",
 ]
 
 
@@ -282,7 +288,7 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
         ]
 
     items = [_clean(r).replace(_PAUSE, ",") for r in raw]
-    return [i[:MAX_OPTION_CHARS] for i in items]
+    return items
 
 
 _OPTION_LABEL = re.compile(
@@ -318,14 +324,15 @@ def _runs(blocks: Sequence[Block], kind: str) -> list[list[Block]]:
     return list(runs.values())
 
 
-def _bullets(blocks: Sequence[Block]) -> list[str]:
-    """The longest list of two or more bullet or numbered lines that holds options."""
-    best: list[str] = []
+def _bullets(blocks: Sequence[Block]) -> list[tuple[list[str], bool]]:
+    """Lists of two or more bullet or numbered lines that may hold options (never a list of the
+    client's data), longest first, each with whether its label names it as options."""
+    found = []
     for run in _runs(blocks, "bullet"):
-        items = [_clean(b.text)[:MAX_OPTION_CHARS] for b in run]
-        if len(items) > len(best) and not _is_data(items, run[0].label):
-            best = items
-    return best[:MAX_OPTIONS] if len(best) >= 2 else []
+        items = [_clean(b.text) for b in run]
+        if 2 <= len(items) <= MAX_OPTIONS and not _is_data(items, run[0].label):
+            found.append((items, bool(_OPTION_LABEL.search(run[0].label))))
+    return sorted(found, key=lambda f: len(f[0]), reverse=True)
 
 
 def _table_options(blocks: Sequence[Block]) -> list[str]:
@@ -340,9 +347,7 @@ def _table_options(blocks: Sequence[Block]) -> list[str]:
             cells = row.cells
             name = cells[0] if cells else ""
             detail = cells[1] if len(cells) > 1 and len(cells[1].split()) >= 3 else ""
-            items.append(
-                _clean(f"{name} ({_lower(detail)})" if detail else name)[:MAX_OPTION_CHARS]
-            )
+            items.append(_clean(f"{name} ({_lower(detail)})" if detail else name))
         if all(items):
             return items
     return []
@@ -359,7 +364,7 @@ def _heading_options(blocks: Sequence[Block]) -> list[str]:
             if below.kind == "heading" and below.level <= block.level:
                 break
             if below.kind == "heading" and below.level == block.level + 1:
-                items.append(_clean(below.text)[:MAX_OPTION_CHARS])
+                items.append(_clean(below.text))
         if 2 <= len(items) <= MAX_OPTIONS and not any(
             _DATA_LABEL.search(i) or _SECTION.search(i) for i in items
         ):
@@ -391,7 +396,7 @@ _STANCE = (
     r"(?:is|are)\s+(?:in\s+favou?r\s+of|keen\s+on|for))"
 )
 _POSITION = re.compile(
-    r"^(?:[^,;]{0,60},\s+)?(?P<who>(?:[\w'’.&-]+\s+){0,3}?[\w'’.&-]+)\s+" + _STANCE + r"\s+"
+    r"^(?:[^,;]{0,60},\s+)?(?P<who>(?:[\w'’.&-]+\s+){0,3}?[\w'’.&-]+),?\s+" + _STANCE + r"\s+"
     r"(?P<item>.+?)[.!]?$",
     re.IGNORECASE,
 )
@@ -413,10 +418,21 @@ def _positions(said: Sequence[str]) -> list[str]:
                 items[-1] += pieces[k - 1] + pieces[k]
             else:
                 break
-        found = [_clean(i)[:MAX_OPTION_CHARS] for i in items]
+        found = [_clean(i) for i in items]
         if 2 <= len(found) <= MAX_OPTIONS and all(found):
             return found
     return []
+
+
+def _positions_apart(said: Sequence[str]) -> list[str]:
+    """Stakeholders' positions stated one a sentence ("Karen wants to lease the trucks." …
+    "Phil wants us to buy them."): two or more, in the text's order."""
+    items = []
+    for sentence in said:
+        match = _POSITION.match(sentence.strip())
+        if match and not _NOT_WHO.search(match.group("who")):
+            items.append(_clean(match.group("item")))
+    return items if 2 <= len(items) <= MAX_OPTIONS else []
 
 
 def question_sentences(text: str) -> list[str]:
@@ -425,55 +441,172 @@ def question_sentences(text: str) -> list[str]:
     return _sentences(read_blocks(text))
 
 
-def extract_options(question: str) -> tuple[str, ...]:
-    """The courses of action a question enumerates, in its order ([] when it names none).
+class Candidates(NamedTuple):
+    """One way of reading a problem's options: what was found, and how."""
 
-    A list of options wins (bullets or a table, but never a list of the client's data);
-    then "Option A: …" labels; then the strongest inline enumeration: a "whether to …",
-    "should X …?" or "do we A, or do we B?" clause, then "options …: …" or "weighing A against
-    B", then "between …". A bare yes/no question weighs the move against declining it.
-    Options are distinct (a repeat is dropped), and one option alone is no choice.
+    method: str
+    """bullets, table, headings, labelled, trigger, positions or yes/no."""
+    items: tuple[str, ...]
+    named: bool
+    """The text calls them options (a label, a heading, a table column, "Option A")."""
+
+
+def candidate_sets(question: str) -> list[Candidates]:
+    """Every reading of a question's options, strongest first.
+
+    A list of options (bullets or a table, but never a list of the client's data) comes
+    first, then "Option A: …" labels, then the inline enumerations by strength (a "whether to
+    …", "should X …?" or "do we A, or do we B?" clause, then "options …: …" or "weighing A
+    against B", then "between …"; later sentences first), then stakeholders' positions, then
+    a bare yes/no question, which weighs the move against declining it.
     """
-    unique = list(dict.fromkeys(untie(o) for o in _find_options(question)))
-    unique = [
-        o for i, o in enumerate(unique) if o.casefold() not in {u.casefold() for u in unique[:i]}
-    ]
-    return tuple(unique) if len(unique) >= 2 else ()
-
-
-def _find_options(question: str) -> tuple[str, ...]:
+    found: list[Candidates] = []
     blocks = read_blocks(question)
-    listed = _bullets(blocks) or _table_options(blocks) or _heading_options(blocks)
-    if listed:
-        return tuple(listed)
-    said = [tie_subjects(sentence) for sentence in _sentences(blocks)]
     prose = "\n".join(b.text for b in blocks)  # "### Option A: …" headings name options too
-    labelled = [_clean(m.group("item"))[:MAX_OPTION_CHARS] for m in _LABELLED.finditer(prose)]
+    labelled = [_clean(m.group("item")) for m in _LABELLED.finditer(prose)]
     if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
-        return tuple(labelled)
-    best: tuple[int, int, list[str]] | None = None
+        found.append(Candidates("labelled", tuple(labelled), True))
+    for items, named in _bullets(blocks):
+        marked = [i for i in items if _OPTION_MARK.match(i)]
+        if 2 <= len(marked) < len(items):  # "5. Three options were assessed. 6. Option A is …"
+            found.append(Candidates("labelled items", tuple(marked), True))
+        found.append(Candidates("bullets", tuple(items), named))
+    table = _table_options(blocks)
+    if table:
+        found.append(Candidates("table", tuple(table), True))
+    headings = _heading_options(blocks)
+    if headings:
+        found.append(Candidates("headings", tuple(headings), True))
+    said = [tie_subjects(sentence) for sentence in _sentences(blocks)]
+    triggered: list[tuple[int, int, bool, list[str]]] = []
     for position, sentence in enumerate(said):
         for priority, pattern in _TRIGGERS:
             for match in pattern.finditer(sentence):
-                found = match.group("list") or ""
-                if "aux" in match.groupdict():  # "do we A, or do we B?"
-                    found = re.sub(
-                        r",?\s+or\s+"
-                        + re.escape(match.group("aux"))
-                        + r"\s+"
-                        + re.escape(match.group("subj"))
-                        + r"\s+",
-                        " or ",
-                        found,
-                        flags=re.IGNORECASE,
-                    )
-                if match.groupdict().get("second"):  # "comparing A with B"
-                    found = f"{match.group('first')} versus {match.group('second')}"
-                if "move" in match.groupdict() and not is_move(found):
-                    continue  # "Do we need a CFO or a COO?" asks about a state
-                items = _split_list(found, between="between" in match.group(0))
-                if items and (best is None or (priority, position) >= best[:2]):
-                    best = (priority, position, items)
-    if best:
-        return tuple(best[2])
-    return tuple(_positions(said) or yes_no(said))
+                if _OPTION_MARK.search(match.group(0)[:40]):
+                    continue  # "Option C is to A, at B": one labelled option, not a list
+                items = _trigger_items(match)
+                if items:
+                    named = True  # the objects of a choice ("among A, B and C"): noun phrases count
+                    triggered.append((priority, position, named, items))
+    for _, _, named, items in sorted(triggered, key=lambda t: t[:2], reverse=True):
+        found.append(Candidates("trigger", tuple(items), named))
+    positions = _positions(said)
+    if positions:
+        found.append(Candidates("positions", tuple(positions), True))
+    apart = _positions_apart(said)
+    if apart:
+        found.append(Candidates("positions", tuple(apart), False))
+    asked = yes_no(said)
+    if asked:
+        found.append(Candidates("yes/no", tuple(asked), False))
+    return [
+        Candidates(c.method, unique, c.named)
+        for c in found
+        if len(unique := _distinct(c.items)) >= 2
+    ]
+
+
+_OPTION_MARK = re.compile(
+    r"^\W*(?:option|alternative|choice|path|route|offer|scenario|proposal)\s+"
+    r"(?:[A-H1-9]|one|two|three|four|five)\b",
+    re.IGNORECASE,
+)
+"""An item labelled as one option ("Option A is to …", "Alternative 2: …")."""
+_NAMED_TRIGGER = 5
+"""Index in `_TRIGGERS` of "options …: A, B": the text names its list as options."""
+
+
+def _trigger_items(match: re.Match[str]) -> list[str]:
+    found = match.group("list") or ""
+    if "aux" in match.groupdict():  # "do we A, or do we B?"
+        found = re.sub(
+            r",?\s+or\s+"
+            + re.escape(match.group("aux"))
+            + r"\s+"
+            + re.escape(match.group("subj"))
+            + r"\s+",
+            " or ",
+            found,
+            flags=re.IGNORECASE,
+        )
+    if match.groupdict().get("second"):  # "comparing A with B"
+        found = f"{match.group('first')} versus {match.group('second')}"
+    if "move" in match.groupdict() and not is_move(found):
+        return []  # "Do we need a CFO or a COO?" asks about a state
+    return _split_list(found, between="between" in match.group(0))
+
+
+def _distinct(items: Sequence[str]) -> tuple[str, ...]:
+    """Items untied and without repeats (case-insensitive), in order."""
+    seen: set[str] = set()
+    kept = []
+    for item in (untie(i) for i in items):
+        if item.casefold() not in seen:
+            seen.add(item.casefold())
+            kept.append(item)
+    return tuple(kept)
+
+
+class OptionReading(NamedTuple):
+    """The options a question weighs, each with the span it was read from, or why none."""
+
+    options: tuple[tuple[str, str | None], ...]
+    """(label, quote) pairs; the quote is None when the label is not the text's own words."""
+    rejected: tuple[str, ...] = ()
+    """Candidate sets that were not trusted, each with why."""
+
+
+def read_options(question: str) -> OptionReading:
+    """The first reading of a question's options in which every candidate is a plausible course
+    of action (see `hivemind_lab.problems.reading.plausible`); none when no reading is.
+
+    One implausible item condemns its whole set: a list that holds a figure or a question is
+    not a list of options, and a wrong option is worse than none.
+    """
+    rejected: list[str] = []
+    for found in candidate_sets(question):
+        labels, reasons = [], []
+        for item in found.items:
+            label = trim(item)
+            reason = judge(label, named=found.named)
+            if reason is None and len(label) > MAX_OPTION_CHARS:
+                reason = "a paragraph or over-long clause, not one course of action"
+            if reason:
+                reasons.append(f"{item[:80]!r}: {reason}")
+            labels.append(label)
+        forms = {_verb_form(label) for label in labels} - {None}
+        inline = found.method in ("trigger", "positions", "yes/no")
+        if not reasons and inline and forms == {"base", "ing"}:  # "Lease A, adding 40 lists"
+            reasons.append("base and -ing forms mixed: a participle clause, not an option")
+        if reasons:
+            rejected.append(f"{found.method}: " + "; ".join(reasons))
+            continue
+        if len({label.casefold() for label in labels}) < len(labels):
+            rejected.append(f"{found.method}: two candidates read as one option")
+            continue
+        return OptionReading(tuple((label, span(question, label)) for label in labels))
+    return OptionReading((), tuple(rejected))
+
+
+def _verb_form(label: str) -> str | None:
+    first = label.split()[0].lower() if label.split() else ""
+    if not first.endswith("ing"):
+        return "base" if word_classes()(first).get("VERB") else None
+    return "ing" if word_classes()(first).get("VERB") else None
+
+
+def span(text: str, phrase: str) -> str | None:
+    """The exact span of ``text`` that says ``phrase`` (case of its first letter and spacing
+    aside), or None when the text does not say it in these words."""
+    words = phrase.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    match = re.search(pattern, text, re.IGNORECASE)
+    return match.group(0) if match else None
+
+
+def extract_options(question: str) -> tuple[str, ...]:
+    """The courses of action a question weighs, in its order; () when it names none or the
+    reader does not trust what it found (see `read_options`)."""
+    return tuple(label for label, _ in read_options(question).options)

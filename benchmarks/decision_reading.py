@@ -1,0 +1,379 @@
+"""How well a reader reads the client's decision out of free text: options, exclusivity,
+binding constraints and refusals, against the labelled problems of ../shared/eval/decisions.
+
+The data is read in place (never copied into the repository). Tune a reader on ``dev`` only;
+``test`` is for reporting. Matching, one-to-one and greedy (best pairs first): an extracted
+option matches a gold option when the Dice overlap of their content words (Snowball-stemmed,
+stop words dropped) is at least 0.5 against the gold label or its quoted span. A refusal
+returns no options: it costs recall, never precision.
+
+- option precision / recall: matched options over extracted / over gold options;
+- exact set: every gold option matched and nothing else extracted (a refusal on an open
+  question, whose gold is ``[]``, counts as exact);
+- exclusivity: accuracy on the problems whose gold ``exclusive`` is not null;
+- constraint recall: gold constraints that forbid an option, found (Dice ≥ 0.5 against the
+  quote) with at least one of their forbidden options linked; ``constraints found``: every
+  gold constraint, found by its text alone;
+- refusal rate: problems the reader refused.
+
+Usage: python benchmarks/decision_reading.py [--split dev|test|both] [--reader rule|intake]
+[--shared ../shared] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import platform
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import snowballstemmer
+
+MATCH = 0.5
+"""Dice overlap of content stems from which an extracted option or constraint is a gold one."""
+
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "as",
+        "is",
+        "are",
+        "be",
+        "been",
+        "being",
+        "was",
+        "were",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "we",
+        "our",
+        "us",
+        "i",
+        "my",
+        "me",
+        "you",
+        "your",
+        "they",
+        "their",
+        "them",
+        "he",
+        "she",
+        "his",
+        "her",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "should",
+        "could",
+        "can",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "has",
+        "have",
+        "had",
+        "there",
+        "here",
+        "which",
+        "what",
+        "who",
+        "whom",
+        "how",
+        "when",
+        "where",
+        "why",
+        "than",
+        "then",
+        "so",
+        "if",
+        "but",
+        "also",
+        "any",
+        "all",
+        "some",
+        "more",
+        "most",
+        "such",
+        "only",
+        "own",
+        "same",
+        "other",
+        "up",
+        "out",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "again",
+        "further",
+        "once",
+    ]
+)
+
+
+class ReadConstraint(NamedTuple):
+    text: str
+    forbids: tuple[int, ...]
+    """Indexes into the reading's options."""
+
+
+class Reading(NamedTuple):
+    """What a reader made of one problem."""
+
+    options: tuple[str, ...]
+    exclusive: bool | None
+    constraints: tuple[ReadConstraint, ...]
+    refused: bool
+
+
+Reader = Callable[[str], Reading]
+
+
+def rule_reader(text: str) -> Reading:
+    """The offline rule reader (`hivemind_lab.problems.reading`)."""
+    from hivemind_lab.problems.reading import read_decision
+
+    decision = read_decision(text)
+    return Reading(
+        options=tuple(o.label for o in decision.options),
+        exclusive=decision.exclusive,
+        constraints=tuple(
+            ReadConstraint(c.quote or c.text, tuple(c.forbids)) for c in decision.constraints
+        ),
+        refused=decision.refusal is not None,
+    )
+
+
+def intake_reader(text: str) -> Reading:
+    """The model intake (a language model reading the problem): not implemented yet."""
+    raise SystemExit("reader 'intake': the model intake is not implemented yet (use --reader rule)")
+
+
+READERS: dict[str, Reader] = {"rule": rule_reader, "intake": intake_reader}
+
+
+@functools.cache
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+def stems(text: str) -> frozenset[str]:
+    """Content words of a text, Snowball-stemmed, without stop words."""
+    words = [w for w in re.findall(r"[^\W_]+", text.casefold()) if w not in _STOP]
+    return frozenset(_stemmer().stemWords(words))
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def match_options(extracted: Sequence[str], gold: dict[str, Any]) -> dict[int, int]:
+    """One-to-one matches, extracted index → gold index, best overlaps first."""
+    labels, quotes = gold["options"], gold.get("option_quotes") or []
+    pairs = []
+    for i, option in enumerate(extracted):
+        mine = stems(option)
+        for j, label in enumerate(labels):
+            quote = quotes[j] if j < len(quotes) else ""
+            score = max(dice(mine, stems(label)), dice(mine, stems(quote)))
+            if score >= MATCH:
+                pairs.append((score, i, j))
+    matched: dict[int, int] = {}
+    for _, i, j in sorted(pairs, reverse=True):
+        if i not in matched and j not in matched.values():
+            matched[i] = j
+    return matched
+
+
+class Scores(NamedTuple):
+    problems: int
+    extracted: int
+    gold_options: int
+    matched: int
+    exact: int
+    exclusive_right: int
+    exclusive_gold: int
+    forbidding: int
+    forbidding_found: int
+    constraints: int
+    constraints_found: int
+    refused: int
+    seconds: float
+
+    def summary(self) -> dict[str, float | int]:
+        def ratio(a: int, b: int) -> float:
+            return round(a / b, 3) if b else 0.0
+
+        return {
+            "problems": self.problems,
+            "option_precision": ratio(self.matched, self.extracted),
+            "option_recall": ratio(self.matched, self.gold_options),
+            "exact_set": ratio(self.exact, self.problems),
+            "exclusivity_accuracy": ratio(self.exclusive_right, self.exclusive_gold),
+            "constraint_recall": ratio(self.forbidding_found, self.forbidding),
+            "constraints_found": ratio(self.constraints_found, self.constraints),
+            "refusal_rate": ratio(self.refused, self.problems),
+            "extracted": self.extracted,
+            "matched": self.matched,
+            "gold_options": self.gold_options,
+            "ms_per_problem": round(1000 * self.seconds / max(self.problems, 1), 1),
+        }
+
+
+def score_one(reading: Reading, gold: dict[str, Any]) -> dict[str, int]:
+    options = () if reading.refused else reading.options
+    matched = match_options(options, gold)
+    exact = len(matched) == len(options) == len(gold["options"])
+    found_forbidding = found_any = forbidding = 0
+    for constraint in gold.get("constraints") or []:
+        forbids = set(constraint.get("forbids") or [])
+        forbidding += bool(forbids)
+        hits = [
+            c
+            for c in reading.constraints
+            if dice(stems(c.text), stems(constraint["quote"])) >= MATCH
+            or constraint["quote"].casefold() in c.text.casefold()
+        ]
+        found_any += bool(hits)
+        linked = any(matched.get(i) in forbids for c in hits for i in c.forbids)
+        found_forbidding += bool(forbids) and linked
+    gold_exclusive = gold.get("exclusive")
+    return {
+        "extracted": len(options),
+        "gold_options": len(gold["options"]),
+        "matched": len(matched),
+        "exact": int(exact),
+        "exclusive_gold": int(gold_exclusive is not None),
+        "exclusive_right": int(gold_exclusive is not None and reading.exclusive is gold_exclusive),
+        "forbidding": forbidding,
+        "forbidding_found": found_forbidding,
+        "constraints": len(gold.get("constraints") or []),
+        "constraints_found": found_any,
+        "refused": int(reading.refused),
+    }
+
+
+def problems(folder: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    if not folder.is_dir():
+        raise SystemExit(f"{folder} not found (the shared evaluation data is read in place)")
+    found = []
+    for text_path in sorted(folder.glob("*.txt")):
+        gold = json.loads(text_path.with_suffix(".json").read_text("utf-8"))
+        found.append((text_path.stem, text_path.read_text("utf-8"), gold))
+    return found
+
+
+def run_split(
+    folder: Path, reader: Reader, *, verbose: bool = False
+) -> tuple[Scores, list[dict[str, Any]]]:
+    totals: dict[str, int] = {}
+    rows = []
+    started = time.perf_counter()
+    for name, text, gold in problems(folder):
+        reading = reader(text)
+        one = score_one(reading, gold)
+        for key, value in one.items():
+            totals[key] = totals.get(key, 0) + value
+        rows.append(
+            {
+                "problem": name,
+                "options": list(reading.options),
+                "refused": reading.refused,
+                "exclusive": reading.exclusive,
+                **one,
+            }
+        )
+    seconds = time.perf_counter() - started
+    fields = {k: totals.get(k, 0) for k in Scores._fields if k not in ("problems", "seconds")}
+    return Scores(problems=len(rows), seconds=seconds, **fields), rows
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "load_1m": round(load[0], 2),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
+    parser.add_argument("--reader", choices=tuple(READERS), default="rule")
+    parser.add_argument("--shared", type=Path, default=Path("../shared"))
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--verbose", action="store_true", help="print each problem's reading")
+    args = parser.parse_args(argv)
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    reader = READERS[args.reader]
+    out: dict[str, Any] = {"reader": args.reader, "machine": machine(), "splits": {}}
+    for split in splits:
+        scores, rows = run_split(args.shared / "eval" / "decisions" / split, reader)
+        out["splits"][split] = scores.summary()
+        if args.verbose:
+            out["splits"][split]["problems_read"] = rows
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    info = out["machine"]
+    print(
+        f"reader {args.reader} · {info['date']} · {info['cpu']} ×{info['cores']} · "
+        f"load {info['load_1m']} · Python {info['python']}"
+    )
+    keys = (
+        "option_precision",
+        "option_recall",
+        "exact_set",
+        "exclusivity_accuracy",
+        "constraint_recall",
+        "constraints_found",
+        "refusal_rate",
+        "ms_per_problem",
+    )
+    print(f"{'split':6} " + " ".join(f"{k:>20}" for k in keys))
+    for split, summary in out["splits"].items():
+        print(f"{split:6} " + " ".join(f"{summary[k]:>20}" for k in keys))
+        for row in summary.get("problems_read", []):
+            print(
+                f"  {row['problem']}: refused={row['refused']} matched {row['matched']}/"
+                f"{row['gold_options']} of {row['extracted']} {row['options']}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The client's decision, read once at intake and recorded: options, facts, binding constraints
+and exclusivity, each with where it came from.
+
+Pure data. A `Decision` is built once (`hivemind_lab.problems.decision.decide`) from explicit
+sources — a problem file's ``options``/``constraints``/``exclusive``, Markdown front matter,
+``--option``/``--constraint`` flags — or read from the text by a reader (the rule reader in
+`hivemind_lab.problems.reading`, later a model intake). Runs record it and never derive it again,
+so replay, resume and reports see what was deliberated even after a reader changes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_OPTIONS = 8
+"""Option lists are bounded so every output schema can bound its references to them."""
+MAX_OPTION_CHARS = 160
+MAX_FACT_CHARS = 320
+MAX_CONSTRAINTS = 12
+
+DecisionSource = Literal["toml", "front_matter", "flag", "request", "intake", "reader", "agents"]
+"""Where an option came from: a problem's TOML file, a Markdown problem's front matter, a
+command-line flag, a keyword of the request (code: notebooks, sweeps), the model intake, the rule reader, or the agents (who propose their own
+courses of action when the user asks for it)."""
+ConstraintSource = Literal["toml", "front_matter", "flag", "intake", "reader"]
+ExclusivitySource = Literal["toml", "front_matter", "flag", "request", "intake", "reader"]
+"""Where exclusivity was stated (``request``: a keyword of the request, from code)."""
+ConstraintKind = Literal[
+    "legal", "regulatory", "financial", "operational", "social", "deadline", "other"
+]
+FactSource = Literal["client", "market", "question"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Fact(_Frozen):
+    """One client or market statement an agent can name and cite."""
+
+    id: str
+    """``<data id>.<n>`` or ``question.<n>``: stable citation key."""
+    text: str = Field(max_length=MAX_FACT_CHARS)
+    source: FactSource
+
+
+class Option(_Frozen):
+    """One course of action the client weighs."""
+
+    label: str = Field(min_length=1, max_length=MAX_OPTION_CHARS)
+    """The option as agents see it."""
+    source: DecisionSource
+    quote: str | None = None
+    """The exact span of the problem's text it was read from (None when given explicitly)."""
+
+
+class Constraint(_Frozen):
+    """A binding fact: a prohibition that rules options out, or a limit that bounds them."""
+
+    id: str
+    """``constraint.<n>``: stable citation key."""
+    text: str = Field(min_length=1)
+    quote: str | None = None
+    """The span of the problem's text it was read from (None when given explicitly)."""
+    kind: ConstraintKind = "other"
+    forbids: tuple[int, ...] = ()
+    """Indexes of the options it rules out (illegal, impossible, in breach)."""
+    limits: tuple[int, ...] = ()
+    """Indexes of the options it only bounds (a cap, a deadline, an approval)."""
+    source: ConstraintSource
+
+
+class Refusal(_Frozen):
+    """Why a reader gave no options: what it found and why each candidate was not trusted."""
+
+    reason: str
+    found: tuple[str, ...] = ()
+    """Candidate options the reader found, each with why it was rejected."""
+
+
+class Decision(_Frozen):
+    """The client's decision as a run deliberates it."""
+
+    options: tuple[Option, ...] = Field(default=(), max_length=MAX_OPTIONS)
+    options_source: DecisionSource = "agents"
+    """Where the options came from; ``agents`` when there are none (agents propose their own)."""
+    facts: tuple[Fact, ...] = ()
+    constraints: tuple[Constraint, ...] = Field(default=(), max_length=MAX_CONSTRAINTS)
+    exclusive: bool | None = None
+    """True: the client takes exactly one option; False: they may be combined or sequenced;
+    None: not stated (combinable by default)."""
+    exclusive_quote: str | None = None
+    """The span exclusivity was read from (None when stated explicitly or not stated)."""
+    exclusive_source: ExclusivitySource | None = None
+    reader_version: str
+    """The version of the reader that read the text (see ``READER_VERSION``)."""
+    refusal: Refusal | None = None
+    """Set when the reader was not confident enough to name options."""
+    derived: bool = False
+    """Built when a run recorded before decisions existed was read: its options and
+    exclusivity are the recorded ones, its facts derived once from its question."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Decision:
+        labels = [o.label.strip().casefold() for o in self.options]
+        if len(set(labels)) != len(labels):
+            raise ValueError("options must be distinct")
+        for constraint in self.constraints:
+            if any(
+                not 0 <= i < len(self.options) for i in (*constraint.forbids, *constraint.limits)
+            ):
+                raise ValueError(f"constraint {constraint.id!r} names an option that is not listed")
+        if self.options and self.refusal is not None:
+            raise ValueError("a refused decision has no options")
+        return self
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The options' labels, in order."""
+        return tuple(o.label for o in self.options)
+
+    def forbidden(self) -> tuple[int, ...]:
+        """Indexes of options some binding constraint rules out."""
+        return tuple(sorted({i for c in self.constraints for i in c.forbids}))

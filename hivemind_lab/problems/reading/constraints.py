@@ -1,0 +1,158 @@
+"""Binding constraints: the prohibitions and limits a client's text states, and the options
+each rules out or bounds.
+
+Generic reading: a sentence is a constraint when it carries a prohibition cue (ban, may not,
+must not, cannot be transferred, illegal, unlawful, would breach …) or a limit cue (covenant,
+limit, cap, no more than, deadline, expires, runs out, requires approval …); it is linked to
+the option whose words it shares most (Snowball stems, at least two), never through one
+problem's words. A prohibition forbids that option; a limit only limits it. Pure functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import snowballstemmer
+
+from hivemind_lab.problems.model import MAX_CONSTRAINTS, ConstraintKind
+from hivemind_lab.problems.reading.options import question_sentences, span
+
+PROHIBITION = re.compile(
+    r"\b(?:ban|bans|banned|banning|bar|bars|barred|prohibit\w*|forbid\w*|outlaw\w*|"
+    r"may\s+not|must\s+not|cannot|can\s*not|can't|could\s+not|couldn't|"
+    r"(?:not|never)\s+(?:be\s+)?(?:permitted|allowed|possible|permissible|lawful|legal)|"
+    r"illegal|unlawful|impermissible|in\s+breach|would\s+breach|breach(?:es|ing)?|"
+    r"no\s+longer\s+(?:possible|available|permitted|allowed)|impossible|void)\b",
+    re.IGNORECASE,
+)
+"""Cues that rule something out."""
+LIMIT = re.compile(
+    r"\b(?:covenants?|limit|limits|limited|caps?|capped|ceiling|maximum|at\s+most|"
+    r"no\s+more\s+than|not\s+more\s+than|(?:must\s+not|cannot|may\s+not)\s+exceed|exceed\w*|"
+    r"deadline|expires?|expired|expiry|runs?\s+out|running\s+out|"
+    r"requires?\s+(?:\w+\s+){0,3}?(?:approval|consent|permission|vote)|"
+    r"subject\s+to\s+(?:\w+\s+){0,2}?(?:approval|consent|planning)|"
+    r"by\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\b|by\s+the\s+end\s+of)\b",
+    re.IGNORECASE,
+)
+"""Cues that bound something: a cap, a covenant, a deadline, an approval."""
+
+_KINDS: tuple[tuple[ConstraintKind, re.Pattern[str]], ...] = (
+    (
+        "legal",
+        re.compile(
+            r"\b(?:illegal|unlawful|law|laws|legal\w*|legislation|decree|statut\w*|court|"
+            r"licen[cs]e\w*|contract\w*|procurement|restrictive\s+covenant|ban|banned|"
+            r"prohibit\w*|rights?)\b",
+            re.I,
+        ),
+    ),
+    (
+        "regulatory",
+        re.compile(
+            r"\b(?:regulat\w*|approval|consent|permit|permits|planning|complian\w*|ministerial|"
+            r"inspector\w*|registration|authority|accredit\w*)\b",
+            re.I,
+        ),
+    ),
+    (
+        "financial",
+        re.compile(
+            r"\b(?:bank|loan|debt|ebitda|cash|budget|capital|funding|covenants?|facility|spend|"
+            r"afford\w*|savings|pension|borrow\w*|lend\w*)\b|[£$€¥]\s?\d",
+            re.I,
+        ),
+    ),
+    (
+        "deadline",
+        re.compile(
+            r"\b(?:deadline|expires?|expiry|runs?\s+out|by\s+(?:\d{1,2}\s+)?[A-Z][a-z]+|"
+            r"by\s+the\s+end|within\s+\d+\s+(?:days|weeks|months|years))\b",
+        ),
+    ),
+    (
+        "social",
+        re.compile(
+            r"\b(?:union\w*|family|partner|wife|husband|children|community|members)\b", re.I
+        ),
+    ),
+    (
+        "operational",
+        re.compile(r"\b(?:capacity|vacanc\w*|staff\w*|drivers?|site|space|grid|supply)\b", re.I),
+    ),
+)
+
+_STOP = frozenset(
+    """a an the and or of to in on at for with by from into as is are be been was were it its
+    this that these those we our us i my you your they their them he she his her not no do does
+    would should could can may might must will shall has have had there which what who how
+    than then so if but also any all some more most such only own other up out over under
+    about after before new""".split()  # noqa: SIM905
+)
+
+
+class ReadConstraint(NamedTuple):
+    """A constraint as the reader found it."""
+
+    text: str
+    quote: str | None
+    kind: ConstraintKind
+    forbids: tuple[int, ...]
+    limits: tuple[int, ...]
+
+
+@functools.cache
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+def stems(text: str) -> frozenset[str]:
+    """Content words, Snowball-stemmed, without stop words or figures."""
+    words = [w for w in re.findall(r"[^\W\d_]+", text.casefold()) if w not in _STOP and len(w) > 1]
+    return frozenset(_stemmer().stemWords(words))
+
+
+def kind_of(text: str) -> ConstraintKind:
+    """The first kind whose cue words the text carries (legal before regulatory before
+    financial …), else ``other``."""
+    return next((kind for kind, cue in _KINDS if cue.search(text)), "other")
+
+
+def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
+    """The option a constraint speaks of: the one sharing most content stems with it (at least
+    two, and more than any other option), or none."""
+    said = stems(text)
+    shared = [len(said & stems(option)) for option in options]
+    if not shared:
+        return ()
+    best = max(shared)
+    if best < 2 or shared.count(best) > 1:
+        return ()
+    return (shared.index(best),)
+
+
+def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstraint, ...]:
+    """The binding constraints a text states, prohibitions first, each linked to the options it
+    forbids or limits."""
+    prohibitions: list[ReadConstraint] = []
+    limits: list[ReadConstraint] = []
+    for sentence in question_sentences(text):
+        if sentence.rstrip().endswith("?") or len(sentence.split()) < 4:
+            continue
+        banned = bool(PROHIBITION.search(sentence))
+        if not banned and not LIMIT.search(sentence):
+            continue
+        linked = link(sentence, options)
+        found = ReadConstraint(
+            text=re.sub(r"\s+", " ", sentence).strip(),
+            quote=span(text, sentence),
+            kind=kind_of(sentence),
+            forbids=linked if banned else (),
+            limits=() if banned else linked,
+        )
+        (prohibitions if banned else limits).append(found)
+    return tuple([*prohibitions, *limits][:MAX_CONSTRAINTS])

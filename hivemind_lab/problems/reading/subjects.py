@@ -1,0 +1,77 @@
+"""Where a question's subject ends: "Should the regional grocer | cut prices or exit?".
+
+Option reading drops the subject of a decision question and keeps what follows as the options.
+A pattern cannot tell how many words a subject introduced by a determiner has ("the city |
+build", "the regional grocer | cut", "our small firm | enter"), so a dictionary of English word
+classes decides: the subject's last word can be a noun and the next word is a verb in its base
+form (or a modal, "whether the grocer | should cut"). The subject's words are then tied
+together so the option patterns see a one-word subject.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+
+JOINER = "\u02cd"
+"""Ties a subject's words into one token: a letter to regular expressions (``\\w``), never
+typed by a client; `untie` turns it back into spaces."""
+
+_BEFORE = re.compile(
+    r"\b(?P<lead>should|shall|ought|can|could|may|might|will|would|must|do|does|whether|that|if)"
+    r"\s+(?P<det>the|a|an|our|my|your|their|this|that|its|his|her)\s+"
+    r"(?P<words>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){1,4})",
+    re.IGNORECASE,
+)
+_MODALS = frozenset({"should", "shall", "can", "could", "may", "might", "will", "would", "must"})
+_MAX_SUBJECT_WORDS = 4
+
+Lemmas = Callable[[str], Mapping[str, tuple[str, ...]]]
+
+
+@functools.cache
+def word_classes() -> Lemmas:
+    """English word classes of a word's lemmas (lemminflect), loaded on first use."""
+    from lemminflect import getAllLemmas  # ~0.4 s to load: only when a subject needs it
+
+    return getAllLemmas
+
+
+def subject_length(words: list[str], lemmas: Lemmas | None = None) -> int | None:
+    """How many of ``words`` (the words after a determiner) are the subject, or None when no
+    split reads as noun then verb. A verb that cannot be a noun wins ("small firm | enter"),
+    then one that cannot be an adjective either ("the oil major | exit", not "the oil | major
+    exit": such words sit in noun phrases), then the shortest subject ("the city | build")."""
+    lookup = lemmas or word_classes()
+    best: tuple[bool, bool, int] | None = None
+    for k in range(1, min(_MAX_SUBJECT_WORDS, len(words) - 1) + 1):
+        word, last = words[k].lower(), words[k - 1]
+        forms = lookup(word)
+        verb = word in _MODALS or word in forms.get("VERB", ())
+        if not verb or not ("NOUN" in lookup(last.lower()) or last[:1].isupper()):
+            continue
+        key = ("NOUN" in forms, "ADJ" in forms, k)
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
+
+
+def tie_subjects(sentence: str, lemmas: Lemmas | None = None) -> str:
+    """``sentence`` with each determiner-led subject of more than one word tied into one token
+    (the determiner stays a word of its own)."""
+
+    def tie(match: re.Match[str]) -> str:
+        words = match.group("words").split()
+        k = subject_length(words, lemmas)
+        if k is None or k < 2:
+            return match.group(0)
+        return f"{match.group('lead')} {match.group('det')} {JOINER.join(words[:k])} " + " ".join(
+            words[k:]
+        )
+
+    return _BEFORE.sub(tie, sentence)
+
+
+def untie(text: str) -> str:
+    return text.replace(JOINER, " ")
