@@ -119,3 +119,12 @@ def graph_factory(store_kind, tmp_path, request) -> Iterator:
 @pytest.fixture
 def graph(graph_factory) -> HivemindGraph:
     return graph_factory()
+
+
+@pytest.fixture
+def test_model():
+    """The content-free agent model (schema-valid, seeded, no domain reasoning): use it where a
+    test is about the engine, storage, reports or CLI rather than the stand-in's judgement."""
+    from hivemind_lab.agents.testing import TestModel
+
+    return TestModel()

