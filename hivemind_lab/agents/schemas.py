@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
+from hivemind_lab.models import Frozen
 from hivemind_lab.problems.decision import Fact
 
 if TYPE_CHECKING:
@@ -40,10 +41,6 @@ ScoreValue = Literal[
 
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 Ref = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class Evidence(Frozen):

@@ -13,10 +13,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge.slicing import Slice
+from hivemind_lab.models import FrozenRecord as Frozen
 
 MANIFEST_VERSION: Literal[2] = 2
 Strategy = Literal["deliberation", "vote", "single_agent"]
@@ -34,10 +35,6 @@ _PACKAGES = (
     "polars",
     "wordllama",
 )
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class GitState(Frozen):
