@@ -87,10 +87,7 @@ _HIGH_COMMITMENT = frozenset(
         "expan",
         "inves",
         "const",
-        "plant",
         "facto",
-        "line",
-        "showr",
     ]
 )
 _LOW_COMMITMENT = frozenset(
@@ -105,9 +102,7 @@ _LOW_COMMITMENT = frozenset(
         "phase",
         "expor",
         "distr",
-        "part-",
         "parti",
-        "negot",
         "stay",
         "remai",
         "wait",
@@ -134,10 +129,7 @@ _STRESS = frozenset(
         "fundi",
         "defic",
         "short",
-        "savin",
-        "mortg",
         "incom",
-        "salar",
     ]
 )
 """Stems of facts about the client's capacity to absorb a costly, irreversible move."""
