@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
-from hivemind_lab.cli import deliberate, experiments, loops, services
+from hivemind_lab.cli import deliberate, experiments, intake, loops, services
 from hivemind_lab.cli.common import console, err_console, fail
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.samples import KNOWLEDGE, sample_path
@@ -72,6 +72,7 @@ app.command("sweep")(experiments.sweep)
 app.command("report")(experiments.report)
 app.command("replay")(experiments.replay)
 app.command("deliberate")(deliberate.deliberate)
+app.command("intake")(intake.intake)
 
 
 def _fail(exc: Exception) -> typer.Exit:

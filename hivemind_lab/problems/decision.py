@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.problems.loading import ConstraintSpec, Problem
 from hivemind_lab.problems.model import (
+    MAX_OPTION_CHARS,
+    MAX_OPTIONS,
     Constraint,
     ConstraintSource,
     Decision,
@@ -24,7 +27,7 @@ from hivemind_lab.problems.model import (
     Fact,
     Option,
 )
-from hivemind_lab.problems.reading import READER_VERSION, read_decision
+from hivemind_lab.problems.reading import READER_VERSION, REFUSAL_HINT, read_decision
 from hivemind_lab.problems.reading.constraints import PROHIBITION, kind_of, link
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
 from hivemind_lab.problems.reading.yes_no import declining
@@ -164,3 +167,60 @@ def read_decision_constraints(
             )
         )
     return tuple(relinked)
+
+
+class DecisionRefused(HivemindError):
+    """The reader did not trust any options it found, and none were given: nothing to
+    deliberate until the user names them (or lets the agents propose their own)."""
+
+    def __init__(self, decision: Decision) -> None:
+        self.decision = decision
+        refusal = decision.refusal
+        lines = [f"options: the reader refused ({refusal.reason if refusal else 'no options'})"]
+        lines += [f"  found {found}" for found in (refusal.found if refusal else ())[:6]]
+        lines.append(f"  {REFUSAL_HINT}")
+        super().__init__("\n".join(lines))
+
+
+def checked_options(options: Sequence[str], *, flag: str = "--option") -> tuple[str, ...]:
+    """Options as the user typed them, refused with the flag's name when blank, too long, too
+    many or repeated."""
+    cleaned = tuple(o.strip() for o in options)
+    allowed = f"up to {MAX_OPTIONS} distinct options of 1-{MAX_OPTION_CHARS} characters"
+    if any(not o for o in cleaned):
+        raise InputError(flag, "an option is blank", allowed=allowed)
+    if any(len(o) > MAX_OPTION_CHARS for o in cleaned):
+        long = next(o for o in cleaned if len(o) > MAX_OPTION_CHARS)
+        raise InputError(flag, f"{long[:40]!r}… is {len(long)} characters", allowed=allowed)
+    if len(cleaned) > MAX_OPTIONS:
+        raise InputError(flag, f"{len(cleaned)} options given", allowed=allowed)
+    if len({o.casefold() for o in cleaned}) < len(cleaned):
+        raise InputError(flag, "an option is given twice", allowed=allowed)
+    return cleaned
+
+
+def decide_or_refuse(
+    problem: Problem,
+    *,
+    options: Sequence[str] = (),
+    constraints: Sequence[str] = (),
+    exclusive: bool | None = None,
+    options_from: str = "reader",
+) -> Decision:
+    """The decision for the command line: flags checked and named in errors, and a refusal
+    raised as `DecisionRefused` unless ``options_from`` is ``agents``."""
+    if options_from not in ("reader", "agents"):
+        raise InputError("--options-from", f"unknown {options_from!r}", allowed="reader or agents")
+    if any(not c.strip() for c in constraints):
+        raise InputError("--constraint", "a constraint is blank", allowed="a non-empty text")
+    decision = decide(
+        problem,
+        options=checked_options(options),
+        constraints=[c.strip() for c in constraints],
+        exclusive=exclusive,
+        exclusive_source="flag",
+        options_from="agents" if options_from == "agents" else "reader",
+    )
+    if decision.refusal is not None:
+        raise DecisionRefused(decision)
+    return decision

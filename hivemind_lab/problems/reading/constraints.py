@@ -47,7 +47,7 @@ _KINDS: tuple[tuple[ConstraintKind, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:illegal|unlawful|law|laws|legal\w*|legislation|decree|statut\w*|court|"
             r"licen[cs]e\w*|contract\w*|procurement|restrictive\s+covenant|ban|banned|"
-            r"prohibit\w*|rights?)\b",
+            r"prohibit\w*|rights?|lease|tenancy)\b",
             re.I,
         ),
     ),

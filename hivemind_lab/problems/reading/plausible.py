@@ -76,7 +76,7 @@ _FINITE = re.compile(
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i'd|i've|we|we're|we'd|our|my|us|me)\b", re.IGNORECASE)
 _SECTION = re.compile(
     r"^(?:the\s+)?(?:question|questions|summary|introduction|overview|background|purpose|"
-    r"recommendations?|decision|appendix|conclusions?|next steps|risks?|key risks|timeline|ask|"
+    r"recommendations?|decision|appendix|conclusions?|next steps|risks?|key risks|timeline|"
     r"problem|goals?|objectives?|scope|context|constraints?|facts?|notes?|finances?|budget|"
     r"arguments?|pros|cons|actions?|agenda|minutes|attendees|apologies|options?)\b",
     re.IGNORECASE,
@@ -157,6 +157,8 @@ def judge(label: str, *, named: bool) -> str | None:
         return "a paragraph or over-long clause, not one course of action"
     if words[-1].strip(",;:") in _DANGLING:  # "Supplier A" ends on a name, not "a"
         return "a fragment cut from a sentence"
+    if _SECTION.fullmatch(label.rstrip(":")):
+        return "a heading, not a course of action"
     if _is_verb(words[0], ing=True) and not _FINITE.search(" ".join(words[1:4])):
         return None
     if _FIRST_PERSON.match(label):
