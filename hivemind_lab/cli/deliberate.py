@@ -92,6 +92,21 @@ def deliberate(
             show_default="the problem's `exclusive`, else read from the question, else combinable",
         ),
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", help="An option the client weighs (repeat for each)."),
+    ] = None,
+    constraint: Annotated[
+        list[str] | None,
+        typer.Option("--constraint", help="A binding constraint (repeat for each)."),
+    ] = None,
+    options_from: Annotated[
+        str,
+        typer.Option(
+            help="When no options are given: reader (refuses when unsure) or agents (they "
+            "propose their own)."
+        ),
+    ] = "reader",
     backend: Annotated[
         str,
         typer.Option(
@@ -175,15 +190,23 @@ def deliberate(
                 else similarity,
                 severity=base.severity if severity is None else severity,
             )
+            from hivemind_lab.problems.decision import decide_or_refuse
+
+            decision = decide_or_refuse(
+                prob,
+                options=option or (),
+                constraints=constraint or (),
+                exclusive=exclusive,
+                options_from=options_from,
+            )
             request = request_for(
                 prob,
+                decision=decision,
                 sufficiency=sufficiency,
                 feasibility=feasibility,
                 density=density,
                 profile=profile,
                 critique_mode=critique_mode,
-                exclusive=exclusive,
-                exclusive_source="cli" if exclusive is not None else None,
             )
             limits = build(
                 Limits,
