@@ -76,7 +76,7 @@ def feasibility_by_constraint(result: DeliberationResult) -> go.Figure:
     _threshold(fig, verdict.feasibility, f"feasibility {verdict.feasibility}")
     fig.update_layout(
         title=(
-            f"{title}: last set ({outcome}), mean over {solutions} solution(s); "
+            f"{title}: last set ({outcome}), mean over {_count(solutions, 'plan')}; "
             "red = at or below feasibility"
         ),
         xaxis_title="constraint",
@@ -113,7 +113,7 @@ def veto_history(result: DeliberationResult) -> go.Figure:
         fig, result.vetoes[0].feasibility, f"veto at or below {result.vetoes[0].feasibility}"
     )
     fig.update_layout(
-        title=f"{title}: {len(gens)} verdict(s), {vetoed} vetoed (red)",
+        title=f"{title}: {_count(len(gens), 'verdict')}, {vetoed} vetoed (red)",
         xaxis=_integer_axis("generation", gens),
         yaxis_title="mean score (0-100)",
         yaxis_range=[0, 100],
@@ -162,6 +162,10 @@ def _pooled(runs: pl.DataFrame, keys: Sequence[str]) -> str:
         if c in runs.columns and c not in keys and runs[c].n_unique() > 1
     ]
     return "pooled over " + ", ".join(parts) if parts else ""
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _n_text(counts: Sequence[int], unit: str) -> str:
@@ -218,7 +222,7 @@ def heatmap(
     same = f"every cell {values[0]:.2f}" if values and len(set(values)) == 1 else ""
     subtitle = _subtitle(
         "mean per cell",
-        _n_text(grid["n"].to_list(), "run(s) per cell"),
+        _n_text(grid["n"].to_list(), "runs per cell"),
         _pooled(runs, (x, y)),
         same,
     )
@@ -315,7 +319,7 @@ def line_by(
     counts = grid["n"].to_list()
     subtitle = _subtitle(
         _interval_note(counts),
-        _n_text(counts, "run(s) per point"),
+        _n_text(counts, "runs per point"),
         _pooled(runs, keys),
     )
     fig.update_layout(
@@ -355,7 +359,7 @@ def curve_figure(
     )
     if cap is not None:
         _threshold(fig, cap, f"limit {cap:g}")
-    subtitle = _subtitle(_interval_note(counts), _n_text(counts, "run(s) per value"))
+    subtitle = _subtitle(_interval_note(counts), _n_text(counts, "runs per value"))
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
         xaxis={"title": calibration, "range": [-0.05, 1.05]},

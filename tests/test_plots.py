@@ -74,7 +74,7 @@ def test_a_single_generation_still_shows_its_threshold_and_no_generation_minus_o
     lines = [s for s in fig.layout.shapes if s.y0 == s.y1 == 55]
     assert lines and lines[0].xref == "x domain" and (lines[0].x0, lines[0].x1) == (0, 1)
     assert list(fig.layout.xaxis.range) == [-0.5, 0.5]
-    assert "1 verdict(s), 0 vetoed" in fig.layout.title.text
+    assert "1 verdict, 0 vetoed" in fig.layout.title.text
 
 
 def test_a_single_round_is_not_centred_on_round_minus_one():
@@ -87,7 +87,7 @@ def test_feasibility_bars_name_the_axis_the_solutions_and_span_the_threshold():
     fig = plots.feasibility_by_constraint(ONE_GENERATION)
     assert fig.layout.xaxis.title.text == "constraint"
     assert list(fig.data[0].x) == ["financial", "legal"]  # alphabetical, stable across runs
-    assert "passed" in fig.layout.title.text and "3 solution(s)" in fig.layout.title.text
+    assert "passed" in fig.layout.title.text and "3 plans" in fig.layout.title.text
     assert any(s.y0 == 55 and (s.x0, s.x1) == (0, 1) for s in fig.layout.shapes)
 
 
@@ -117,7 +117,7 @@ def test_heatmap_cells_carry_their_n_and_the_title_names_what_was_pooled():
     assert [list(r) for r in heat.z] == [[2.0, 4.0], [2.0, 1.0]]
     assert heat.text[0][0] == "2.00<br>n=2"
     assert "similarity_threshold (2 values)" in fig.layout.title.text
-    assert "n = 2 run(s) per cell" in fig.layout.title.text
+    assert "n = 2 runs per cell" in fig.layout.title.text
     assert heat.zmin == 0  # counts start at zero, not at the smallest cell
 
 
@@ -137,7 +137,7 @@ def test_line_intervals_are_student_t_with_n_minus_one_df_and_absent_at_n_1():
     assert trace.error_y.array[1] is None
     assert list(trace.customdata) == [3, 1]
     assert "none at n = 1" in fig.layout.title.text
-    assert "n = 1–3 run(s) per point" in fig.layout.title.text
+    assert "n = 1–3 runs per point" in fig.layout.title.text
 
 
 def test_line_over_agent_counts_uses_whole_number_ticks():

@@ -7,7 +7,6 @@ citation ids into titles, authors and years. Renderers (HTML, Markdown) only for
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,15 +202,20 @@ class RunEvidence:
                 return f"its own recommendation “{own[index]}”"
             return match.group(0)
 
+        text = self.justification_text_plain(rationale)
+        return re.sub(r"\brecommendation (\d+)\b", recommendation, text)
+
+    def justification_text_plain(self, text: str) -> str:
+        """Text with passage ids (``doc#3``, ``[doc#3, doc#5]``) as short citations."""
+
         def cited(match: re.Match[str]) -> str:
             ids = re.findall(r"[A-Za-z0-9][\w.-]*#\d+", match.group(1))
             return "; ".join(dict.fromkeys(self.short_source(i) for i in ids)) or match.group(0)
 
         # Short citations: a rationale cites a passage per option, and full references (title,
         # all authors) repeated for each made the justifications unreadable.
-        text = re.sub(r"\[([^\[\]]*#\d+[^\[\]]*)\]", cited, rationale)
-        text = re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.short_source(m.group(0)), text)
-        return re.sub(r"\brecommendation (\d+)\b", recommendation, text)
+        text = re.sub(r"\[([^\[\]]*#\d+[^\[\]]*)\]", cited, text)
+        return re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.short_source(m.group(0)), text)
 
     def contradictions(self, conclusion: Conclusion, limit: int = 3) -> list[Contradiction]:
         """The strongest critiques whose evidence contradicts the conclusion's members in the
@@ -303,27 +307,24 @@ def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
 
 def gather(run_dir: str | Path) -> RunEvidence:
     """Read a run directory: result, manifest, audit check, solutions, critiques, sources."""
-    from hivemind_lab.deliberation import load_result, read_manifest
+    from hivemind_lab.runs import events
+    from hivemind_lab.runs.audit import read_records
+    from hivemind_lab.runs.rundir import RunDir
 
-    run_dir = Path(run_dir)
-    log = run_dir / "audit.jsonl"
+    run = RunDir(run_dir)
+    run_dir, log = run.path, run.audit_path
     evidence = RunEvidence(
         run_dir=run_dir,
-        result=load_result(run_dir),
-        manifest=read_manifest(run_dir),
+        result=run.read_result(),
+        manifest=run.read_manifest().model_dump(mode="json"),
         audit=AuditState.of(verify_log(log), log),
     )
-    with log.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a damaged line: the audit state already names it
-            kind, payload = record.get("kind"), record.get("payload") or {}
-            if kind in ("theory.proposal", "theory.revision") and "id" in payload:
-                evidence.solutions[str(payload["id"])] = payload
-            elif kind == "theory.critique":
-                evidence.critiques.append(payload)
+    for record in read_records(log, skip_damaged=True):  # the audit state names damage
+        event = record.event
+        if isinstance(event, events.Proposal):  # revisions too
+            evidence.solutions[event.id] = event.payload()
+        elif isinstance(event, events.CritiqueGiven):
+            evidence.critiques.append(event.payload())
     documents = _documents(evidence.manifest, run_dir)
     evidence.sources = {d.id: d.citation() for d in documents}
     evidence.short_sources = {d.id: _short_citation(d) for d in documents}

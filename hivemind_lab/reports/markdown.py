@@ -1,18 +1,13 @@
-"""The run report as Markdown (terminals and version control), in the HTML report's order."""
+"""The run report as Markdown (terminals and version control): the HTML report's content, from
+the same `RunReport`, as plain Markdown without HTML."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
 
-from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence
-from hivemind_lab.reports.run_html import (
-    STATUS_WORDS,
-    decision_line,
-    headline,
-    options_line,
-    share,
-)
+from hivemind_lab.reports.evidence import RunEvidence
+from hivemind_lab.reports.summary import Plan, RunReport, plural, summarise
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>|#~])")
 
@@ -23,115 +18,115 @@ def md(text: object) -> str:
     return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def _bold_label(line: str) -> str:
-    """``Label: text`` as ``**Label.** text``, the text escaped."""
-    label, _, text = line.partition(": ")
-    return f"**{md(label)}.** {md(text)}"
+def _scores(plan: Plan, feasibility: int) -> list[str]:
+    lines = ["| constraint | score | reason and concerns |", "|---|---:|---|"]
+    for s in plan.scores:
+        flag = f" ⚠ at or below {feasibility}" if s.below else ""
+        concerns = f" Concerns: {md('; '.join(s.concerns))}" if s.concerns else ""
+        lines.append(
+            f"| {md(s.constraint)}{flag} | {s.score} | {md(s.reason or 'no reason given')}"
+            f"{concerns} |"
+        )
+    return [*lines, ""]
 
 
-def render_run_markdown(evidence: RunEvidence) -> str:
-    """The report of one run as Markdown."""
-    req, cal, r, a = evidence.request, evidence.calibrations, evidence.result, evidence.audit
-    threshold = evidence.feasibility
-    lines = [f"# {md(evidence.title)}", ""]
-    if not a.ok:
+def _bullets(items: list[str]) -> list[str]:
+    return [*(f"- {md(x)}" for x in items), ""]
+
+
+def report_markdown(r: RunReport) -> str:
+    """A `RunReport` as Markdown."""
+    lines = [f"# {md(r.title)}", ""]
+    for banner in r.banners:
+        lines += [f"> **{md(banner.text)}**", ""]
+    lines += [f"**Question.** {md(r.question)}", "", "## The decision", ""]
+    lines += [f"{k}. {md(o.text)} ({md(o.source)})" for k, o in enumerate(r.decision.options, 1)]
+    lines += ["", md(r.decision.kind), ""]
+    if r.decision.warning:
+        lines += [f"**Warning.** {md(r.decision.warning)}", ""]
+    if r.decision.constraints:
+        names = ", ".join(md(n) + (f" ({md(f)})" if f else "") for n, f in r.decision.constraints)
         lines += [
-            f"> **AUDIT VERIFICATION FAILED at record {a.first_bad} of {a.total}** ({a.reason}). "
-            "This report was forced: do not rely on it.",
+            f"Each plan is judged against these constraints: {names}. A set of plans whose mean "
+            f"score is at or below the client's feasibility ({r.feasibility}) is vetoed.",
             "",
         ]
-    if evidence.offline:
-        lines += [f"> **{OFFLINE_NOTICE}**", ""]
-    lines += [
-        f"**Question.** {md(req['problem'])}",
-        "",
-        _bold_label(options_line(req)),
-        "",
-        f"**Inputs.** sufficiency {req['sufficiency']} · feasibility {req['feasibility']} · "
-        f"density {req['density']} tokens · profile {req['profile']}",
-        "",
-        *([_bold_label(decision_line(req)), ""] if req.get("options") else []),
-        f"**Calibrations.** stubbornness {cal['stubbornness']} · similarity threshold "
-        f"{cal['similarity_threshold']} · severity {cal['severity']}",
-        "",
-        f"**Model.** {evidence.model_label()}",
-        "",
-        "## Recommendation",
-        "",
-        f"*{STATUS_WORDS[r.status]}.*",
-        "",
-    ]
-    if r.conclusions:
-        top = r.conclusions[0]
+    lines += ["## Summary", "", f"**{md(r.status_label)}.** {md(r.happened)}", ""]
+    rec = r.recommendation
+    if rec is not None:
         lines += [
-            f"**{md(headline(top))}**",
+            f"**{md(rec.title)}**",
             "",
-            f"Supported by {share(evidence, top)}; mean feasibility {top.mean_score:.1f} against "
-            f"the client's {threshold}.",
+            f"{md(r.support)} Mean feasibility score {rec.mean} against the client's "
+            f"{r.feasibility}.",
             "",
-            f"*Why.* {md(top.combined_rationale)}",
-            "",
-            *[f"{k}. {md(rec)}" for k, rec in enumerate(top.recommendations, start=1)],
-            "",
-            f"*Feasibility* (severity {cal['severity']}): "
-            + " · ".join(
-                f"{c} {s:.0f}" + (" ⚠ at or below feasibility" if s <= threshold else "")
-                for c, s in top.scores.items()
-            ),
-            "",
-            "*Sources.* " + ("; ".join(md(c) for c in evidence.cited(top)) or "none cited"),
-            "",
-            "## Dissent",
+            *(f"{k}. {md(step)}" for k, step in enumerate(rec.recommendations, 1)),
             "",
         ]
-        for c in r.conclusions[1:]:
-            lines += [f"- minority: **{md(headline(c))}** — {share(evidence, c)}"]
-        for x in evidence.contradictions(top):
-            lines += [
-                f"- {md(x.critic)} contradicts {md(x.target)}: {md(x.claim)} "
-                f"(evidence: {md(x.source)})"
-            ]
-        lines += ["", "## Why: justifications", ""]
-        for c in r.conclusions:
-            for j in c.justifications:
-                text = evidence.justification_text(c, j.solution_id, j.rationale)
-                lines += [f"- conclusion {c.rank}, {md(j.agent_id)}: {md(text)}"]
-        lines += [""]
+        if r.why:
+            lines += ["### Why", "", *_bullets(r.why)]
+        lines += ["### Risks: each constraint's score and reason", "", *_scores(rec, r.feasibility)]
     else:
-        lines += ["No recommendation: no plan cleared the practicality network.", ""]
-    lines += ["## Vetoes", ""]
-    for gen in evidence.generations():
-        v = gen.verdict
-        lines += [
-            f"### Generation {v.regeneration}: {'vetoed' if v.vetoed else 'passed'} "
-            f"(mean {v.mean_score:.1f} against feasibility {v.feasibility})",
-            "",
-        ]
-        for s in gen.solutions:
-            sunk = ", ".join(f"{c} {s.scores[c]}" for c in s.sunk_by(threshold)) or "none"
-            flags = "; ".join(f"{c}: {', '.join(f)}" for c, f in sorted(s.flags.items()))
-            flags = md(flags)
+        lines += ["**No recommendation.**", ""]
+        c = r.closest
+        if c is not None:
+            by = f", proposed by {c.plan.agents} agents" if c.plan.agents > 1 else ""
             lines += [
-                f"- {md(s.title)} — mean {s.mean:.1f}; at or below feasibility: {sunk}"
-                + (f"; red flags: {flags}" if flags else "")
+                f"Closest to passing: the plans of attempt {c.attempt} averaged {c.set_mean} "
+                f"against the client's feasibility {r.feasibility}. Their best plan{by}: "
+                f"**{md(c.plan.title)}** (mean {c.plan.mean}).",
+                "",
+                *_scores(c.plan, r.feasibility),
             ]
+        else:
+            lines += ["No set of plans reached the practicality review.", ""]
+    if r.change:
+        lines += ["### What would change the answer", "", *_bullets(r.change)]
+    if r.minority or r.objections:
+        lines += ["## Other views", ""]
+        lines += [
+            f"- {md(m.title)} ({md(m.support)}; mean feasibility score {m.mean})"
+            for m in r.minority
+        ]
+        lines += [
+            f"- A critic objected: {md(x.claim)} (evidence: {md(x.source)})" for x in r.objections
+        ]
         lines += [""]
-    state = (
-        f"intact: all {a.total} records verified"
-        if a.ok
-        else f"FAILED at record {a.first_bad} of {a.total}: {a.reason}"
-    )
+    if r.sources:
+        lines += ["## Sources the recommendation cites", "", *_bullets(r.sources)]
+    if r.any_veto:
+        lines += ["## Vetoed attempts", ""]
+        for a in r.attempts:
+            if not a.vetoed:
+                continue
+            lines += [
+                f"### Attempt {a.number}: vetoed, mean {a.set_mean} (feasibility {r.feasibility})",
+                "",
+            ]
+            for p in a.plans:
+                low = sorted(p.scores, key=lambda s: s.score)[:2]
+                lowest = ", ".join(f"{md(s.constraint)} {s.score}" for s in low)
+                lines += [
+                    f"- {md(p.title)} — {plural(p.agents, 'agent')}, mean {p.mean}; lowest: {lowest}"
+                ]
+            lines += [""]
+    lines += ["## Appendix: research settings and audit", ""]
+    lines += [f"- {md(name)}: {md(value)}" for name, value in r.settings]
+    lines += [""]
+    if r.agent_notes:
+        lines += ["### The agents' own justifications, for auditors", ""]
+        lines += [f"- {md(n.agent)} for “{md(n.conclusion)}”: {md(n.text)}" for n in r.agent_notes]
+        lines += [""]
     lines += [
-        "## Outcome and cost",
+        md(r.audit_line),
         "",
-        f"{r.status} · {r.n_agents} theory agents · {r.rounds} round(s) in the final generation "
-        f"({r.total_rounds} in all) · {r.regenerations} regeneration(s) · {r.usage.calls} model "
-        f"calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}",
-        "",
-        "## Audit",
-        "",
-        f"Audit trail {state}; head `{a.head}`, verified at "
+        f"Head of the verified chain `{r.audit_head}`, checked "
         f"{datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
     ]
     return "\n".join(lines)
+
+
+def render_run_markdown(evidence: RunEvidence) -> str:
+    """The report of one run as Markdown."""
+    return report_markdown(summarise(evidence))

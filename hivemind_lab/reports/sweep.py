@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hivemind_lab import plots
 from hivemind_lab.errors import InputError
-from hivemind_lab.reports.page import Block, figures, page
+from hivemind_lab.reports.page import Figure, figure_list, render
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the sweep page: paragraphs, a table and figures, all plain values."""
+
+    heading: str
+    paragraphs: list[str] = field(default_factory=list)
+    table: Table | None = None
+    figures: list[Figure] = field(default_factory=list)
 
 
 def render_sweep_html(root: str | Path) -> str:
@@ -30,48 +47,60 @@ def render_sweep_html(root: str | Path) -> str:
         ),
     ]
     table = compare(runs)
-    rows = "".join(
-        f"<tr><td>{r['strategy']}</td><td>{r['runs']}</td>"
-        + "".join(
-            f"<td>{format_interval(r[f'{m}_mean'], r[f'{m}_ci95'], r[f'{m}_n'], digits=d)}</td>"
-            for m, d in (("mean_feasibility", 1), ("vetoes", 2), ("run_calls", 0))
-        )
-        + "</tr>"
-        for r in table.iter_rows(named=True)
+    metrics = (("mean_feasibility", 1), ("vetoes", 2), ("run_calls", 0))
+    strategies = Table(
+        ["strategy", "runs", "feasibility", "vetoes", "calls"],
+        [
+            [str(r["strategy"]), str(r["runs"])]
+            + [
+                format_interval(r[f"{m}_mean"], r[f"{m}_ci95"], r[f"{m}_n"], digits=d)
+                for m, d in metrics
+            ]
+            for r in table.iter_rows(named=True)
+        ],
     )
-    blocks = [
-        Block("Calibrations", figures(figs, first=True)),
-        Block(
+    shown = figure_list([*figs, plots.strategy_bars(table, "mean_feasibility")])
+    sections = [
+        Section("Calibrations", figures=shown[: len(figs)]),
+        Section(
             "Deliberation against baselines at equal compute",
-            "<table><tr><th>strategy</th><th>runs</th><th>feasibility</th><th>vetoes</th>"
-            f"<th>calls</th></tr>{rows}</table>"
-            + figures([plots.strategy_bars(table, "mean_feasibility")], first=False),
+            table=strategies,
+            figures=shown[len(figs) :],
         ),
     ]
     compute = compute_table(runs)
     if not compute.is_empty():
-        lines = "".join(
-            f"<tr><td>{r['strategy']}</td><td>{r['problem']}</td><td>{r['seed']}</td>"
-            f"<td>{r['run_calls']} / {r['deliberation_calls']}</td>"
-            f"<td>{r['run_tokens']:,} / {r['deliberation_tokens']:,}</td>"
-            f"<td>{'tie' if r.get('tie') else ''}</td>"
-            f"<td>{'MISMATCH' if r['mismatch'] else 'equal'}</td></tr>"
-            for r in compute.iter_rows(named=True)
-        )
-        blocks.append(
-            Block(
+        sections.append(
+            Section(
                 "Compute: each baseline beside its deliberation",
-                "<p>Calls and tokens of the baseline / of the deliberation it stands beside; a "
-                "difference above 10 % in either is flagged. A tie: the vote's winning clusters "
-                "tied in size (all were kept).</p><table><tr><th>strategy</th><th>problem</th>"
-                "<th>seed</th><th>calls</th><th>tokens</th><th>vote</th><th>compute</th></tr>"
-                f"{lines}</table>",
+                paragraphs=[
+                    "Calls and tokens of the baseline / of the deliberation it stands beside; a "
+                    "difference above 10 % in either is flagged. A tie: the vote's winning "
+                    "clusters tied in size (all were kept)."
+                ],
+                table=Table(
+                    ["strategy", "problem", "seed", "calls", "tokens", "vote", "compute"],
+                    [
+                        [
+                            str(r["strategy"]),
+                            str(r["problem"]),
+                            str(r["seed"]),
+                            f"{r['run_calls']} / {r['deliberation_calls']}",
+                            f"{r['run_tokens']:,} / {r['deliberation_tokens']:,}",
+                            "tie" if r.get("tie") else "",
+                            "MISMATCH" if r["mismatch"] else "equal",
+                        ]
+                        for r in compute.iter_rows(named=True)
+                    ],
+                ),
             )
         )
-    return page(
+    return render(
+        "sweep_report.html.j2",
         title=f"Sweep report: {Path(root).name}",
         header_lines=[f"{runs.height} runs", *_last_sweep(Path(root))],
-        blocks=blocks,
+        sections=sections,
+        banners=[],
     )
 
 

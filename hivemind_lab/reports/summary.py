@@ -1,0 +1,562 @@
+"""What a run report says, decided once in plain words for every outcome.
+
+`summarise` turns a run's evidence into a `RunReport`: the status in a reader's words, an
+executive summary (recommendation, support as a split, binding risks with their reasons, what
+would change the answer), or for a run without a recommendation the closest set to passing and
+the feasibility that would have passed it. The HTML template and the Markdown writer only lay
+this out, so the two formats cannot say different things.
+
+Words a board reads: agent ids, fact ids and citation ids in model text are replaced by what
+they name, "1 plan(s)" reads "1 plan"; the agents' own justifications, settings and audit
+figures are kept for auditors in an appendix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence, SolutionScore
+from hivemind_lab.runs.results import Conclusion
+from hivemind_lab.runs.status import words
+from hivemind_lab.text import normalise
+
+_OPTION_SOURCES = {
+    "given": "given by the problem",
+    "extracted": "read from the question by rules",
+    "agents": "none found, so the agents proposed their own courses",
+}
+_EXCLUSIVE_FROM = {
+    "problem": "set by the problem",
+    "cli": "set on the command line",
+    "request": "set by the request",
+    "question": "read from the question",
+    "default": "the default",
+}
+_PLURAL = re.compile(r"\b(\d+)(\s+(?:[\w-]+\s+)?)(\w+)\(s\)")
+_BARE_PLURAL = re.compile(r"\b(\w+)\(s\)")
+
+
+@dataclass(frozen=True)
+class Banner:
+    """A full-width notice above the header: ``danger`` (audit failed) or ``notice``."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ScoreLine:
+    """One constraint's score of a plan with the reason the constraint agent gave."""
+
+    constraint: str
+    score: int
+    reason: str
+    concerns: tuple[str, ...]
+    below: bool
+    """At or below the client's feasibility."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A plan as a reader sees it: title, steps, mean score, and each constraint's score."""
+
+    title: str
+    attempt: int
+    """1 for the first set of plans, 2 after the first veto, ..."""
+    mean: float
+    recommendations: tuple[str, ...]
+    scores: tuple[ScoreLine, ...]
+    agents: int = 1
+    """How many agents proposed this same plan in its attempt."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One set of plans the practicality network judged."""
+
+    number: int
+    set_mean: float
+    vetoed: bool
+    plans: tuple[Plan, ...]
+
+
+@dataclass(frozen=True)
+class Closest:
+    """For a run without a recommendation: the set that came closest to passing."""
+
+    attempt: int
+    set_mean: float
+    plan: Plan
+    would_pass_at: int
+    """The highest feasibility at which that set would have passed (a veto is mean ≤ it)."""
+
+
+@dataclass(frozen=True)
+class OptionLine:
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DecisionCard:
+    """The decision at the top of the report: the options, where they came from, the kind of
+    decision, and the constraints a plan is judged against."""
+
+    options: tuple[OptionLine, ...]
+    kind: str
+    warning: str
+    constraints: tuple[tuple[str, str], ...]
+    """(constraint, what it forbids or weighs)."""
+
+
+@dataclass(frozen=True)
+class Minority:
+    title: str
+    support: str
+    mean: float
+
+
+@dataclass(frozen=True)
+class Objection:
+    claim: str
+    source: str
+
+
+@dataclass(frozen=True)
+class AgentNote:
+    """One agent's own justification (appendix, for auditors)."""
+
+    conclusion: str
+    agent: str
+    text: str
+
+
+@dataclass
+class RunReport:
+    """Everything a run report says, in order."""
+
+    title: str
+    question: str
+    banners: list[Banner]
+    status: str
+    status_label: str
+    happened: str
+    decision: DecisionCard
+    feasibility: int
+    recommendation: Plan | None = None
+    support: str = ""
+    one_agent: bool = False
+    why: list[str] = field(default_factory=list)
+    risks: list[ScoreLine] = field(default_factory=list)
+    change: list[str] = field(default_factory=list)
+    closest: Closest | None = None
+    minority: list[Minority] = field(default_factory=list)
+    objections: list[Objection] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    any_veto: bool = False
+    settings: list[tuple[str, str]] = field(default_factory=list)
+    agent_notes: list[AgentNote] = field(default_factory=list)
+    audit_ok: bool = True
+    audit_line: str = ""
+    audit_head: str = ""
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """ "1 plan", "2 plans"."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+class Plain:
+    """Model text in a reader's words: ids replaced by what they name, "(s)" resolved."""
+
+    def __init__(self, evidence: RunEvidence) -> None:
+        self.evidence = evidence
+        facts = _facts(evidence.request)
+        self.names: dict[str, str] = {fid: f"“{text}”" for fid, text in facts.items()}
+        agents = {a for c in evidence.result.conclusions for a in c.agents}
+        agents |= {str(c.get("critic_id")) for c in evidence.critiques}
+        agents |= {str(c.get("target_id")) for c in evidence.critiques}
+        self.agents = sorted((a for a in agents if a and a != "None"), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        out = self.evidence.justification_text_plain(text)
+        for fid in sorted(self.names, key=len, reverse=True):
+            out = re.sub(rf"(?<![\w.-]){re.escape(fid)}(?![\w-])", self.names[fid], out)
+        for agent in self.agents:
+            out = re.sub(rf"(?<![\w-]){re.escape(agent)}(?![\w-])", "an agent", out)
+        out = _PLURAL.sub(
+            lambda m: (
+                m.group(1) + m.group(2) + (m.group(3) if m.group(1) == "1" else m.group(3) + "s")
+            ),
+            out,
+        )
+        out = _BARE_PLURAL.sub(lambda m: m.group(1) + "s", out)
+        out = re.sub(r"\s*\[\s*\]", "", out)
+        return " ".join(out.split())
+
+
+def _facts(request: dict[str, Any]) -> dict[str, str]:
+    """Fact id -> fact text, recomputed from the request as the agents saw it."""
+    try:
+        from hivemind_lab.inputs import DeliberationRequest
+
+        parsed = DeliberationRequest.model_validate(
+            {k: v for k, v in request.items() if k in DeliberationRequest.model_fields}
+        )
+        return {f.id: f.text for f in parsed.facts()}
+    except (ValueError, TypeError):
+        return {}
+
+
+def _decision_card(evidence: RunEvidence, constraints: list[str]) -> DecisionCard:
+    req = evidence.request
+    decision = req.get("decision") if isinstance(req.get("decision"), dict) else None
+    source = str(req.get("options_source", "given"))
+    options: list[OptionLine] = []
+    if decision and isinstance(decision.get("options"), list):
+        for option in decision["options"]:
+            if isinstance(option, dict):
+                text = str(option.get("text") or option.get("label") or "")
+                where = str(option.get("source") or source)
+                options.append(OptionLine(text, _OPTION_SOURCES.get(where, where)))
+            else:
+                options.append(OptionLine(str(option), _OPTION_SOURCES.get(source, source)))
+    else:
+        where = _OPTION_SOURCES.get(source, source)
+        options = [OptionLine(str(o), where) for o in req.get("options") or ()]
+    if not options:
+        kind = "Open question: no options were found, so the agents proposed their own courses."
+    elif req.get("exclusive"):
+        kind = (
+            "Choose one option (the others are rejected alternatives; "
+            f"{_EXCLUSIVE_FROM.get(str(req.get('exclusive_source')), 'the default')})."
+        )
+    else:
+        kind = (
+            "Options may be combined or sequenced "
+            f"({_EXCLUSIVE_FROM.get(str(req.get('exclusive_source')), 'the default')})."
+        )
+    warning = ""
+    if any(o.source == _OPTION_SOURCES["extracted"] for o in options):
+        warning = (
+            "These options were read from the question by rules, not given by the client: "
+            "check that they are the choices really on the table."
+        )
+    named: list[tuple[str, str]] = []
+    if decision and isinstance(decision.get("constraints"), list):
+        for c in decision["constraints"]:
+            if isinstance(c, dict):
+                named.append((str(c.get("name") or c.get("text") or ""), str(c.get("forbids", ""))))
+            else:
+                named.append((str(c), ""))
+    else:
+        named = [(c, "") for c in constraints]
+    return DecisionCard(tuple(options), kind, warning, tuple(named))
+
+
+def _score_lines(
+    evidence: RunEvidence,
+    solutions: list[SolutionScore],
+    mean_by: dict[str, float] | None,
+    plain: Plain,
+) -> tuple[ScoreLine, ...]:
+    """Per constraint: the score (the plan's, or the conclusion's mean), its reason and concerns."""
+    threshold = evidence.feasibility
+    constraints = list(mean_by) if mean_by else sorted({c for s in solutions for c in s.scores})
+    out = []
+    for c in constraints:
+        scored = [s for s in solutions if c in s.scores]
+        score = round(mean_by[c]) if mean_by else (scored[0].scores[c] if scored else 0)
+        reason = next((s.reasons.get(c, "") for s in scored if s.reasons.get(c)), "")
+        concerns = tuple(dict.fromkeys(f for s in scored for f in s.flags.get(c, ())))
+        out.append(
+            ScoreLine(
+                c, score, plain(reason), tuple(plain(x) for x in concerns), score <= threshold
+            )
+        )
+    return tuple(out)
+
+
+def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
+    """Each judged set, its identical plans shown once with how many agents proposed them."""
+    out = []
+    for gen in evidence.generations():
+        grouped: dict[str, list[SolutionScore]] = {}
+        for s in gen.solutions:  # one row per plan title: its best-scored version
+            grouped.setdefault(normalise(s.title), []).append(s)
+        plans = []
+        for members in grouped.values():
+            first = members[0]
+            recs = evidence.solutions.get(first.solution_id, {}).get("recommendations") or []
+            plans.append(
+                Plan(
+                    title=plain(first.title),
+                    attempt=gen.verdict.regeneration + 1,
+                    mean=first.mean,
+                    recommendations=tuple(plain(str(r)) for r in recs),
+                    scores=_score_lines(evidence, [first], None, plain),
+                    agents=len(members),
+                )
+            )
+        plans.sort(key=lambda p: -p.mean)
+        out.append(
+            Attempt(
+                gen.verdict.regeneration + 1,
+                round(gen.verdict.mean_score, 1),
+                gen.verdict.vetoed,
+                tuple(plans),
+            )
+        )
+    return out
+
+
+def would_pass_at(mean: float) -> int:
+    """The highest whole feasibility a set with this mean passes (a veto is mean ≤ feasibility)."""
+    return math.ceil(round(mean, 6)) - 1
+
+
+def _closest(attempts: list[Attempt]) -> Closest | None:
+    judged = [a for a in attempts if a.plans]
+    if not judged:
+        return None
+    best = max(judged, key=lambda a: (a.set_mean, -a.number))
+    return Closest(best.number, best.set_mean, best.plans[0], would_pass_at(best.set_mean))
+
+
+def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
+    n, total = len(top.agents), evidence.result.n_agents
+    if total <= 1:
+        return (
+            "One agent only: the knowledge base gave a single slice, so there was no "
+            "deliberation; this is one agent's plan.",
+            True,
+        )
+    others = total - n
+    if n == total:
+        return f"All {total} agents back this plan.", False
+    return (
+        f"{n} of {total} agents back this plan; {plural(others, 'agent')} backed "
+        f"{'another' if len(evidence.result.conclusions) <= 2 else 'other'} "
+        f"{'plan' if len(evidence.result.conclusions) <= 2 else 'plans'} (a split, not a "
+        "consensus).",
+        False,
+    )
+
+
+def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
+    """Why the backers chose the plan, from what they relied on (not their own prose)."""
+    facts = _facts(evidence.request)
+    used: dict[str, int] = {}
+    stances: dict[int, dict[str, int]] = {}
+    for sid in top.solution_ids:
+        payload = evidence.solutions.get(sid, {})
+        for fid in payload.get("facts_used") or ():
+            used[str(fid)] = used.get(str(fid), 0) + 1
+        for st in payload.get("stances") or ():
+            if isinstance(st, dict) and "option" in st:
+                counts = stances.setdefault(int(st["option"]), {})
+                counts[str(st.get("stance"))] = counts.get(str(st.get("stance")), 0) + 1
+    out = []
+    steps = normalise(" ".join(top.recommendations))
+    ranked = [facts[f] for f, _ in sorted(used.items(), key=lambda x: -x[1]) if f in facts]
+    unquoted = [t for t in ranked if normalise(t) not in steps][:2]  # the steps quote the rest
+    if unquoted:
+        out.append("It also rests on: " + "; ".join(f"“{t}”" for t in unquoted) + ".")
+    elif ranked:
+        out.append(f"It rests on {len(ranked)} of the client's figures, quoted in its steps.")
+    sources = evidence.cited(top)
+    if sources:
+        out.append(f"Its backers cite {plural(len(sources), 'source')} from the knowledge base.")
+    options = list(evidence.request.get("options") or ())
+    verbs = {"pursue": "pursue it now", "later": "keep it for later", "avoid": "rule it out"}
+    members = len(top.solution_ids)
+    for index, counts in sorted(stances.items()):
+        if len(counts) > 1 and index < len(options):
+            split = ", ".join(
+                f"{counts[k]} {verbs.get(k, k)}"
+                for k in ("pursue", "later", "avoid")
+                if k in counts
+            )
+            out.append(f"Its {members} backers differ on “{options[index]}”: {split}.")
+    return out
+
+
+def summarise(evidence: RunEvidence) -> RunReport:
+    """The report of one run, in a reader's words, for any status."""
+    r, req, cal = evidence.result, evidence.request, evidence.calibrations
+    plain = Plain(evidence)
+    said = words(r.status)
+    attempts = _attempts(evidence, plain)
+    constraints = sorted(
+        {c for a in attempts for p in a.plans for c in (s.constraint for s in p.scores)}
+    )
+    report = RunReport(
+        title=evidence.title,
+        question=" ".join(str(req["problem"]).split()),
+        banners=_banners(evidence),
+        status=r.status,
+        status_label=said.label,
+        happened=said.happened,
+        decision=_decision_card(evidence, constraints),
+        feasibility=evidence.feasibility,
+        attempts=attempts,
+        any_veto=any(a.vetoed for a in attempts),
+    )
+    if r.conclusions:
+        top = r.conclusions[0]
+        last = evidence.generations()[-1].solutions if evidence.generations() else []
+        members = [s for s in last if s.solution_id in set(top.solution_ids)]
+        scores = _score_lines(evidence, members, dict(top.scores), plain)
+        report.recommendation = Plan(
+            title=plain(_headline(top)),
+            attempt=r.regenerations + 1,
+            mean=round(top.mean_score, 1),
+            recommendations=tuple(plain(x) for x in top.recommendations),
+            scores=scores,
+            agents=len(top.agents),
+        )
+        report.support, report.one_agent = _support(evidence, top)
+        if r.status == "converged" and not report.one_agent and len(top.agents) < r.n_agents:
+            report.happened = (
+                "The agents' plans settled into few enough distinct conclusions to stop, and the "
+                "plans passed the practicality review; the agents did not all agree (see the "
+                "split below)."
+            )
+        report.why = _why(evidence, top, plain)
+        ordered = sorted(scores, key=lambda s: s.score)
+        report.risks = [s for s in ordered if s.below] or ordered[:2]
+        report.minority = [
+            Minority(
+                plain(_headline(c)),
+                f"{len(c.agents)} of {r.n_agents} agents",
+                round(c.mean_score, 1),
+            )
+            for c in r.conclusions[1:]
+        ]
+        report.objections = [
+            Objection(plain(x.claim), x.source) for x in evidence.contradictions(top)
+        ]
+        report.sources = evidence.cited(top)
+        report.change = _what_changes(evidence, report)
+        for c in r.conclusions:
+            for j in c.justifications:
+                report.agent_notes.append(
+                    AgentNote(
+                        _headline(c),
+                        j.agent_id,
+                        evidence.justification_text(c, j.solution_id, j.rationale),
+                    )
+                )
+    else:
+        report.closest = _closest(attempts)
+        report.change = _what_changes(evidence, report)
+    report.settings = [
+        ("Sufficiency (halt at this many distinct conclusions)", str(req["sufficiency"])),
+        ("Feasibility (veto a set whose mean score is at or below it)", str(req["feasibility"])),
+        ("Density (tokens of knowledge per agent)", str(req["density"])),
+        ("Constraint profile", str(req["profile"])),
+        ("Stubbornness", str(cal.get("stubbornness"))),
+        ("Similarity threshold", str(cal.get("similarity_threshold"))),
+        ("Severity", str(cal.get("severity"))),
+        ("Agents", str(r.n_agents)),
+        (
+            "Rounds",
+            f"{r.rounds} in the final attempt, {r.total_rounds} in all; "
+            f"{plural(r.regenerations, 'regeneration')}",
+        ),
+        ("Model", evidence.model_label()),
+        (
+            "Cost",
+            f"{r.usage.calls} model calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}",
+        ),
+        ("Wall time of the deliberation", f"{r.wall_time_s:.1f} s"),
+        ("Run status (as recorded)", r.status),
+    ]
+    a = evidence.audit
+    report.audit_ok = a.ok
+    report.audit_head = a.head
+    report.audit_line = (
+        f"Audit trail intact: all {a.total} records verified."
+        if a.ok
+        else f"Audit trail FAILED at record {a.first_bad} of {a.total}: {a.reason}; "
+        f"{a.verified} records before it verified."
+    )
+    return report
+
+
+def _headline(conclusion: Conclusion) -> str:
+    title = conclusion.title.strip()
+    if title.endswith(("…", "...")) and conclusion.recommendations:
+        return conclusion.recommendations[0]
+    return title
+
+
+def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
+    """What a reader could change to get a (different) answer."""
+    f = evidence.feasibility
+    r = evidence.result
+    out = []
+    if report.recommendation is not None:
+        rec = report.recommendation
+        final = r.vetoes[-1].mean_score if r.vetoes else rec.mean
+        out.append(
+            f"A feasibility of {math.ceil(round(final, 6))} or higher would have vetoed this set "
+            f"of plans (its mean score is {final:.1f}; the client's feasibility is {f})."
+        )
+        if report.minority:
+            m = report.minority[0]
+            out.append(f"The strongest alternative, “{m.title}”, has {m.support} behind it.")
+        if report.risks:
+            worst = report.risks[0]
+            out.append(
+                f"The {worst.constraint} score ({worst.score}) is the weakest: evidence that "
+                f"lowers it further would sink the plan first."
+            )
+        return out
+    c = report.closest
+    if c is not None:
+        out.append(
+            f"The best set of plans reached a mean of {c.set_mean:.1f} (attempt {c.attempt}); "
+            f"a feasibility of {c.would_pass_at} or lower would have passed it "
+            f"(the client's is {f})."
+        )
+    if r.status == "abstained":
+        out.append(
+            "More regenerations would not help: the agents had no plan left that was not a "
+            "repeat. A broader knowledge base, a lower density (more agents), or a lower "
+            "feasibility would."
+        )
+    elif r.status == "vetoed_out":
+        out.append(
+            "Allowing more regenerations (--max-regenerations) gives the agents more attempts."
+        )
+    elif r.status == "budget_exhausted":
+        out.append("A larger budget (--max-tokens) lets the run finish; resume it with --resume.")
+    elif r.status == "no_evidence":
+        out.append(
+            "Add documents that bear on the question to the knowledge base, or check that the "
+            "question names the client's own terms."
+        )
+    if c is None and not out:
+        out.append("No set of plans was scored.")
+    return out
+
+
+def _banners(evidence: RunEvidence) -> list[Banner]:
+    out = []
+    a = evidence.audit
+    if not a.ok:
+        out.append(
+            Banner(
+                "danger",
+                f"Audit verification FAILED at record {a.first_bad} of {a.total} ({a.reason}). "
+                "This report was forced: do not rely on it.",
+            )
+        )
+    if evidence.offline:
+        out.append(Banner("notice", OFFLINE_NOTICE))
+    return out
