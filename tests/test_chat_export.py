@@ -4,6 +4,7 @@ filtered by role and outcome, with client data redacted unless asked for."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,49 @@ def test_audit_export_command_writes_chat_jsonl(sweep, tmp_path):
     assert result.exit_code == 0 and read_chat(out)[0].client_data == "included"
     bad = CliRunner().invoke(app, [*args, "--role", "critic"])
     assert bad.exit_code == 2 and "theory, practicality, monitor" in bad.output
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a value, descending into strings that hold JSON."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in "[{":
+            try:
+                return [value, *_strings(json.loads(text))]
+            except ValueError:
+                pass
+        return [value]
+    return []
+
+
+def _windows(text: str, n: int = 6) -> set[str]:
+    words = re.findall(r"[^\W_]+", text.casefold())
+    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_no_record_carries_client_text_quoted_cut_or_json_encoded(sweep, tmp_path):
+    """The agents quote the client's facts (without their full stop, inside “quotes”, in JSON
+    replies); no record of the export may carry six consecutive words of any of them."""
+    run_dir = sweep / "runs" / "cleared"
+    request = read_manifest(run_dir).request
+    client = [request.problem, *(f.text for f in request.facts())]
+    client += [d.text for d in (*request.client_data, *request.market_data)]
+    windows = set().union(*(_windows(t) for t in client))
+    replies = " ".join(
+        str(r.payload["responses"][-1]["content"])
+        for r in _llm_records(run_dir)
+        if r.payload.get("responses")
+    )
+    quoted = windows & _windows(" ".join(_strings(replies)))
+    assert quoted, "the run's agents must quote client facts for this test to mean anything"
+    out = tmp_path / "chat.jsonl"
+    header = export_chat(run_dir, out)
+    for number, line in enumerate(out.read_text("utf-8").splitlines()[1:], start=1):
+        seen = set().union(*(_windows(s) for s in _strings(json.loads(line))))
+        leaked = seen & windows
+        assert not leaked, f"record {number} carries client text: {sorted(leaked)[:3]}"
+    assert "assistant" in header.redaction and "6 or more consecutive words" in header.redaction

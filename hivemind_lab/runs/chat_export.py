@@ -8,21 +8,23 @@ and the outcome of the solution set it belongs to — filterable by role and by 
 only calls of sets that cleared the practicality network). A sweep folder exports all its runs.
 
 Client data stays out unless asked for: the problem statement and the client and market facts
-are replaced in the task JSON, and their verbatim text is replaced wherever else it appears
-(evidence, peers' solutions, the agent's reply). A model's paraphrase of a fact cannot be
-recognised; the header says so.
+are replaced in the task JSON, and any run of `SHARED_WORDS` or more consecutive words taken
+from them is replaced wherever else it appears — in evidence, peers' solutions and the agent's
+reply, inside quotation marks, and inside JSON encoded in a string — so a fact quoted without its
+full stop, cut short with "…" or escaped twice is still found. A model's paraphrase of a fact
+cannot be recognised; the header says so.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.models import FrozenRecord as Frozen
 from hivemind_lab.runs.atomic import write_text_atomic
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import RunManifest, utc_now
@@ -38,15 +40,19 @@ generation ended before scoring, e.g. abstention or a spent budget)."""
 _TASK_ROLES: dict[str, Role] = {"score": "practicality", "synthesize": "monitor"}
 _TASK = ("<task>\n", "\n</task>")
 PROBLEM_REDACTED = "[client problem redacted]"
+CLIENT_TEXT_REDACTED = "[client text redacted]"
+SHARED_WORDS = 6
+"""A run of this many consecutive words shared with the client's text is client text: shorter
+runs ("over the next three years") are ordinary phrases."""
 REDACTION_NOTE = (
-    "problem statement and client/market facts replaced in the task JSON; their verbatim text "
-    "replaced in every message (the options are kept); a model's paraphrase of them is not "
-    "recognised"
+    "removed: the problem statement (the task's 'problem' field) and every client and market "
+    "fact (the task's 'facts' field) in each user message; elsewhere, in every message including "
+    f"the assistant's reply, quoted text and JSON inside strings, every run of {SHARED_WORDS} or "
+    f"more consecutive words that also appears in the problem statement or the client or "
+    f"market data is replaced by '{CLIENT_TEXT_REDACTED}'. Kept: the options, the knowledge-base "
+    "evidence, ids. Not recognised: a model's paraphrase of client text"
 )
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_WORD = re.compile(r"[^\W_]+")
 
 
 class ChatMessage(Frozen):
@@ -122,6 +128,7 @@ def client_texts(manifest: RunManifest) -> list[tuple[str, str]]:
     texts = [(PROBLEM_REDACTED, request.problem)]
     texts += [(f"[client fact {f.id} redacted]", f.text) for f in request.facts()]
     for doc in (*request.client_data, *request.market_data):
+        texts += [(f"[client data {doc.id} redacted]", doc.text)]
         texts += [
             (f"[client data {doc.id} redacted]", line.strip()) for line in doc.text.splitlines()
         ]
@@ -132,16 +139,67 @@ def client_texts(manifest: RunManifest) -> list[tuple[str, str]]:
     return sorted(((lab, t) for t, lab in seen.items()), key=lambda x: -len(x[1]))
 
 
-def _scrub(value: Any, texts: Sequence[tuple[str, str]]) -> Any:
-    if isinstance(value, str):
-        for label, text in texts:
-            if text in value:
-                value = value.replace(text, label)
+def _words(text: str) -> list[re.Match[str]]:
+    return list(_WORD.finditer(text))
+
+
+def shingles(texts: Sequence[tuple[str, str]]) -> frozenset[tuple[str, ...]]:
+    """Every run of `SHARED_WORDS` consecutive words (case-folded) of the client's texts."""
+    out: set[tuple[str, ...]] = set()
+    for _, text in texts:
+        words = [m.group(0).casefold() for m in _words(text)]
+        out.update(tuple(words[i : i + SHARED_WORDS]) for i in range(len(words) - SHARED_WORDS + 1))
+    return frozenset(out)
+
+
+def _scrub_text(
+    value: str, texts: Sequence[tuple[str, str]], known: frozenset[tuple[str, ...]]
+) -> str:
+    """A string with client text replaced: whole texts by their label, then any run of words
+    shared with them; JSON held in the string is scrubbed inside and re-encoded."""
+    stripped = value.strip()
+    if stripped[:1] in "[{" and len(stripped) > 1:
+        try:
+            inner = json.loads(stripped)
+        except ValueError:
+            pass
+        else:
+            return json.dumps(_scrub(inner, texts, known), ensure_ascii=False)
+    for label, text in texts:
+        if text in value:
+            value = value.replace(text, label)
+    words = _words(value)
+    folded = [m.group(0).casefold() for m in words]
+    hit = [False] * len(words)
+    for i in range(len(words) - SHARED_WORDS + 1):
+        if tuple(folded[i : i + SHARED_WORDS]) in known:
+            for k in range(i, i + SHARED_WORDS):
+                hit[k] = True
+    if not any(hit):
         return value
+    out, last, i = [], 0, 0
+    while i < len(words):
+        if not hit[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(words) and hit[j + 1]:
+            j += 1
+        out += [value[last : words[i].start()], CLIENT_TEXT_REDACTED]
+        last, i = words[j].end(), j + 1
+    return "".join([*out, value[last:]])
+
+
+def _scrub(
+    value: Any, texts: Sequence[tuple[str, str]], known: frozenset[tuple[str, ...]] | None = None
+) -> Any:
+    known = shingles(texts) if known is None else known
+    if isinstance(value, str):
+        return _scrub_text(value, texts, known)
     if isinstance(value, list):
-        return [_scrub(v, texts) for v in value]
+        return [_scrub(v, texts, known) for v in value]
     if isinstance(value, dict):
-        return {k: _scrub(v, texts) for k, v in value.items()}
+        return {k: _scrub(v, texts, known) for k, v in value.items()}
     return value
 
 
@@ -214,9 +272,13 @@ def run_records(
         messages = [ChatMessage(role=m["role"], content=m["content"]) for m in prompt]
         if texts:
             messages = [
-                m.model_copy(update={"content": redact_user(m.content, texts)})
-                if m.role == "user"
-                else m
+                m.model_copy(
+                    update={
+                        "content": redact_user(m.content, texts)
+                        if m.role == "user"
+                        else str(_scrub(m.content, texts))
+                    }
+                )
                 for m in messages
             ]
             reply = redact_reply(reply, texts)
