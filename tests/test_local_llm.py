@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.local import (
+    LocalChatModel,
     LocalServer,
     LocalServerConfig,
     LocalServerError,
@@ -255,6 +257,122 @@ def test_cli_refuses_a_non_gguf_model_file_and_writes_nothing(tmp_path, monkeypa
     assert not (tmp_path / "run").exists()
 
 
+# -- the build script, with a stand-in toolchain (no compiling) -----------------------------------
+
+_CRASHING_SERVER = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "version: 0 (test)"; exit 0; fi
+kill -SEGV $$
+"""
+
+_ANSWERING_SERVER = """#!{python}
+import http.server, json, sys
+if sys.argv[1:] == ["--version"]:
+    print("version: 0 (test)")
+    sys.exit(0)
+port = int(sys.argv[sys.argv.index("--port") + 1])
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.answer({{"status": "ok"}})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.answer({{"content": " Paris", "tokens_predicted": 2}})
+    def answer(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def _executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def _stand_in_checkout(tmp_path: Path, server: str) -> tuple[Path, dict[str, str]]:
+    """A copy of the build script in an empty checkout, with a toolchain whose ``cmake``
+    "builds" ``server`` and whose ``pip download`` returns an empty llama.cpp tree."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy2(SCRIPT, root / "scripts" / "llama-server")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    built = _executable(tmp_path / "built-llama-server", server)
+    _executable(
+        tools / "cmake",
+        '#!/bin/sh\ncase "$1" in --version) echo "cmake version 0-test"; exit 0;; '
+        "--build) exit 0;; esac\n"
+        'while [ $# -gt 0 ]; do [ "$1" = -B ] && out=$2; shift; done\n'
+        f'mkdir -p "$out/bin" && cp "{built}" "$out/bin/llama-server"\n',
+    )
+    _executable(tools / "ninja", "#!/bin/sh\nexit 0\n")
+    _executable(tools / "c++", '#!/bin/sh\necho "c++ 0-test"\n')
+    python = _executable(
+        tools / "python",
+        '#!/bin/sh\nif [ "$1 $2 $3" = "-m pip download" ]; then\n'
+        '  while [ $# -gt 0 ]; do [ "$1" = --dest ] && dest=$2; shift; done\n'
+        '  tree=$(mktemp -d) && mkdir -p "$tree/llama_cpp_python-0.3.36/vendor/llama.cpp"\n'
+        '  mkdir -p "$dest" && tar -czf "$dest/llama_cpp_python-0.3.36.tar.gz" '
+        '-C "$tree" llama_cpp_python-0.3.36\n  exit\nfi\n'
+        f'exec {sys.executable} "$@"\n',
+    )
+    env = child_env(
+        tmp_path,
+        PATH=os.pathsep.join([str(tools), os.defpath]),
+        PYTHON=str(python),
+        LLAMA_SMOKE_MODEL=str(_fake_gguf(tmp_path / "model.gguf")),
+    )
+    return root, env
+
+
+def _script(root: Path, env: dict[str, str], command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(root / "scripts" / "llama-server"), command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_a_server_that_fails_the_smoke_test_fails_the_build(tmp_path):
+    root, env = _stand_in_checkout(tmp_path, _CRASHING_SERVER)
+    done = _script(root, env, "build")
+    assert done.returncode != 0
+    assert "SIGSEGV" in done.stderr
+    assert "nothing cached" in done.stderr
+    cache = root / ".cache" / "llama.cpp"
+    assert list(cache.glob("*/bin/llama-server")) == []
+    assert list(cache.glob("build.*")) == []  # the temporary tree is gone
+    assert _script(root, env, "path").returncode == 3
+
+
+def test_a_server_that_answers_is_cached_under_its_key(tmp_path):
+    root, env = _stand_in_checkout(tmp_path, _ANSWERING_SERVER.format(python=sys.executable))
+    done = _script(root, env, "build")
+    assert done.returncode == 0, done.stderr
+    key = _script(root, env, "key").stdout.strip()
+    path = _script(root, env, "path").stdout.strip()
+    assert path == str(root / ".cache" / "llama.cpp" / key / "bin" / "llama-server")
+    assert Path(path).is_file()
+    assert "cached" in _script(root, env, "build").stderr  # a second build reuses it
+
+
+def test_the_cache_key_names_the_instruction_set_and_follows_the_compiler(tmp_path):
+    root, env = _stand_in_checkout(tmp_path, _CRASHING_SERVER)
+    portable = _script(root, {**env, "LLAMA_BUILD_CPU": "portable"}, "key").stdout.strip()
+    native = _script(root, {**env, "LLAMA_BUILD_CPU": "native"}, "key").stdout.strip()
+    assert portable.startswith("0.3.36-portable-") and native.startswith("0.3.36-native-")
+    _executable(root.parent / "tools" / "c++", '#!/bin/sh\necho "c++ 1-test"\n')
+    newer = _script(root, {**env, "LLAMA_BUILD_CPU": "portable"}, "key").stdout.strip()
+    assert newer.startswith("0.3.36-portable-") and newer != portable
+
+
 # -- the real server, slow ------------------------------------------------------------------------
 
 DOCS = {
@@ -418,6 +536,42 @@ def _audited_tasks(run_dir: Path) -> list[str]:
         if kind.startswith("llm."):
             kinds.append(kind)
     return kinds
+
+
+SHARED_TEXT = " ".join(text for _, text in DOCS.values())
+
+
+def _agent_request(agent: str, task: str) -> ChatRequest:
+    """What one agent sends: shared instructions and facts first, then its own task."""
+    return ChatRequest(
+        messages=(
+            ChatMessage(role="system", content=f"You advise a small firm. Facts: {SHARED_TEXT}"),
+            ChatMessage(role="user", content=f"You are {agent}. {task}"),
+        ),
+        max_tokens=8,
+        affinity=agent,
+    )
+
+
+@pytest.mark.slow
+async def test_an_agents_later_calls_reuse_its_cached_prompt_prefix(llama_binary):
+    config = LocalServerConfig(
+        binary=llama_binary, model_file=resolve_model_file(env={}), slots=2, context_size=2048
+    )
+    with LocalServer(config) as server:
+        model = LocalChatModel(server.endpoint)
+        tasks = ("Propose a course of action.", "Critique the rival proposal.", "Revise it.")
+        usage: dict[str, list[tuple[int, int]]] = {"agent-a": [], "agent-b": []}
+        for task in tasks:  # the two agents' calls interleave
+            for agent, seen in usage.items():
+                reply = (await model.complete(_agent_request(agent, task))).usage
+                seen.append((reply.prompt_tokens, reply.cached_prompt_tokens))
+        await model.aclose()
+    assert {model.slot("agent-a"), model.slot("agent-b")} == {0, 1}
+    for seen in usage.values():
+        for prompt, cached in seen:
+            assert 0 <= cached <= prompt
+        assert all(cached > 0 for _, cached in seen[1:])
 
 
 @pytest.mark.slow

@@ -73,6 +73,10 @@ class LocalServerConfig(BaseModel):
     repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
     """Server default (requests do not override it): without it the 135M model fills a string
     with ".1.1.1…" until the token limit cuts the JSON; 1.1 ends such loops."""
+    repack: bool = True
+    """Let llama.cpp move weights into its extra CPU buffers (repacked or AMX layouts); False
+    passes ``--no-repack``, the way out for a binary whose extra kernels crash on this CPU (the
+    portable build has no AMX kernels; docs/design/local-llm-backend.md)."""
     port: int = Field(default=0, ge=0, le=65535)
     """0 picks a free port."""
     start_timeout_s: float = Field(default=180.0, gt=0)
@@ -118,8 +122,24 @@ class LocalEndpoint(BaseModel):
 
 
 def default_binary() -> Path:
-    """Where ``scripts/llama-server build`` puts the binary in this checkout."""
-    return PROJECT / ".cache" / "llama.cpp" / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
+    """Where ``scripts/llama-server build`` puts the binary for this checkout and machine.
+
+    The script owns the cache key (source version, instruction set, compiler), so it is asked;
+    without the script the path of the unkeyed layout is returned (and reported missing).
+    """
+    cache = PROJECT / ".cache" / "llama.cpp"
+    try:
+        done = subprocess.run(
+            [str(PROJECT / "scripts" / "llama-server"), "key"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return cache / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
+    key = done.stdout.strip() if done.returncode == 0 else ""
+    return cache / (key or LLAMA_CPP_PYTHON_VERSION) / "bin" / "llama-server"
 
 
 def find_binary(env: Mapping[str, str] | None = None) -> Path:
@@ -265,6 +285,7 @@ class LocalServer:
             self.host,
             "--port",
             str(self.port),
+            *([] if c.repack else ["--no-repack"]),
         ]
 
     def start(self) -> LocalEndpoint:
@@ -379,7 +400,8 @@ def _sampling(props: dict[str, Any]) -> dict[str, Any]:
 
 class LocalChatModel(OpenAIChatModel):
     """The `openai` backend pointed at a local server; named ``local``, with the server's
-    description as ``model_info`` (recorded in the run manifest)."""
+    description as ``model_info`` (recorded in the run manifest). Requests with an
+    ``affinity`` key are pinned to one of the server's slots."""
 
     backend = "local"
 
@@ -391,6 +413,7 @@ class LocalChatModel(OpenAIChatModel):
                 model=endpoint.info.model_file,
                 base_url=endpoint.base_url,
                 max_concurrency=concurrency or endpoint.info.slots,
+                server_slots=endpoint.info.slots,
                 **config,
             )
         )

@@ -266,11 +266,9 @@ class OpenAIChatModel:
 
     def _cost(self, prompt: int, cached: int, output: int) -> float:
         c = self.config
-        cached_price = (
-            c.input_usd_per_mtok
-            if c.cached_input_usd_per_mtok is None
-            else (c.cached_input_usd_per_mtok)
-        )
+        cached_price = c.cached_input_usd_per_mtok
+        if cached_price is None:
+            cached_price = c.input_usd_per_mtok
         return (
             (prompt - cached) * c.input_usd_per_mtok
             + cached * cached_price
