@@ -318,3 +318,45 @@ def test_a_ray_sweep_without_the_sweeps_extra_says_how_to_install_it(tmp_path, m
     assert "ray: not installed" in result.stderr
     assert ".[sweeps]" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+GROCER = str(PROBLEMS / "regional-grocer-discounter-price-war.toml")
+
+
+def test_an_abstained_run_writes_its_report_and_exits_0_saying_what_would_pass(tmp_path):
+    """At feasibility 90 the grocer's agents run out of new plans after two vetoes."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        ["deliberate", "--problem", GROCER, "--feasibility", "90", "--out", str(out)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    status = json.loads((out / "result.json").read_text())["status"]
+    assert status == "abstained"
+    said = " ".join(result.stdout.split())
+    assert "No new plan (abstained)" in said
+    assert re.search(r"a feasibility of (\d+) or lower would have passed it", said)
+    assert (out / "report.html").exists() and (out / "report.md").exists()
+    wall = re.search(r"([\d.]+) s in all \(([\d.]+) s deliberating\)", said)
+    assert wall and float(wall.group(1)) >= float(wall.group(2))
+
+
+def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch):
+    import hivemind_lab.deliberation as deliberation
+
+    out = tmp_path / "run"
+
+    def interrupted(*args, run_dir, **kwargs):
+        Path(run_dir).mkdir(parents=True)
+        (Path(run_dir) / "audit.jsonl").write_text('{"seq": 0}\n{"seq": 1}\n')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deliberation, "deliberate", interrupted)
+    result = CliRunner().invoke(
+        app, ["deliberate", "--problem", GROCER, "--out", str(out)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 130
+    said = " ".join(result.stderr.split())
+    assert "2 audit records" in said
+    assert f"hivemind-lab deliberate --resume {out}" in said

@@ -4,7 +4,7 @@ a summary of its conclusions and the report written beside it. Registered on the
 
 from __future__ import annotations
 
-import asyncio
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -147,6 +147,7 @@ def deliberate(
     ] = 0.0,
 ) -> None:
     """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
+    started = time.monotonic()
     # Only the light input modules before validation: a bad value is answered in well under a
     # second; the deliberation machinery (scikit-learn, the OpenAI SDK, plotly) loads after.
     from hivemind_lab.inputs import (
@@ -230,7 +231,7 @@ def deliberate(
         raise _fail(exc) from None
     from hivemind_lab.agents.backends import open_model
     from hivemind_lab.deliberation import Progress as RunProgress
-    from hivemind_lab.deliberation import deliberate_async
+    from hivemind_lab.deliberation import deliberate as run_deliberation
     from hivemind_lab.reports import write_report
 
     columns = (
@@ -241,6 +242,7 @@ def deliberate(
         TimeElapsedColumn(),
     )
     failure: HivemindError | None = None
+    interrupted = False
     with Progress(*columns, console=err_console, transient=False) as bar:
         task_id = bar.add_task("deliberating", total=limits.max_rounds, detail="")
 
@@ -264,22 +266,26 @@ def deliberate(
                         highlight=False,
                         soft_wrap=True,
                     )
-                result = asyncio.run(
-                    deliberate_async(
-                        request,
-                        cal,
-                        limits,
-                        model=chat,
-                        run_dir=run_dir,
-                        seed=seed,
-                        knowledge_base=kb,
-                        practicality_kb=practicality_kb,
-                        on_progress=on_progress,
-                        resume=resume is not None,
-                    )
+                result = run_deliberation(
+                    request,
+                    cal,
+                    limits,
+                    model=chat,
+                    run_dir=run_dir,
+                    seed=seed,
+                    knowledge_base=kb,
+                    practicality_kb=practicality_kb,
+                    on_progress=on_progress,
+                    resume=resume is not None,
                 )
+            bar.update(task_id, completed=limits.max_rounds)  # a finished bar is full
         except HivemindError as exc:
             failure = _erase(bar, exc)
+        except KeyboardInterrupt:
+            bar.live.transient = True
+            interrupted = True
+    if interrupted:
+        raise _interrupted(run_dir)
     if failure is not None:
         # An error about the run directory itself (another process writes it, a rescore has
         # nothing to continue) says what to do; "resume it" would send the user round again.
@@ -292,22 +298,55 @@ def deliberate(
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure)
     report = write_report(run_dir, force=True)
-    _print_summary(result, run_dir)
+    _print_summary(result, run_dir, wall_s=time.monotonic() - started)
     console.print(f"report: {report} (and report.md)")
 
 
-def _print_summary(result: Any, run_dir: Path) -> None:
+def _interrupted(run_dir: Path) -> typer.Exit:
+    """Ctrl-C: say what was kept and how to continue (exit 130, as a shell expects)."""
+    from hivemind_lab.runs.rundir import RunDir
+
+    run = RunDir(run_dir)
+    if run.audit_path.exists():
+        with run.audit_path.open("rb") as handle:
+            records = sum(1 for _ in handle)
+        err_console.print(
+            f"interrupted: {run_dir} keeps the run so far ({records} audit records, model "
+            f"replies cached); continue it with:\n  hivemind-lab deliberate --resume {run_dir}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        err_console.print("interrupted before the run started: nothing was kept", highlight=False)
+    return typer.Exit(code=130)
+
+
+def _print_summary(result: Any, run_dir: Path, *, wall_s: float) -> None:
+    """The outcome in the report's words: status, what happened, what would change it."""
+    from hivemind_lab.reports import gather
+    from hivemind_lab.reports.summary import plural, summarise
+
+    said = summarise(gather(run_dir))
     console.print(
-        f"[bold]{result.status}[/] after {result.rounds} round(s) in the final generation, "
-        f"{result.regenerations} regeneration(s), {result.n_agents} theory agents; "
-        f"{result.usage.calls} calls, {result.usage.tokens} tokens, "
-        f"{result.usage.cache_hits} cache hits, {result.wall_time_s:.1f} s"
+        f"[bold]{said.status_label}[/] ({result.status}): {said.happened}", highlight=False
     )
+    console.print(
+        f"{plural(result.rounds, 'round')} in the final attempt, "
+        f"{plural(result.regenerations, 'regeneration')}, {result.n_agents} theory agents; "
+        f"{result.usage.calls} calls, {result.usage.tokens:,} tokens, "
+        f"{result.usage.cache_hits} cache hits; {wall_s:.1f} s in all "
+        f"({result.wall_time_s:.1f} s deliberating)",
+        highlight=False,
+    )
+    if said.recommendation is not None:
+        console.print(f"recommendation: {said.recommendation.title} — {said.support}")
     table = Table(title="Conclusions")
     for col in ("rank", "conclusion", "agents", "feasibility"):
         table.add_column(col)
     for c in result.conclusions:
         table.add_row(str(c.rank), c.title, str(len(c.agents)), f"{c.mean_score:.1f}")
-    if result.conclusions:
+    if len(result.conclusions) > 1:
         console.print(table)
+    for line in said.change:
+        console.print(f"• {line}", highlight=False)
     console.print(f"run directory: {run_dir}")
