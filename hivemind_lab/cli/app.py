@@ -68,6 +68,8 @@ kb_app.command("diff")(loops.kb_diff)
 llm_app.command("serve")(services.llm_serve)
 mcp_app.command("serve")(services.mcp_serve)
 token_app.command("add")(services.mcp_token_add)
+token_app.command("list")(services.mcp_token_list)
+token_app.command("remove")(services.mcp_token_remove)
 app.command("sweep")(experiments.sweep)
 app.command("report")(experiments.report)
 app.command("replay")(experiments.replay)
@@ -84,20 +86,36 @@ def kb_check(
     kb: Annotated[
         Path, typer.Option(help="Folder (or file) of .md, .txt or .jsonl documents.")
     ] = Path("data/knowledge"),
+    density: Annotated[int, typer.Option(help="Tokens per agent to check the corpus at.")] = 6000,
 ) -> None:
-    """Validate every document of a knowledge base and print corpus statistics."""
-    from hivemind_lab.knowledge.documents import load_documents
+    """Validate every document of a knowledge base (each bad file with its reasons, skipped
+    files with why) and print corpus statistics; exit 1 if any file failed."""
+    from hivemind_lab.knowledge.documents import check_documents, density_advice
 
     try:
-        docs = load_documents(sample_path(kb, KNOWLEDGE))
+        check = check_documents(sample_path(kb, KNOWLEDGE))
     except HivemindError as exc:
         raise _fail(exc) from None
-    tokens = [d.tokens for d in docs]
+    for where, reasons in check.problems.items():
+        err_console.print(
+            f"[red]bad[/] {where}: {'; '.join(reasons)}", highlight=False, markup=True
+        )
+    for where, reason in check.skipped.items():
+        err_console.print(f"skipped {where}: {reason}", highlight=False)
+    docs = check.documents
+    tokens = [d.tokens for d in docs] or [0]
     schools = sorted({d.school for d in docs})
     console.print(
-        f"{len(docs)} documents, {sum(tokens)} tokens (min {min(tokens)}, max {max(tokens)}), "
-        f"{len(schools)} schools: {', '.join(schools)}"
+        f"{len(docs)} documents read, {len(check.problems)} failed, {len(check.skipped)} "
+        f"skipped; {sum(tokens)} tokens (min {min(tokens)}, max {max(tokens)}), "
+        f"{len(schools)} schools: {', '.join(schools)}",
+        highlight=False,
     )
+    advice = density_advice(docs, density) if docs else None
+    if advice:
+        err_console.print(f"warning: {advice}", highlight=False)
+    if check.problems:
+        raise typer.Exit(code=1)
 
 
 @kb_app.command("slice")

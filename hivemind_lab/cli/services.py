@@ -127,3 +127,37 @@ def mcp_token_add(
         raise _fail(exc) from None
     typer.echo(token)
     err_console.print(f"token for {model!r} added to {file} (store it now: it is not kept)")
+
+
+def mcp_token_list(
+    file: Annotated[Path, typer.Option(help="Token file to read.")] = Path("hivemind-tokens.json"),
+) -> None:
+    """List the tokens of a token file: model and id (a prefix of the token's hash)."""
+    from hivemind_lab.mcp_server.tokens import list_tokens
+
+    try:
+        for model, token_id in list_tokens(file):
+            typer.echo(f"{model}\t{token_id}")
+    except HivemindError as exc:
+        raise _fail(exc) from None
+
+
+def mcp_token_remove(
+    model: Annotated[str, typer.Argument(help="The model whose token(s) to remove.")],
+    token_id: Annotated[
+        str | None, typer.Option("--id", help="Only the token with this id (see `token list`).")
+    ] = None,
+    file: Annotated[Path, typer.Option(help="Token file to change.")] = Path(
+        "hivemind-tokens.json"
+    ),
+) -> None:
+    """Remove MODEL's tokens (or one of them); a running server refuses them at its next request."""
+    from hivemind_lab.mcp_server.tokens import remove_tokens
+
+    try:
+        removed = remove_tokens(file, model, token_id=token_id)
+    except HivemindError as exc:
+        raise _fail(exc) from None
+    if not removed:
+        raise _fail(HivemindError(f"model: no token of {model!r} in {file}"))
+    err_console.print(f"removed {removed} token(s) of {model!r} from {file}")

@@ -42,6 +42,7 @@ from hivemind_lab.mcp_server.arguments import (
     Subject,
     Text,
     TokenBudget,
+    brief,
 )
 from hivemind_lab.mcp_server.bridge import add_bridge
 from hivemind_lab.mcp_server.exposure import Exposure, exposure
@@ -122,7 +123,7 @@ def build_server(
         try:
             return await anyio.to_thread.run_sync(fn)
         except HivemindError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(brief(str(exc))) from None
 
     settled_at: datetime | None = None
 

@@ -76,6 +76,20 @@ class BridgeAssertion(BaseModel):
     evidence: Evidence = ""
 
 
+ERROR_LIMIT = 400
+"""Longest error text a client gets: errors quote the offending value, which may be huge."""
+
+
+def brief(message: str, *, limit: int = ERROR_LIMIT) -> str:
+    """``message`` cut to ``limit`` characters around the middle: its head names the field and
+    the start of the value, its tail what is allowed. A 0.9 MB argument must not come back as a
+    0.9 MB error (nor fill the log and hold up other clients while it is sent)."""
+    if len(message) <= limit:
+        return message
+    keep = (limit - 40) // 2
+    return f"{message[:keep]} …[{len(message) - 2 * keep:,} characters cut]… {message[-keep:]}"
+
+
 def describe(error: ValidationError) -> str:
     """One line naming each bad field of a bridge body, without echoing Python internals."""
     problems = []

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.graph import HivemindGraph
-from hivemind_lab.mcp_server.arguments import BridgeAssertion, describe
+from hivemind_lab.mcp_server.arguments import BridgeAssertion, brief, describe
 from hivemind_lab.mcp_server.exposure import BodyTooLarge, check_request, read_body
 from hivemind_lab.mcp_server.tokens import TokenFileVerifier
 from hivemind_lab.mcp_server.webhooks import WebhookNotifier
@@ -58,7 +58,7 @@ def add_bridge(
         try:
             claim = BridgeAssertion.model_validate_json(body)
         except ValidationError as exc:
-            return JSONResponse({"error": describe(exc)}, status_code=400)
+            return JSONResponse({"error": brief(describe(exc))}, status_code=400)
         try:
             result = await anyio.to_thread.run_sync(
                 lambda: graph.assert_claim(
@@ -72,7 +72,7 @@ def add_bridge(
                 )
             )
         except HivemindError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": brief(str(exc))}, status_code=400)
         if notifier and result.conflicts_detected:
             notifier.publish("conflict.created", {"by": token.client_id, **result.model_dump()})
         return JSONResponse(result.model_dump())

@@ -11,6 +11,7 @@ from hivemind_lab.mcp_server.app import build_server
 from hivemind_lab.mcp_server.conformance import add_conformance_fixtures
 from hivemind_lab.mcp_server.exposure import exposure
 from hivemind_lab.mcp_server.settings import ServerSettings
+from hivemind_lab.mcp_server.transport import serve_http
 from hivemind_lab.tokens import TokenCounter, default_counter
 
 
@@ -67,22 +68,26 @@ def serve(settings: ServerSettings, config: GraphConfig) -> None:
             else f"as {settings.source_model}, single-user"
         )
         print(f"hivemind MCP server on {names.base_url}{path} ({who})", file=sys.stderr)
+        security = names.transport_security()
         if settings.transport == "http":
-            server.run(
-                "streamable-http",
-                host=settings.host,
-                port=settings.port,
+            app = server.streamable_http_app(
                 streamable_http_path="/mcp",
                 max_request_body_size=settings.max_request_bytes,
-                transport_security=names.transport_security(),
+                transport_security=security,
+                host=settings.host,
             )
         else:
-            server.run(
-                "sse",
-                host=settings.host,
-                port=settings.port,
+            app = server.sse_app(
                 max_request_body_size=settings.max_request_bytes,
-                transport_security=names.transport_security(),
+                transport_security=security,
+                host=settings.host,
             )
+        serve_http(
+            app,
+            host=settings.host,
+            port=settings.port,
+            read_timeout_s=settings.read_timeout_s,
+            idle_timeout_s=settings.idle_timeout_s,
+        )
     finally:
         store.close()

@@ -24,6 +24,8 @@ ENV_VARIABLES = {
     "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
     "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
     "HIVEMIND_PUBLIC_URL": "public_url",
+    "HIVEMIND_READ_TIMEOUT_S": "read_timeout_s",
+    "HIVEMIND_IDLE_TIMEOUT_S": "idle_timeout_s",
 }
 LIST_VARIABLES = {
     "HIVEMIND_WEBHOOK_URLS": "webhook_urls",
@@ -57,6 +59,12 @@ class ServerSettings(BaseModel):
     token_file: Path | None = None
     """HIVEMIND_TOKEN_FILE: bearer-token hashes → model names (multi-client HTTP)."""
     max_request_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
+    read_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    """HIVEMIND_READ_TIMEOUT_S: an HTTP request (head and body) must arrive within this many
+    seconds of its first byte, or of the connection's opening; else the connection is closed."""
+    idle_timeout_s: int = Field(default=15, ge=1, le=3600)
+    """HIVEMIND_IDLE_TIMEOUT_S: a kept-alive HTTP connection with no new request is closed after
+    this many seconds (open SSE streams are responses in progress, never idle)."""
     allowed_hosts: tuple[str, ...] = ()
     """HIVEMIND_ALLOWED_HOSTS: extra Host header values accepted besides this server's own
     (``name``, ``name:port`` or ``name:*``; DNS-rebinding protection)."""
