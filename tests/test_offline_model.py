@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from hivemind_lab.problems.decision import Fact
 
 from hivemind_lab.agents.policy import OfflineAgentModel
 from hivemind_lab.agents.policy.practicality import matched
@@ -25,6 +24,7 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
 )
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
+from hivemind_lab.problems.decision import Fact
 
 PROBLEM = (
     "An e-bike maker must choose between premium cargo bikes, licensing its drivetrain to car "
@@ -154,7 +154,8 @@ async def test_without_options_agents_propose_their_own_and_say_so():
     )
     task = ProposeTask(agent_id="a", problem="How should we grow?", evidence=(advice,))
     out = ProposalOutput.model_validate(await ask(task))
-    assert out.recommendations[0].startswith("Own option:")
+    assert out.course is not None and out.course.backed
+    assert "license a proven component" in out.course.action
     assert not out.stances
 
 
@@ -548,16 +549,19 @@ def test_a_quoted_client_fact_is_marked_and_never_cut_open():
         assert text.count("“") == 1 and text.count("”") == 1
 
 
-def _own(course: str):
-    from hivemind_lab.agents.schemas import ProposalOutput
+def _own(course: str, *, backed: bool = True):
+    from hivemind_lab.agents.schemas import OwnCourse, ProposalOutput
 
     return ProposalOutput(
-        title=course[:150], recommendations=[f"Own option: {course}"], rationale=""
+        title=course[:150],
+        course=OwnCourse(action=course, backed=backed),
+        recommendations=[course],
+        rationale="",
     )
 
 
 def test_on_an_open_question_a_critic_argues_for_its_own_course_from_its_evidence():
-    from hivemind_lab.agents.policy.open_ended import ANOTHER, critique_own
+    from hivemind_lab.agents.policy.open_ended import critique_own
     from hivemind_lab.agents.schemas import DecisionContext, Evidence
 
     ctx = DecisionContext(problem="How should the newspaper survive?", options=(), facts=())
@@ -570,16 +574,16 @@ def test_on_an_open_question_a_critic_argues_for_its_own_course_from_its_evidenc
     mine, theirs = _own("Build a digital paywall"), _own("Cut print editions")
     points, _ = critique_own(ctx, mine.view(), theirs.view(), evidence)
     assert [p.kind for p in points] == ["contradiction"]
-    assert points[0].claim == f"{ANOTHER}Build a digital paywall"
+    assert points[0].course == "Build a digital paywall"
 
 
 def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evidence():
-    from hivemind_lab.agents.policy.open_ended import ANOTHER, course_of, revise_own
+    from hivemind_lab.agents.policy.open_ended import course_of, revise_own
     from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
 
     def critique(critic: str, course: str, cite: str) -> ReceivedCritique:
         point = CritiquePoint(
-            kind="contradiction", claim=ANOTHER + course, strength=4, citation=cite
+            kind="contradiction", claim="another course", course=course, strength=4, citation=cite
         )
         return ReceivedCritique(critic_id=critic, points=(point,))
 
@@ -604,18 +608,22 @@ def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evi
 
 
 def test_an_agent_without_evidence_adopts_a_lone_peers_course_that_has_some():
-    from hivemind_lab.agents.policy.open_ended import ANOTHER, NO_EVIDENCE, course_of, revise_own
+    from hivemind_lab.agents.policy.open_ended import course_of, revise_own
     from hivemind_lab.agents.schemas import CritiquePoint, ReceivedCritique, ReviseTask
 
     point = CritiquePoint(
-        kind="contradiction", claim=ANOTHER + "Sell subscriptions", strength=4, citation="a#1"
+        kind="contradiction",
+        claim="another course",
+        course="Sell subscriptions",
+        strength=4,
+        citation="a#1",
     )
     task = ReviseTask(
         problem="How should the newspaper survive?",
         options=(),
         facts=(),
         agent_id="t",
-        current=_own(f"{NO_EVIDENCE}newspaper: decide from the client's own facts"),
+        current=_own("Decide from the client's own facts", backed=False),
         critiques=(ReceivedCritique(critic_id="c1", points=(point,)),),
         stubbornness=0.3,
     )

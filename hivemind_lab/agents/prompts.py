@@ -28,7 +28,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.2"
+PROMPT_VERSION = "2026-12-01.3"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
@@ -60,7 +60,8 @@ _SYSTEM = {
 _INSTRUCTIONS = {
     "propose": (
         "Propose a solution to the client's decision. `options` lists the courses of action "
-        "the client weighs (by 0-based index); if it is empty, propose your own. Give a stance "
+        "the client weighs (by 0-based index); if it is empty, propose your own course of action "
+        "and state it in `course`. Give a stance "
         "on each option you address (pursue now, later in a sequence, or avoid), a short title "
         "naming the chosen option, and up to max_recommendations concrete recommendations: the "
         "first states the choice or sequence, each names an option or a client fact (quote its "
@@ -75,7 +76,8 @@ _INSTRUCTIONS = {
         "contradiction: your evidence backs the opposite stance on the same option. gap: an "
         "option or a client fact the target ignores. Give each point the option index, a "
         "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
-        "fact gap). At most six points."
+        "fact gap). At most six points. When the problem has no options, a contradiction names "
+        "the course of action your evidence favours instead in `course`."
     ),
     "critique_batch": (
         "Critique each target solution in turn, option by option, using only your own evidence "

@@ -77,12 +77,25 @@ class OptionStance(Frozen):
     stance: Stance
 
 
+class OwnCourse(Frozen):
+    """The course of action an agent proposes on an open question (the problem names no
+    options), as a field of its own so peers read it without parsing the recommendations."""
+
+    action: Text
+    """The course, as one self-contained sentence."""
+    backed: bool = True
+    """Whether passages of the agent's evidence bear on it. False: none does, and the course
+    only says where to start (it is no course to argue for)."""
+
+
 class SolutionView(Frozen):
     """What a solution recommends, without its justification (what practicality agents see)."""
 
     title: str
     recommendations: tuple[str, ...]
     stances: tuple[OptionStance, ...] = ()
+    course: OwnCourse | None = None
+    """On an open question: the course of action proposed (None when choosing among options)."""
 
     def text(self) -> str:
         """The solution as one text, for similarity measures."""
@@ -141,6 +154,8 @@ class ProposalOutput(Frozen):
     title: Annotated[str, Field(min_length=1, max_length=160)]
     stances: Annotated[list[OptionStance], Field(max_length=8)] = []
     """The solution's stance on each option it addresses."""
+    course: OwnCourse | None = None
+    """On an open question (no options): the course of action proposed; None otherwise."""
     recommendations: Annotated[list[Text], Field(min_length=1, max_length=MAX_RECOMMENDATIONS)]
     rationale: Annotated[str, Field(max_length=MAX_RATIONALE)]
     citations: Annotated[list[Ref], Field(max_length=8)] = []
@@ -162,6 +177,7 @@ class ProposalOutput(Frozen):
             title=self.title,
             recommendations=tuple(self.recommendations),
             stances=tuple(self.stances),
+            course=self.course,
         )
 
 
@@ -180,6 +196,9 @@ class CritiquePoint(Frozen):
     strength: Strength
     citation: Annotated[str, Field(max_length=MAX_ID)] | None = None
     """A passage id (or a fact id for a fact gap)."""
+    course: Text | None = None
+    """On an open question, for a contradiction: the course of action the critic's evidence
+    favours instead, whole, so the target can adopt it."""
 
 
 class CritiqueTask(DecisionContext):
@@ -229,6 +248,19 @@ class ReceivedCritique(Frozen):
     points: tuple[CritiquePoint, ...]
 
 
+class PointRef(Frozen):
+    """A critique point the engine weighed for a reviser: which one, and its evidence weight."""
+
+    critic_id: Ref
+    point: Annotated[int, Field(ge=0, lt=MAX_POINTS)]
+    """0-based index of the point in that critic's critique."""
+    option: OptionIndex | None = None
+    """The option the point addresses (None: a client fact)."""
+    weight: Annotated[float, Field(ge=0.0, le=1.0)]
+    """Evidence weight: distinct cited passages, stated strength, and whether the citation is
+    in the evidence the critic was shown (`hivemind_lab.deliberation.theory.weigh_points`)."""
+
+
 class ReviseTask(DecisionContext):
     """Revise the agent's solution after reading every critique of it."""
 
@@ -237,7 +269,14 @@ class ReviseTask(DecisionContext):
     current: ProposalOutput
     critiques: tuple[ReceivedCritique, ...]
     stubbornness: float
-    """0 adopts every well-supported point, 1 never changes."""
+    """The agent's stubbornness (0 to 1), for the record: the engine has already applied it
+    in ``must_answer`` and ``may_weigh``."""
+    must_answer: Annotated[tuple[PointRef, ...], Field(max_length=MAX_TARGETS * MAX_POINTS)] = ()
+    """Points whose evidence weight clears the agent's bar: adopt each or rebut it from the
+    agent's own evidence."""
+    may_weigh: Annotated[tuple[PointRef, ...], Field(max_length=MAX_TARGETS * MAX_POINTS)] = ()
+    """Points within the tolerance around the bar: adopt them or not. A stance change on an
+    option that no point of either list addresses is not taken by the engine."""
     evidence: tuple[Evidence, ...] = ()
     """The agent's own evidence on the options, shown again."""
     max_recommendations: int = MAX_RECOMMENDATIONS
@@ -264,11 +303,30 @@ class ScoreTask(DecisionContext):
     mitigations: tuple[str, ...] = ()
 
 
+class Concern(Frozen):
+    """One feasibility concern a constraint agent raises about a solution."""
+
+    option: OptionIndex | None = None
+    """The option it bears on (None: the solution as a whole)."""
+    grade: Literal["minor", "major", "critical"]
+    """minor: a cost or a condition; major: likely harm unless handled; critical: blocks it."""
+    mitigated: bool = False
+    """Whether the solution (or the client's facts) already answers it."""
+    basis: Ref | None = None
+    """The fact id, passage id or constraint id behind it."""
+    text: Text
+    """The concern, as one sentence."""
+
+
 class ScoreOutput(Frozen):
     score: ScoreValue
+    """The model's anchor score on the rubric."""
     reason: Annotated[str, Field(max_length=MAX_TEXT)]
     flags: Annotated[list[Annotated[str, Field(max_length=MAX_ID)]], Field(max_length=6)] = []
     """Risk signals found in the solution."""
+    concerns: Annotated[list[Concern], Field(max_length=6)] = []
+    """The concerns behind the score; the engine weighs the unmitigated ones by severity
+    (`hivemind_lab.deliberation.practicality.constraint_score`)."""
 
 
 class ClusterMember(Frozen):

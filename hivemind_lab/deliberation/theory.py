@@ -137,6 +137,7 @@ def _solution(
         adopted=tuple(out.adopted) if isinstance(out, RevisionOutput) else (),
         stances=tuple(stances.values()),
         facts_used=tuple(out.facts_used),
+        course=out.course,
     )
 
 

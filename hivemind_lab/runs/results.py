@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, SolutionView
+from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, OwnCourse, SolutionView
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.problems.exclusivity import ExclusiveSource
 
@@ -40,11 +40,16 @@ class Solution(Frozen):
     """The solution's stance on each of the problem's options it addresses."""
     facts_used: tuple[str, ...] = ()
     """Ids of the client facts the solution relies on."""
+    course: OwnCourse | None = None
+    """On an open question: the course of action proposed."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
         return SolutionView(
-            title=self.title, recommendations=self.recommendations, stances=self.stances
+            title=self.title,
+            recommendations=self.recommendations,
+            stances=self.stances,
+            course=self.course,
         )
 
     def text(self) -> str:

@@ -1,7 +1,7 @@
 """The offline theory agents on an open question (no options named): critique and revision.
 
-With no options, each agent proposes its own course of action from its evidence ("Own option:
-…"). Critics then weigh the target's course against their own, from their own evidence, and a
+With no options, each agent proposes its own course of action from its evidence (the
+``course`` field of its proposal). Critics then weigh the target's course against their own, from their own evidence, and a
 target adopts a peer's course when the distinct evidence behind it clears its stubbornness —
 so agents can come to agree, as they do on given options (before, nobody ever revised and an
 open question never converged).
@@ -19,22 +19,29 @@ from hivemind_lab.agents.schemas import (
     CritiquePoint,
     DecisionContext,
     Evidence,
+    OwnCourse,
     ReviseTask,
     RevisionOutput,
     SolutionView,
 )
 
 OWN = "Own option: "
+"""How a recommendation shows an own course to readers (agents read ``course``, not this)."""
 NO_EVIDENCE = "No evidence in my slice of the knowledge base bears on "
-"""How a course that admits missing evidence begins: it is no course to argue for."""
+"""How a course that admits missing evidence begins (for readers: agents read ``backed``)."""
 ANOTHER = "My evidence favours another course: "
-"""How a critic names the course it favours, so the target can adopt it whole."""
+"""How a critic's claim names the course it favours (agents read the point's ``course``)."""
 
 
 def course_of(view: SolutionView) -> str | None:
     """The course of action an open-ended solution proposes (None for any other solution)."""
-    first = view.recommendations[0] if view.recommendations else ""
-    return first[len(OWN) :].strip() or None if first.startswith(OWN) else None
+    return view.course.action if view.course is not None else None
+
+
+def backed_course(view: SolutionView) -> str | None:
+    """The solution's course when evidence backs it (a course that admits it has none is no
+    course to argue for)."""
+    return view.course.action if view.course is not None and view.course.backed else None
 
 
 def _strength(x: float) -> int:
@@ -45,9 +52,8 @@ def critique_own(
     ctx: DecisionContext, position: SolutionView, target: SolutionView, evidence: Sequence[Evidence]
 ) -> tuple[list[CritiquePoint], str]:
     """Weigh the target's course against the critic's own, from the critic's evidence."""
-    theirs, mine = course_of(target), course_of(position)
-    if mine is not None and mine.startswith(NO_EVIDENCE):
-        mine = None  # a critic without evidence of its own only weighs the target's course
+    # a critic without evidence of its own only weighs the target's course
+    theirs, mine = course_of(target), backed_course(position)
     if theirs is None:
         return [], "The solution proposes no course of action to weigh."
     if mine is None or mine == theirs:
@@ -60,7 +66,7 @@ def critique_own(
     lead = j_mine.score - j_theirs.score
     if lead > SEQUENCE_MARGIN:
         claim = fit_text(f"{ANOTHER}{mine}")
-        point = _point("contradiction", claim, lead, j_mine)
+        point = _point("contradiction", claim, lead, j_mine, course=mine)
         return [point], "My evidence favours another course."
     if j_theirs.score > CLEAR:
         point = _point(
@@ -70,7 +76,9 @@ def critique_own(
     return [], "My evidence neither backs nor contradicts this course."
 
 
-def _point(kind: str, claim: str, weight: float, j: Judgement) -> CritiquePoint:
+def _point(
+    kind: str, claim: str, weight: float, j: Judgement, *, course: str | None = None
+) -> CritiquePoint:
     support = j.support
     return CritiquePoint.model_validate(
         {
@@ -78,6 +86,7 @@ def _point(kind: str, claim: str, weight: float, j: Judgement) -> CritiquePoint:
             "claim": fit_text(claim),
             "strength": _strength(weight),
             "citation": support[0] if support else None,
+            "course": course,
         }
     )
 
@@ -89,14 +98,13 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
     course sorts first yields, so two agents never swap courses round after round."""
     current = task.current
     mine = course_of(current.view()) or ""
+    evidenceless = current.course is not None and not current.course.backed
     backing: dict[str, dict[str, float]] = {}
     critics: dict[str, set[str]] = {}
     for received in task.critiques:
         for point in received.points:
-            if point.kind != "contradiction" or not point.claim.startswith(ANOTHER):
-                continue
-            course = point.claim[len(ANOTHER) :].strip()
-            if not course or course.endswith("…") or course == mine:
+            course = (point.course or "").strip()
+            if point.kind != "contradiction" or not course or course == mine:
                 continue
             source = point.citation or f"uncited:{received.critic_id}"
             weight = point.strength / 5 * (1.0 if point.citation else 0.5)
@@ -115,7 +123,7 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
     claims = [f"{ANOTHER}{c}" for c in ranked]
     for course in ranked:
         weight = 1 - math.prod(1 - 0.75 * w for w in backing[course].values())
-        lone = len(critics[course]) == 1 and course > mine and not mine.startswith(NO_EVIDENCE)
+        lone = len(critics[course]) == 1 and course > mine and not evidenceless
         if weight > s and s < 1.0 and not lone:  # a course with evidence beats none
             recs = [fit_text(f"{OWN}{course}")]
             fact = relevant_fact(course, (course,), list(task.facts))
@@ -124,6 +132,7 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
             adopted = [fit_text(f"{ANOTHER}{course}")]
             return RevisionOutput(
                 title=shorten(f"{OWN}{course}", 150),
+                course=OwnCourse(action=course),
                 recommendations=recs,
                 rationale=fit_text(
                     f"The problem names no options; adopted a peer's course backed by "

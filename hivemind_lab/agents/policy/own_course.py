@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from hivemind_lab.agents.policy.open_ended import NO_EVIDENCE, OWN
 from hivemind_lab.agents.policy.phrasing import fit_text, quoting, shorten
 from hivemind_lab.agents.policy.reading import expand, read_passage, relevant_fact, stems_of
-from hivemind_lab.agents.schemas import Evidence, ProposalOutput, ProposeTask
+from hivemind_lab.agents.schemas import Evidence, OwnCourse, ProposalOutput, ProposeTask
 from hivemind_lab.problems.decision import Fact
 from hivemind_lab.problems.subjects import subject_length
 from hivemind_lab.problems.text import sentences
@@ -128,7 +128,7 @@ def own_course(task: ProposeTask) -> ProposalOutput:
     or say that none does and start from the client's facts."""
     weights = distinctive_terms(task.problem, task.facts, task.evidence)
     focus = keys_of(frozenset(stems_of(_asked(task.problem)))) & weights.keys()
-    excluded = {r for view in task.excluded for r in view.recommendations}
+    excluded = {view.course.action for view in task.excluded if view.course is not None}
     candidates: list[tuple[float, str, str]] = []
     top = max((e.score for e in task.evidence), default=0.0) or 1.0
     subject = subject_of(task.problem)
@@ -151,7 +151,7 @@ def own_course(task: ProposeTask) -> ProposalOutput:
     candidates.sort()
     if not candidates:
         return _no_evidence(task, weights)
-    fresh = [c for c in candidates if f"{OWN}{c[1]}" not in excluded] or candidates[:1]
+    fresh = [c for c in candidates if c[1] not in excluded] or candidates[:1]
     _, action, citation = fresh[min(task.attempt, len(fresh) - 1)]
     return _proposal(
         task,
@@ -180,6 +180,7 @@ def _no_evidence(task: ProposeTask, weights: dict[str, float]) -> ProposalOutput
         course,
         about=named,
         lead="Start from the client's position: ",
+        backed=False,
         rationale=(
             "The problem names no options and none of this agent's passages bears on its "
             "distinctive terms, so it proposes no plan from them."
@@ -195,6 +196,7 @@ def _proposal(
     lead: str,
     rationale: str,
     citations: Sequence[str] = (),
+    backed: bool = True,
 ) -> ProposalOutput:
     """An own course as a proposal: the course, then the client fact that bears most on
     ``about`` (quoted after ``lead``)."""
@@ -204,6 +206,7 @@ def _proposal(
         recs.append(quoting(lead, fact))
     return ProposalOutput(
         title=shorten(f"{OWN}{course}", 150),
+        course=OwnCourse(action=fit_text(course), backed=backed),
         recommendations=recs,
         rationale=rationale,
         citations=list(citations),

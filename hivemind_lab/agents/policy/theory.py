@@ -271,15 +271,12 @@ def revise(task: ReviseTask) -> RevisionOutput:
     key: tuple[int, float]
     claims: dict[tuple[int, float], list[str]] = {}
     fact_gaps: dict[str, tuple[float, str]] = {}
+    fact_ids = {f.id for f in task.facts}
     for received in task.critiques:
         for point in received.points:
             if point.option is None or point.option >= len(task.options):
                 continue
-            if (
-                point.kind == "gap"
-                and point.citation
-                and point.citation.startswith(tuple(f.id for f in task.facts))
-            ):
+            if point.kind == "gap" and point.citation in fact_ids:
                 prev = fact_gaps.get(point.citation, (0.0, point.claim))
                 fact_gaps[point.citation] = (max(prev[0], point.strength / 5), point.claim)
                 continue
@@ -312,9 +309,8 @@ def revise(task: ReviseTask) -> RevisionOutput:
     w = write_plan(
         task, plan, judgements, scores, prefer_facts=prefer, limit=task.max_recommendations
     )
-    base_rationale = w.rationale.split(" | Revision:")[0]
     rationale = (
-        f"{base_rationale} | Revision: adopted {len(adopted)} of {len(adopted) + len(rejected)} "
+        f"{w.rationale} Revision: adopted {len(adopted)} of {len(adopted) + len(rejected)} "
         f"critique point group(s) whose evidence weight cleared stubbornness {s:.2f}."
     )
     return RevisionOutput(
