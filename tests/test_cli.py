@@ -253,7 +253,7 @@ def test_kb_check_and_slice_accept_a_mixed_corpus(byo_corpus):
     runner = CliRunner()
     check = runner.invoke(app, ["kb", "check", "--kb", str(byo_corpus)])
     assert check.exit_code == 0, check.stderr
-    assert check.stdout.startswith("5 documents")
+    assert check.stdout.startswith("5 documents read, 0 failed")
     sliced = runner.invoke(
         app, ["kb", "slice", "--density", "40", "--json", "--kb", str(byo_corpus)]
     )
@@ -265,14 +265,36 @@ def test_kb_check_and_slice_accept_a_mixed_corpus(byo_corpus):
     assert "The Prince" in topics  # a label people wrote, not a slug made from it
 
 
-def test_kb_check_counts_documents_not_problems(tmp_path):
+def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path):
     kb = tmp_path / "kb"
     kb.mkdir()
-    (kb / "bad.md").write_text("---\nyear: soon\npeer_reviewed: maybe\n---\n\n# T\n\nBody.\n")
-    (kb / "good.md").write_text("# Good\n\nBody.\n")
-    result = CliRunner().invoke(app, ["kb", "check", "--kb", str(kb)])
-    assert result.exit_code == 2
-    assert "1 invalid document(s) of 2, 2 problem(s)" in result.stderr
+    (kb / "bad.md").write_text("---\nyear: soon\nauthor: [A. Smith]\n---\n\n# T\n\nBody.\n")
+    (kb / "no-heading.md").write_text("Just a paragraph, no heading and no front matter.\n")
+    (kb / "good.md").write_text("# Good\n\nBody of a good note.\n")
+    (kb / "paper.pdf").write_bytes(b"%PDF-1.4")
+    (kb / "draft.docx").write_bytes(b"PK")
+    result = CliRunner().invoke(app, ["kb", "check", "--kb", str(kb)], env={"COLUMNS": "300"})
+    assert result.exit_code == 1
+    err = " ".join(result.stderr.split())
+    assert f"bad {kb / 'bad.md'}: " in err and f"bad {kb / 'no-heading.md'}: " in err
+    assert "author: not a document field (did you mean 'authors'?" in err
+    assert "Extra inputs are not permitted" not in err
+    assert f"skipped {kb / 'paper.pdf'}: PDF is not read" in err
+    assert f"skipped {kb / 'draft.docx'}: Word documents are not read" in err
+    assert result.stdout.startswith("1 documents read, 2 failed, 2 skipped")
+
+
+def test_kb_check_warns_when_a_corpus_gives_fewer_than_three_agents(byo_corpus):
+    result = CliRunner().invoke(
+        app, ["kb", "check", "--kb", str(byo_corpus)], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0
+    advice = re.search(r"--density (\d+) gives (\d+) agents", " ".join(result.stderr.split()))
+    assert advice and int(advice.group(2)) >= 3
+    again = CliRunner().invoke(
+        app, ["kb", "check", "--kb", str(byo_corpus), "--density", advice.group(1)]
+    )
+    assert "warning" not in again.stderr
 
 
 def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):

@@ -11,9 +11,11 @@ Tzu, c. -500) load like last year's paper.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,16 @@ SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
 """File types a knowledge base folder may hold (README.md is never a document)."""
 DEFAULT_TOPIC = "general"
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+SKIPPED = {
+    ".pdf": "PDF is not read: convert it to Markdown or text (e.g. `pdftotext FILE.pdf`)",
+    ".docx": "Word documents are not read: save it as Markdown or plain text",
+    ".doc": "Word documents are not read: save it as Markdown or plain text",
+    ".odt": "OpenDocument files are not read: save it as Markdown or plain text",
+    ".rtf": "RTF is not read: save it as Markdown or plain text",
+    ".html": "HTML is not read: save it as Markdown or plain text",
+    ".htm": "HTML is not read: save it as Markdown or plain text",
+}
+"""Files a corpus folder often holds that are not documents, with what to do instead."""
 
 
 class DocumentMeta(BaseModel):
@@ -92,6 +103,23 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "front matter"
 
 
+def _plain_error(err: Any) -> str:
+    """A validation error in an author's words: an unknown field names the nearest known one
+    (pydantic says "Extra inputs are not permitted")."""
+    where = _format_loc(err["loc"])
+    if err["type"] == "extra_forbidden":
+        name = str(err["loc"][0]) if err["loc"] else where
+        known = list(DocumentMeta.model_fields)
+        near = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        return f"{name}: not a document field ({hint}fields: {', '.join(known)})"
+    if err["type"] == "missing":
+        return f"{where}: required, missing"
+    if err["type"] == "string_pattern_mismatch" and where == "id":
+        return f"id: {err.get('input')!r} is not a valid id (lower-case letters, digits, '.', '_', '-')"
+    return f"{where}: {err['msg'].lower()} (got {err.get('input')!r})"
+
+
 def file_id(path: Path) -> str:
     """A document id from a file name: lower-case, runs of other characters become '-'."""
     return re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-._")[:128] or "document"
@@ -106,10 +134,7 @@ def _build(
     try:
         parsed = DocumentMeta.model_validate(meta)
     except ValidationError as exc:
-        problems = [
-            f"{where}: {_format_loc(err['loc'])}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        ]
+        problems = [f"{where}: {_plain_error(err)}" for err in exc.errors(include_url=False)]
         raise DocumentError(problems) from None
     return Document(
         **parsed.model_dump(),
@@ -132,6 +157,19 @@ def _read(path: Path) -> str:
         ) from exc
     except OSError as exc:
         raise DocumentError([f"{path}: unreadable ({exc.__class__.__name__}: {exc})"]) from exc
+
+
+def first_heading(markdown: str) -> tuple[str, tuple[int, int]] | None:
+    """The first heading of a Markdown text (ATX or setext, per CommonMark) and its line span."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.map and i + 1 < len(tokens):
+            text = tokens[i + 1].content.strip()
+            if text:
+                return text, (token.map[0], token.map[1])
+    return None
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -174,13 +212,14 @@ def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Docume
             if first and len(first) <= 300:
                 meta["title"] = first
         else:
-            heading = _HEADING.search(body)
-            if heading:
-                meta["title"] = heading.group(1).strip()
+            heading = first_heading(body)
+            if heading is not None:
+                meta["title"], (start, end) = heading
                 # The heading is the title; what follows it is the body.
-                rest = body[heading.end() :]
+                lines = body.splitlines(keepends=True)
+                rest = "".join(lines[end:])
                 if rest.strip():
-                    body = body[: heading.start()] + rest
+                    body = "".join(lines[:start]) + rest
     if "title" not in meta:
         raise DocumentError(
             [f"{path}: title: no title in front matter and no heading to take it from"]
@@ -302,16 +341,40 @@ def _paths(root: Path, recursive: bool) -> list[Path]:
     )
 
 
-def load_documents(
-    location: str | Path, *, counter: TokenCounter | None = None, recursive: bool = True
-) -> list[Document]:
-    """Load every document under a folder (or one file), sorted by id.
+@dataclass(frozen=True)
+class CorpusCheck:
+    """Every file of a knowledge base: the documents read, each bad file with its reasons, and
+    each file skipped with why (a PDF is named, not silently ignored)."""
 
-    Reads ``.md``/``.markdown`` (front matter optional), ``.txt`` and ``.jsonl`` files.
+    documents: list[Document]
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    """File (or file:line) -> what is wrong with it."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """File -> why it was not read."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _skipped(root: Path, recursive: bool) -> dict[str, str]:
+    if not root.is_dir():
+        return {}
+    found = root.rglob("*") if recursive else root.glob("*")
+    return {
+        str(p): SKIPPED[p.suffix.lower()]
+        for p in sorted(found)
+        if p.is_file() and p.suffix.lower() in SKIPPED
+    }
+
+
+def check_documents(
+    location: str | Path, *, counter: TokenCounter | None = None, recursive: bool = True
+) -> CorpusCheck:
+    """Read every document under a folder (or one file), keeping going past bad files.
 
     Raises:
         InputError: the location does not exist or holds no documents.
-        DocumentError: one or more documents are invalid; every problem is listed.
     """
     counter = counter or default_counter()
     root = Path(location)
@@ -320,12 +383,12 @@ def load_documents(
         raise InputError("kb", f"{str(root)!r} does not exist", allowed=allowed)
     paths = _paths(root, recursive)
     if root.is_file() and root.suffix.lower() not in SUFFIXES:
-        raise InputError("kb", f"{str(root)!r} is not a document file", allowed=allowed)
+        reason = SKIPPED.get(root.suffix.lower(), "not a document file")
+        raise InputError("kb", f"{str(root)!r}: {reason}", allowed=allowed)
+    skipped = _skipped(root, recursive)
     if not paths:
-        skipped = (
-            sorted(p.name for p in root.rglob("*") if p.is_file())[:5] if root.is_dir() else []
-        )
-        unread = f" (not read: {', '.join(skipped)})" if skipped else ""
+        others = sorted(p.name for p in root.rglob("*") if p.is_file())[:5] if root.is_dir() else []
+        unread = f" (not read: {', '.join(others)})" if others else ""
         raise InputError("kb", f"{str(root)!r} holds no documents{unread}", allowed=allowed)
     documents: list[Document] = []
     problems: list[str] = []
@@ -340,12 +403,71 @@ def load_documents(
         except DocumentError as exc:
             problems.extend(exc.problems)
     seen: dict[str, str] = {}
+    unique: list[Document] = []
     for doc in documents:
         if doc.id in seen:
             problems.append(f"{doc.source}: id: duplicate id {doc.id!r} (also in {seen[doc.id]})")
+            continue
         seen[doc.id] = doc.source
-    if problems:
-        loaded = {d.source for d in documents}
-        failed = {p.split(": ", 1)[0] for p in problems} - loaded
-        raise DocumentError(problems, documents=len(documents) + len(failed))
-    return sorted(documents, key=lambda d: d.id)
+        unique.append(doc)
+    by_file: dict[str, list[str]] = {}
+    for problem in problems:
+        where, _, what = problem.partition(": ")
+        by_file.setdefault(where, []).append(what)
+    return CorpusCheck(sorted(unique, key=lambda d: d.id), by_file, skipped)
+
+
+def load_documents(
+    location: str | Path, *, counter: TokenCounter | None = None, recursive: bool = True
+) -> list[Document]:
+    """Load every document under a folder (or one file), sorted by id.
+
+    Reads ``.md``/``.markdown`` (front matter optional), ``.txt`` and ``.jsonl`` files.
+
+    Raises:
+        InputError: the location does not exist or holds no documents.
+        DocumentError: one or more documents are invalid; every problem is listed.
+    """
+    check = check_documents(location, counter=counter, recursive=recursive)
+    if check.problems:
+        problems = [f"{where}: {what}" for where, whats in check.problems.items() for what in whats]
+        failed = set(check.problems) - {d.source for d in check.documents}
+        raise DocumentError(problems, documents=len(check.documents) + len(failed))
+    return check.documents
+
+
+MIN_AGENTS = 3
+"""Fewer theory agents than this is not a deliberation (one agent's plan is reported as if
+agreed)."""
+
+
+def density_advice(documents: list[Document], density: int) -> str | None:
+    """A warning when the corpus gives fewer than `MIN_AGENTS` agents at ``density``, with a
+    density that gives more (or what to add when no density can)."""
+    import warnings
+
+    from hivemind_lab.knowledge.slicing import plan_slices
+
+    def agents(at: int) -> int:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return plan_slices(documents, at).n_agents
+
+    have = agents(density)
+    if have >= MIN_AGENTS:
+        return None
+    total = sum(d.tokens for d in documents)
+    if len(documents) < MIN_AGENTS:
+        return (
+            f"only {have} agent(s) at density {density}: {len(documents)} documents of "
+            f"{total} tokens cannot make {MIN_AGENTS} slices (documents are never cut); add "
+            "documents"
+        )
+    suggestion = max(1, total // MIN_AGENTS)
+    while suggestion > 1 and agents(suggestion) < MIN_AGENTS:
+        suggestion //= 2
+    return (
+        f"only {have} agent(s) at density {density} ({total} tokens in all): a run would be "
+        f"one agent's view, not a deliberation; --density {suggestion} gives "
+        f"{agents(suggestion)} agents"
+    )
