@@ -16,7 +16,7 @@ from hivemind_lab.lazy import lazy_exports
 if TYPE_CHECKING:
     from hivemind_lab.agents.policy import OfflineAgentModel
     from hivemind_lab.compliance import rescore
-    from hivemind_lab.deliberation import deliberate, deliberate_async
+    from hivemind_lab.deliberation import deliberate
     from hivemind_lab.errors import HivemindError, InputError
     from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
     from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
@@ -33,7 +33,6 @@ __version__ = "0.1.0"
 _HOMES: dict[str, str] = {
     "rescore": "hivemind_lab.compliance",
     "deliberate": "hivemind_lab.deliberation",
-    "deliberate_async": "hivemind_lab.deliberation",
     "HivemindError": "hivemind_lab.errors",
     "InputError": "hivemind_lab.errors",
     "PRESETS": "hivemind_lab.inputs",
@@ -77,7 +76,6 @@ __all__ = [
     "Problem",
     "Slice",
     "deliberate",
-    "deliberate_async",
     "export_chat",
     "load_documents",
     "load_problem",

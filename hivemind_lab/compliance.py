@@ -17,21 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from hivemind_lab import deliberation
-from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality
+from hivemind_lab.deliberation.engine import Engine, check_run_dir
+from hivemind_lab.deliberation.runner import run_manifest
 from hivemind_lab.deliberation.state import RunState
+from hivemind_lab.deliberation.strategies.rescore import RescoreStrategy
 from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.llm.base import ChatModel
-from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import AuditLog, read_records, verify_log
 from hivemind_lab.runs.manifest import (
     KnowledgeHashes,
@@ -40,131 +37,38 @@ from hivemind_lab.runs.manifest import (
     environment,
     utc_now,
 )
-from hivemind_lab.runs.results import (
-    ConstraintScore,
-    DeliberationResult,
-    PracticalityVerdict,
-    Solution,
-    Status,
+from hivemind_lab.runs.rescore import (
+    RESCORE_VERSION,
+    Outcome,
+    RescoreReport,
+    SetRescore,
+    SolutionRescore,
+    compare,
 )
+from hivemind_lab.runs.results import DeliberationResult, PracticalityVerdict, Solution
 from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 
-RESCORE_VERSION: Literal[1] = 1
-Outcome = Literal["still_passes", "now_vetoed", "now_passes", "still_vetoed"]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SolutionRescore(Frozen):
-    """One solution (or one conclusion's solutions) before and after, with the reasons."""
-
-    label: str
-    """A conclusion's rank and title, or a solution's id and title."""
-    solution_ids: tuple[str, ...]
-    before: dict[str, float]
-    """Mean score per constraint in the original run."""
-    after: dict[str, float]
-    """Mean score per constraint against the updated knowledge."""
-    before_mean: float
-    after_mean: float
-    flags: tuple[str, ...]
-    """Risk signals the constraint agents found now."""
-    reasons: dict[str, tuple[str, ...]]
-    """The constraint agents' reasons now, by constraint."""
-
-
-class SetRescore(Frozen):
-    """One solution set the run judged, judged again."""
-
-    regeneration: int
-    final: bool
-    """The run's last judged set (its conclusions come from it)."""
-    before: PracticalityVerdict
-    after: PracticalityVerdict
-    outcome: Outcome
-    solutions: tuple[SolutionRescore, ...]
-
-
-class RescoreReport(Frozen):
-    """What ``rescore.json`` holds: which conclusions would now pass or be vetoed, and why."""
-
-    schema_version: Literal[1] = RESCORE_VERSION
-    original: RescoreOrigin
-    practicality_kb: str
-    constraints: tuple[str, ...]
-    severity: float
-    feasibility: int
-    knowledge: dict[str, fingerprint.KnowledgeChange]
-    """Each constraint's knowledge against the original run's (by content hash)."""
-    sets: tuple[SetRescore, ...]
-    conclusions: tuple[SolutionRescore, ...]
-    """The original conclusions, rescored (empty when the run concluded nothing)."""
-    regenerated: bool = False
-    regeneration_note: str = ""
-    """Why the run was or was not continued after a new veto."""
-    status: Status | None = None
-    """The continued deliberation's status (``--regenerate`` only)."""
-    usage: UsageSummary
-    audit_head: str = ""
-
-    @property
-    def flipped(self) -> tuple[SetRescore, ...]:
-        return tuple(s for s in self.sets if s.before.vetoed != s.after.vetoed)
-
-
-def _outcome(before: bool, after: bool) -> Outcome:
-    if before:
-        return "still_vetoed" if after else "now_passes"
-    return "now_vetoed" if after else "still_passes"
-
-
-def _means(scores: Sequence[ConstraintScore]) -> dict[str, float]:
-    per: dict[str, list[int]] = {}
-    for s in scores:
-        per.setdefault(s.constraint, []).append(s.score)
-    return {c: round(sum(v) / len(v), 4) for c, v in sorted(per.items())}
-
-
-def _mean(scores: Sequence[ConstraintScore]) -> float:
-    return round(sum(s.score for s in scores) / len(scores), 4) if scores else 0.0
-
-
-def compare(
-    label: str,
-    ids: Sequence[str],
-    before: Sequence[ConstraintScore],
-    after: Sequence[ConstraintScore],
-) -> SolutionRescore:
-    """Scores of the solutions ``ids`` before and after (pure)."""
-    wanted = set(ids)
-    old = [s for s in before if s.solution_id in wanted]
-    new = [s for s in after if s.solution_id in wanted]
-    reasons: dict[str, list[str]] = {}
-    for s in new:
-        reasons.setdefault(s.constraint, [])
-        if s.reason not in reasons[s.constraint]:
-            reasons[s.constraint].append(s.reason)
-    return SolutionRescore(
-        label=label,
-        solution_ids=tuple(ids),
-        before=_means(old),
-        after=_means(new),
-        before_mean=_mean(old),
-        after_mean=_mean(new),
-        flags=tuple(dict.fromkeys(f for s in new for f in s.flags)),
-        reasons={c: tuple(r) for c, r in sorted(reasons.items())},
-    )
+__all__ = [
+    "RESCORE_VERSION",
+    "Outcome",
+    "RescoreReport",
+    "SetRescore",
+    "SolutionRescore",
+    "compare",
+    "read_rescore",
+    "recorded_solutions",
+    "rescore",
+]
 
 
 def recorded_solutions(audit_path: Path) -> dict[str, Solution]:
     """Every solution a run's theory agents proposed or revised, by id (from its audit)."""
-    return {
-        r.payload["id"]: Solution.model_validate(r.payload)
-        for r in read_records(audit_path)
-        if r.kind in ("theory.proposal", "theory.revision")
-    }
+    found: dict[str, Solution] = {}
+    for record in read_records(audit_path):
+        event = record.event
+        if isinstance(event, events.Proposal):  # a revision is a proposal too
+            found[event.id] = event.solution
+    return found
 
 
 def _set_ids(verdict: PracticalityVerdict) -> tuple[str, ...]:
@@ -224,7 +128,7 @@ def _rescore_manifest(
     return RunManifest.model_validate(data)
 
 
-async def rescore_async(
+def rescore(
     run_dir: str | Path,
     *,
     practicality_kb: str | Path,
@@ -250,7 +154,7 @@ async def rescore_async(
     target = RunDir(out)
     if target.path.resolve() == original.path.resolve():
         raise InputError("out", "the rescore run needs its own directory", allowed="a new path")
-    deliberation.check_run_dir(target.path, resume=False)
+    check_run_dir(target.path, resume=False)
     pkb = Path(practicality_kb)
     chosen = manifest.request.profile if profile is None else profile
     chosen = chosen if isinstance(chosen, str) else tuple(chosen)
@@ -261,7 +165,7 @@ async def rescore_async(
         raise InputError("severity", f"{sev!r} is out of range", allowed="0 to 1")
     feasibility = manifest.request.feasibility
     solutions = recorded_solutions(original.audit_path)
-    sets = [(v, _set_ids(v)) for v in result.vetoes]
+    sets = tuple((v, _set_ids(v)) for v in result.vetoes)
     for verdict, ids in sets:
         missing = [i for i in ids if i not in solutions]
         if missing:
@@ -288,93 +192,31 @@ async def rescore_async(
 
     target.path.mkdir(parents=True, exist_ok=True)
     target.write_manifest(new_manifest)
-    audit = AuditLog(target.audit_path, anchor_every=0)
-    cache = ResponseCache(target.cache_path)
-    caller = AgentCaller(
-        CachingChatModel(model, cache),
-        audit=audit,
-        seed=manifest.seed,
-        concurrency=manifest.limits.concurrency,
-        batch_audit=True,
+    strategy = RescoreStrategy(
+        sets=sets,
+        solutions=solutions,
+        agents=tuple(agents),
+        severity=sev,
+        feasibility=feasibility,
+        context=manifest.request.context(),
+        original=result,
+        start=events.RescoreStart(
+            original=origin.model_dump(mode="json"),
+            practicality_kb=str(pkb),
+            constraints=list(constraints),
+            severity=sev,
+            feasibility=feasibility,
+            knowledge=dict(changes),
+        ),
     )
-    context = manifest.request.context()
-    rescored: list[SetRescore] = []
-    try:
-        audit.append(
-            "compliance",
-            "rescore.start",
-            {
-                "original": origin.model_dump(mode="json"),
-                "practicality_kb": str(pkb),
-                "constraints": list(constraints),
-                "severity": sev,
-                "feasibility": feasibility,
-                "knowledge": changes,
-            },
-        )
-        for index, (before, ids) in enumerate(sets):
-            audit.append(
-                "compliance",
-                "rescore.set",
-                {"regeneration": before.regeneration, "solution_ids": list(ids)},
-            )
-            scored = await practicality.score_set(
-                caller,
-                agents,
-                [(i, solutions[i].view()) for i in ids],
-                severity=sev,
-                context=context,
-            )
-            caller.flush()
-            audit.extend(
-                [
-                    (f"constraint-{x.constraint}", "practicality.score", x.model_dump(mode="json"))
-                    for x in scored.scored
-                ]
-            )
-            after = practicality.judge(
-                scored.per_solution,
-                feasibility=feasibility,
-                severity=sev,
-                regeneration=before.regeneration,
-            )
-            outcome = _outcome(before.vetoed, after.vetoed)
-            audit.append(
-                "practicality",
-                "rescore.verdict",
-                {
-                    "regeneration": before.regeneration,
-                    "outcome": outcome,
-                    "before": {"mean_score": before.mean_score, "vetoed": before.vetoed},
-                    "after": after.model_dump(
-                        mode="json", include={"mean_score", "per_constraint", "vetoed"}
-                    ),
-                },
-            )
-            rescored.append(
-                SetRescore(
-                    regeneration=before.regeneration,
-                    final=index == len(sets) - 1,
-                    before=before,
-                    after=after,
-                    outcome=outcome,
-                    solutions=tuple(
-                        compare(f"{i}: {solutions[i].title}", [i], before.scores, after.scores)
-                        for i in ids
-                    ),
-                )
-            )
-        final = rescored[-1] if rescored else None
-        conclusions = tuple(
-            compare(f"#{c.rank} {c.title}", c.solution_ids, final.before.scores, final.after.scores)
-            for c in result.conclusions
-            if final is not None
-        )
-    finally:
-        caller.flush()
-        audit.close()
-        cache.close()
-
+    engine = Engine(
+        target.path,
+        model=model,
+        seed=manifest.seed,
+        limits=manifest.limits,
+        spend_limits=False,
+    )
+    rescored = run_sync(engine.run(strategy))
     report = RescoreReport(
         original=origin,
         practicality_kb=str(pkb),
@@ -382,11 +224,11 @@ async def rescore_async(
         severity=sev,
         feasibility=feasibility,
         knowledge=changes,
-        sets=tuple(rescored),
-        conclusions=conclusions,
-        usage=caller.usage,
+        sets=rescored.sets,
+        conclusions=rescored.conclusions,
+        usage=engine.caller.usage,
     )
-    report = await _maybe_regenerate(
+    report = _maybe_regenerate(
         report,
         new_manifest,
         target,
@@ -396,21 +238,24 @@ async def rescore_async(
         regenerate=regenerate,
     )
     with AuditLog(target.audit_path) as log:
-        log.append(
-            "compliance",
-            "rescore.result",
-            {
-                "outcomes": {str(s.regeneration): s.outcome for s in report.sets},
-                "regenerated": report.regenerated,
-                "note": report.regeneration_note,
-            },
+        log.extend(
+            [
+                events.entry(
+                    "compliance",
+                    events.RescoreResult(
+                        outcomes={str(s.regeneration): s.outcome for s in report.sets},
+                        regenerated=report.regenerated,
+                        note=report.regeneration_note,
+                    ),
+                )
+            ]
         )
         report = report.model_copy(update={"audit_head": log.head})
     write_json_atomic(target.rescore_path, report.model_dump(mode="json"), sort_keys=False)
     return report
 
 
-async def _maybe_regenerate(
+def _maybe_regenerate(
     report: RescoreReport,
     manifest: RunManifest,
     target: RunDir,
@@ -454,7 +299,7 @@ async def _maybe_regenerate(
         usage=report.usage,
     )
     write_json_atomic(target.checkpoint_path, state.model_dump(mode="json"), indent=None)
-    continued = await deliberation.run_manifest(manifest, target.path, model=model, resume=True)
+    continued = run_sync(run_manifest(manifest, target.path, model=model, resume=True))
     return report.model_copy(
         update={
             "regenerated": True,
@@ -464,30 +309,6 @@ async def _maybe_regenerate(
             "status": continued.status,
             "usage": continued.usage,
         }
-    )
-
-
-def rescore(
-    run_dir: str | Path,
-    *,
-    practicality_kb: str | Path,
-    out: str | Path,
-    model: ChatModel,
-    profile: str | Sequence[str] | None = None,
-    severity: float | None = None,
-    regenerate: bool = False,
-) -> RescoreReport:
-    """Re-judge a finished run against updated constraint knowledge (see `rescore_async`)."""
-    return run_sync(
-        rescore_async(
-            run_dir,
-            practicality_kb=practicality_kb,
-            out=out,
-            model=model,
-            profile=profile,
-            severity=severity,
-            regenerate=regenerate,
-        )
     )
 
 

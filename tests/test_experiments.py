@@ -194,7 +194,7 @@ def test_baselines_run_at_equal_compute_replay_and_compare_with_t_intervals(tmp_
 
 
 def test_the_vote_reports_ties_as_ties():
-    from hivemind_lab.experiments.baselines import vote
+    from hivemind_lab.deliberation.strategies.baseline import vote
     from hivemind_lab.runs.results import Cluster
 
     def cluster(index: int, size: int) -> Cluster:

@@ -4,8 +4,8 @@ triads, ideas held by one agent only, and disagreement as conflicts."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,13 +15,16 @@ from hivemind_lab.experiments import graph_views as views
 from hivemind_lab.experiments.graph_export import (
     EXPORT_PREDICATES,
     LABEL_CHARS,
+    deliberations,
     export_runs,
     is_dissent,
     knowledge_claims,
     run_order,
     run_settings,
 )
+from hivemind_lab.inputs import Calibrations
 from hivemind_lab.knowledge import load_documents
+from hivemind_lab.runs.rundir import RunDir
 from tests.support import KNOWLEDGE, PROBLEMS, REPO
 
 RELATIONS = {
@@ -147,36 +150,44 @@ def test_export_refuses_a_graph_that_would_conflict_with_itself(graph, sweep):
         export_runs(graph, sweep)
 
 
-def _request_only_run(root: Path, name: str, stubbornness: float) -> Path:
-    folder = root / name
-    folder.mkdir()
-    record = {
-        "seq": 0,
-        "ts": "2026-12-01T00:00:00+00:00",
-        "actor": "client",
-        "kind": "deliberation.request",
-        "payload": {
-            "request": {"problem_id": "p"},
-            "calibrations": {
-                "stubbornness": stubbornness,
-                "similarity_threshold": 0.35,
-                "severity": 0.5,
-            },
-            "seed": 0,
-        },
-        "prev": "0" * 64,
-        "hash": "0" * 64,
-    }
-    (folder / "audit.jsonl").write_text(json.dumps(record) + "\n", "utf-8")
+def _copy_of_run(source: Path, folder: Path, **updates: Any) -> Path:
+    """A finished run's manifest (with ``updates``: calibrations, strategy) and result."""
+    run = RunDir(source)
+    manifest = run.read_manifest()
+    calibrations = {k: v for k, v in updates.items() if k in Calibrations.model_fields}
+    others = {k: v for k, v in updates.items() if k not in calibrations}
+    copy = manifest.model_copy(
+        update={"calibrations": manifest.calibrations.model_copy(update=calibrations), **others}
+    )
+    target = RunDir(folder)
+    target.path.mkdir()
+    target.write_manifest(copy)
+    target.write_result(run.read_result())
     return folder
 
 
-def test_runs_are_numbered_along_their_settings_not_their_folder_hashes(tmp_path):
+def _a_deliberation(sweep: Path) -> Path:
+    return next(p for p in sorted(sweep.iterdir()) if p.name.startswith("deliberation-"))
+
+
+def test_runs_are_numbered_along_their_settings_not_their_folder_hashes(sweep, tmp_path):
+    source = _a_deliberation(sweep)
+    settings = {"similarity_threshold": 0.35, "severity": 0.5}
     folders = [
-        _request_only_run(tmp_path, "deliberation-0a", 0.9),
-        _request_only_run(tmp_path, "deliberation-1b", 0.1),
-        _request_only_run(tmp_path, "deliberation-2c", 0.5),
+        _copy_of_run(source, tmp_path / "deliberation-0a", stubbornness=0.9, **settings),
+        _copy_of_run(source, tmp_path / "deliberation-1b", stubbornness=0.1, **settings),
+        _copy_of_run(source, tmp_path / "deliberation-2c", stubbornness=0.5, **settings),
     ]
     ordered = sorted(folders, key=run_order)
     assert [f.name for f in ordered] == ["deliberation-1b", "deliberation-2c", "deliberation-0a"]
-    assert run_settings(ordered[0]) == "p: stubbornness 0.1, similarity 0.35, severity 0.5"
+    problem = RunDir(source).read_manifest().request.problem_id
+    assert run_settings(ordered[0]) == f"{problem}: stubbornness 0.1, similarity 0.35, severity 0.5"
+
+
+def test_runs_are_chosen_by_their_manifests_strategy_not_their_folder_name(sweep, tmp_path):
+    source = _a_deliberation(sweep)
+    _copy_of_run(source, tmp_path / "deliberation-ok")
+    _copy_of_run(source, tmp_path / "deliberation-but-a-vote", strategy="vote")
+    _copy_of_run(source, tmp_path / "renamed-by-hand")
+    (tmp_path / "deliberation-unfinished").mkdir()
+    assert [p.name for p in deliberations(tmp_path)] == ["deliberation-ok", "renamed-by-hand"]

@@ -50,8 +50,7 @@ def rescore(
     run's problem, options and facts, on the run's backend). The new run links to the original,
     which is never modified."""
     from hivemind_lab.agents.backends import backend_choice, open_model
-    from hivemind_lab.asyncrun import run_sync
-    from hivemind_lab.compliance import rescore_async
+    from hivemind_lab.compliance import rescore as rescore_run
     from hivemind_lab.runs.rundir import RunDir
 
     try:
@@ -67,16 +66,14 @@ def rescore(
             model_file=Path(started_with) if manifest.backend == "local" and started_with else None,
         )
         with open_model(choice, concurrency=manifest.limits.concurrency) as chat:
-            report = run_sync(
-                rescore_async(
-                    run_dir,
-                    practicality_kb=practicality,
-                    out=out,
-                    model=chat,
-                    profile=chosen,
-                    severity=severity,
-                    regenerate=regenerate,
-                )
+            report = rescore_run(
+                run_dir,
+                practicality_kb=practicality,
+                out=out,
+                model=chat,
+                profile=chosen,
+                severity=severity,
+                regenerate=regenerate,
             )
     except HivemindError as exc:
         raise _fail(exc) from None

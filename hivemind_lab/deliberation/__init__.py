@@ -1,8 +1,10 @@
-"""Deliberation: the three networks and the engine that runs them.
+"""Deliberation: the three networks, the engine that runs them and the strategies it runs.
 
 theory (agents propose, critique, revise) → monitor (clusters, counts, halts) → practicality
-(constraint agents score, veto) ; `engine` steps a run through those phases and checkpoints its
-`state`; `runner` resolves knowledge, writes the manifest and is the one place that wires them.
+(constraint agents score, veto); `engine` is the one wiring of a run directory (cache, audit,
+caller, scoring, checkpoints) and runs a strategy (`strategies`: the deliberation, the vote and
+single-agent baselines, the compliance rescore); `runner` resolves knowledge, builds the manifest
+and is the one place that wires them (`run_manifest`, and `deliberate` at the sync edge).
 
 The run API is imported on first use, so that reading one stage (``deliberation.monitor``,
 say) does not load the engine, the model cache and every network with it.
@@ -15,28 +17,26 @@ from typing import TYPE_CHECKING
 from hivemind_lab.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from hivemind_lab.deliberation.engine import check_run_dir
     from hivemind_lab.deliberation.runner import (
         build_manifest,
-        check_run_dir,
         deliberate,
-        deliberate_async,
         knowledge_for,
         load_result,
+        new_run,
         prepare_knowledge,
-        read_manifest,
         run_manifest,
     )
     from hivemind_lab.deliberation.state import Knowledge, Progress, ProgressCallback
 
 _HOMES: dict[str, str] = {
     "build_manifest": "hivemind_lab.deliberation.runner",
-    "check_run_dir": "hivemind_lab.deliberation.runner",
+    "check_run_dir": "hivemind_lab.deliberation.engine",
     "deliberate": "hivemind_lab.deliberation.runner",
-    "deliberate_async": "hivemind_lab.deliberation.runner",
     "knowledge_for": "hivemind_lab.deliberation.runner",
     "load_result": "hivemind_lab.deliberation.runner",
+    "new_run": "hivemind_lab.deliberation.runner",
     "prepare_knowledge": "hivemind_lab.deliberation.runner",
-    "read_manifest": "hivemind_lab.deliberation.runner",
     "run_manifest": "hivemind_lab.deliberation.runner",
     "Knowledge": "hivemind_lab.deliberation.state",
     "Progress": "hivemind_lab.deliberation.state",
@@ -54,10 +54,9 @@ __all__ = [
     "build_manifest",
     "check_run_dir",
     "deliberate",
-    "deliberate_async",
     "knowledge_for",
     "load_result",
+    "new_run",
     "prepare_knowledge",
-    "read_manifest",
     "run_manifest",
 ]

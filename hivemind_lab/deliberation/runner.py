@@ -1,29 +1,33 @@
-"""The deliberation runner: the one place that wires the stages together.
+"""The runner: the one place that wires the stages together.
 
 knowledge → theory network → monitor → practicality network → results and audit.
 
-This module resolves a run's knowledge, writes its manifest and drives the engine
-(`hivemind_lab.deliberation.engine`, the phase state machine) for one run directory.
+This module resolves a run's knowledge, builds its manifest and runs the strategy the manifest
+names (`hivemind_lab.deliberation.strategies`) on the engine (`hivemind_lab.deliberation.engine`)
+bound to its run directory: `run_manifest` is the one async core, `deliberate` its sync edge.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hivemind_lab.agents import prompts
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
-from hivemind_lab.deliberation.engine import Deliberation
+from hivemind_lab.deliberation.engine import Engine, PhasePlan, check_run_dir
 from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
+from hivemind_lab.deliberation.strategies.baseline import BaselineStrategy
+from hivemind_lab.deliberation.strategies.deliberation import DeliberationStrategy
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import (
     Budget,
     EmbedderInfo,
@@ -154,22 +158,6 @@ def build_manifest(
     )
 
 
-def check_run_dir(run_dir: Path, *, resume: bool) -> None:
-    """A new run needs a new or empty directory; a resumed one needs a manifest."""
-    if resume and not RunDir(run_dir).started:
-        raise InputError(
-            "resume",
-            f"{str(run_dir)!r} holds no run to resume",
-            allowed="a run directory with manifest.json",
-        )
-    if not resume and run_dir.exists() and any(run_dir.iterdir()):
-        raise InputError(
-            "out",
-            f"{str(run_dir)!r} already holds files",
-            allowed="a new or empty directory (or --resume to continue a run)",
-        )
-
-
 def knowledge_for(manifest: RunManifest) -> Knowledge:
     """The knowledge and agents of the run a manifest describes (any strategy)."""
     return prepare_knowledge(
@@ -189,16 +177,18 @@ async def run_manifest(
     on_progress: ProgressCallback | None = None,
     knowledge: Knowledge | None = None,
 ) -> DeliberationResult:
-    """Run (or continue) the deliberation a manifest describes in ``run_dir``.
+    """Run (or continue) the run a manifest describes in ``run_dir``, whatever its strategy.
 
-    A new run writes the manifest first, so a crash at any later point leaves a resumable run.
+    Starting a run, a sweep point, resuming a killed run (CLI ``--resume``) and replaying a
+    finished one all come here. A new run writes the manifest first, so a crash at any later
+    point leaves a resumable run: a deliberation continues from its last checkpoint, a baseline
+    (no phases worth keeping) restarts whole.
     """
-    if manifest.strategy != "deliberation":
-        raise InputError("strategy", f"{manifest.strategy!r} is a baseline", allowed="deliberation")
     run = RunDir(run_dir)
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:
         return run.read_result()
+    deliberating = manifest.strategy == "deliberation"
     if resume and manifest.rescore_of is not None and not run.checkpoint_path.exists():
         # A rescore continues a deliberation only from the checkpoint its regeneration wrote;
         # without one, "resuming" would start a whole new deliberation in its directory.
@@ -210,62 +200,66 @@ async def run_manifest(
             "directory with `hivemind-lab rescore`)",
         )
     knowledge = knowledge or knowledge_for(manifest)
+    embedder = make_embedder(manifest.embedder.name)
     run.path.mkdir(parents=True, exist_ok=True)
+    if not deliberating:
+        for leftover in (run.audit_path, run.cache_path, run.audit_path.with_suffix(".jsonl.head")):
+            leftover.unlink(missing_ok=True)
     if not resume:
         run.write_manifest(manifest, new=True)
-    runner = Deliberation(
-        manifest.request,
-        manifest.calibrations,
-        manifest.limits,
+    engine = Engine(
+        run.path,
         model=model,
-        knowledge=knowledge,
-        run_dir=run.path,
         seed=manifest.seed,
-        embedder=make_embedder(manifest.embedder.name),
+        limits=manifest.limits,
+        spend_limits=deliberating,
         on_progress=on_progress,
     )
-    if not resume:
-        runner.audit.append(
-            "client",
-            "deliberation.request",
-            {
-                "request": manifest.request.model_dump(mode="json"),
-                "calibrations": manifest.calibrations.model_dump(),
-                "limits": manifest.limits.model_dump(),
-                "seed": manifest.seed,
-                "slices": [s.model_dump() for s in knowledge.slicing.slices],
-            },
+    strategy: PhasePlan[DeliberationResult]
+    if deliberating:
+        strategy = DeliberationStrategy(
+            manifest.request, manifest.calibrations, manifest.limits, knowledge, embedder
         )
-    return await runner.run()
+        if not resume:
+            engine.record(("client", deliberation_request(manifest, knowledge)))
+    else:
+        strategy = BaselineStrategy(manifest, knowledge, embedder)
+    return await engine.run(strategy)
 
 
-async def deliberate_async(
+def deliberation_request(
+    manifest: RunManifest, knowledge: Knowledge
+) -> events.DeliberationRequested:
+    """The event that opens a deliberation's audit: what the client asked, and the slices."""
+    return events.DeliberationRequested(
+        request=manifest.request.model_dump(mode="json"),
+        calibrations=manifest.calibrations.model_dump(),
+        limits=manifest.limits.model_dump(),
+        seed=manifest.seed,
+        slices=[s.model_dump() for s in knowledge.slicing.slices],
+    )
+
+
+class NewRun(NamedTuple):
+    """A run ready to start: its manifest and the knowledge it was built from."""
+
+    manifest: RunManifest
+    knowledge: Knowledge
+
+
+def new_run(
     request: DeliberationRequest,
     calibrations: Calibrations | None = None,
     limits: Limits | None = None,
     *,
     model: ChatModel,
-    run_dir: str | Path,
     seed: int = 0,
     knowledge_base: str | Path = KNOWLEDGE,
     practicality_kb: str | Path = PRACTICALITY,
     embedder: Embedder | None = None,
-    on_progress: ProgressCallback | None = None,
-    resume: bool = False,
     experiment: ExperimentInfo | None = None,
-) -> DeliberationResult:
-    """Run a deliberation into ``run_dir`` (see `deliberate`)."""
-    run_dir = Path(run_dir)
-    if resume:  # the run is rebuilt from its own manifest, whatever the arguments say
-        check_run_dir(run_dir, resume=True)
-        return await run_manifest(
-            RunDir(run_dir).read_manifest(),
-            run_dir,
-            model=model,
-            resume=True,
-            on_progress=on_progress,
-        )
-    check_run_dir(run_dir, resume=False)
+) -> NewRun:
+    """Resolve a new deliberation's knowledge and manifest (``run_manifest`` then runs it)."""
     knowledge_base = sample_path(knowledge_base, KNOWLEDGE)
     practicality_kb = sample_path(practicality_kb, PRACTICALITY)
     calibrations = calibrations or Calibrations()
@@ -286,9 +280,7 @@ async def deliberate_async(
         embedder=embedder,
         experiment=experiment,
     )
-    return await run_manifest(
-        manifest, run_dir, model=model, on_progress=on_progress, knowledge=knowledge
-    )
+    return NewRun(manifest, knowledge)
 
 
 def deliberate(
@@ -298,9 +290,17 @@ def deliberate(
     *,
     model: ChatModel,
     run_dir: str | Path,
-    **options: Any,
+    seed: int = 0,
+    knowledge_base: str | Path = KNOWLEDGE,
+    practicality_kb: str | Path = PRACTICALITY,
+    embedder: Embedder | None = None,
+    on_progress: ProgressCallback | None = None,
+    resume: bool = False,
+    experiment: ExperimentInfo | None = None,
 ) -> DeliberationResult:
     """Run a whole deliberation and write result.json, audit.jsonl and manifest.json.
+
+    The synchronous edge of `run_manifest` (scripts, notebooks, the command line).
 
     Args:
         request: the problem and the sliders (sufficiency, feasibility, density).
@@ -308,14 +308,38 @@ def deliberate(
         limits: rounds, regenerations, budgets and concurrency.
         model: the ChatModel agents speak through (e.g. `OfflineAgentModel()`).
         run_dir: where the run's artifacts go (new or empty, unless ``resume=True``).
-        **options: seed, knowledge_base, practicality_kb, embedder, on_progress, resume.
+        seed: the run's seed (slicing, sampling).
+        knowledge_base: the theory knowledge folder (default: the sample).
+        practicality_kb: the constraint knowledge folder (default: the sample).
+        embedder: the monitor's embedder (default: the configured one).
+        on_progress: called after every phase.
+        resume: continue the run in ``run_dir`` from its own manifest (the other inputs are
+            not used).
+        experiment: the sweep point this run is (recorded in the manifest).
     """
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir, resume=resume)
+    if resume:  # the run is rebuilt from its own manifest, whatever the arguments say
+        manifest, knowledge = RunDir(run_dir).read_manifest(), None
+    else:
+        manifest, knowledge = new_run(
+            request,
+            calibrations,
+            limits,
+            model=model,
+            seed=seed,
+            knowledge_base=knowledge_base,
+            practicality_kb=practicality_kb,
+            embedder=embedder,
+            experiment=experiment,
+        )
     return run_sync(
-        deliberate_async(request, calibrations, limits, model=model, run_dir=run_dir, **options)
+        run_manifest(
+            manifest,
+            run_dir,
+            model=model,
+            resume=resume,
+            on_progress=on_progress,
+            knowledge=knowledge,
+        )
     )
-
-
-def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    """A run's manifest as JSON data (validated and upgraded to the current version by
-    `hivemind_lab.runs.rundir.read_manifest`, which returns the typed `RunManifest`)."""
-    return RunDir(run_dir).read_manifest().model_dump(mode="json")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import polars as pl
 from scipy import stats
 
+from hivemind_lab.experiments.spec import CALIBRATIONS
+
 METRICS = (
     "initial_conclusions",
     "distinct_conclusions",
@@ -36,7 +38,8 @@ def format_interval(mean: float | None, half: float | None, n: int, *, digits: i
     return f"{mean:.{digits}f} ± {half:.{digits}f} (n={n})"
 
 
-PAIR_KEYS = ("problem", "seed", "stubbornness", "similarity_threshold", "severity")
+PAIR_KEYS = ("problem", "seed", *CALIBRATIONS)
+"""What a baseline and its deliberation sibling share: the problem, the seed, the calibrations."""
 
 
 def like_for_like(runs: pl.DataFrame) -> pl.DataFrame:
@@ -96,7 +99,7 @@ def compute_table(runs: pl.DataFrame, *, tolerance: float = MISMATCH) -> pl.Data
     """Each baseline run beside its deliberation sibling (same problem, seed and calibrations):
     calls and tokens side by side, with ``mismatch`` set when either differs by more than
     ``tolerance`` of the deliberation's."""
-    keys = ["problem", "seed", "stubbornness", "similarity_threshold", "severity"]
+    keys = list(PAIR_KEYS)
     needed = {*keys, "strategy", "run_calls", "run_tokens"}
     if runs.is_empty() or not needed <= set(runs.columns):
         return pl.DataFrame()

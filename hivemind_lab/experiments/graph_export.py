@@ -48,10 +48,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.errors import InputError
+from hivemind_lab.experiments.spec import CALIBRATIONS
 from hivemind_lab.graph import GraphConfig, GraphStore, HivemindGraph, PredicateRegistry
 from hivemind_lab.knowledge import Document, load_documents
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
-from hivemind_lab.runs.rundir import load_result
+from hivemind_lab.runs.manifest import RunManifest
+from hivemind_lab.runs.results import Critique, Solution
+from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.text import normalise
 
 DOMAIN = "strategy"
@@ -177,23 +181,22 @@ def run_claims(
 ) -> list[Claim]:
     """One deliberation run as claims; ``run`` is its short label, ``titles`` maps document ids
     to labels (citations of unknown documents keep their id)."""
-    result = load_result(run_dir)
-    request: dict[str, Any] = {}
-    final: dict[str, dict[str, Any]] = {}
-    critiques: dict[tuple[str, str], dict[str, Any]] = {}
+    files = RunDir(run_dir)
+    result = files.read_result()
+    request = files.read_manifest().request
+    final: dict[str, Solution] = {}
+    critiques: dict[tuple[str, str], Critique] = {}
     scores: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for record in read_records(run_dir / "audit.jsonl"):
-        payload = record.payload
-        if record.kind == "deliberation.request":
-            request = payload["request"]
-        elif record.kind in ("theory.proposal", "theory.revision"):
-            final[payload["agent_id"]] = payload  # later records replace earlier ones
-        elif record.kind == "theory.critique":
-            critiques[(payload["critic_id"], payload["target_id"])] = payload
-        elif record.kind == "practicality.score":
-            scores[payload["solution_id"]].append((payload["constraint"], payload["score"]))
-    problem = label(request.get("problem_title") or result.problem_id)
-    options = [label(o) for o in request.get("options", ())]
+    for record in read_records(files.audit_path):
+        event = record.event
+        if isinstance(event, events.Proposal):  # revisions too; later ones replace earlier
+            final[event.agent_id] = event.solution
+        elif isinstance(event, events.CritiqueGiven):
+            critiques[(event.critic_id, event.target_id)] = event.critique
+        elif isinstance(event, events.Score):
+            scores[event.solution_id].append((event.constraint, event.score))
+    problem = label(request.problem_title or result.problem_id)
+    options = [label(o) for o in request.options]
     agent = {a: f"{run}:{a}" for a in final}
     claims = [
         Claim(
@@ -218,22 +221,22 @@ def run_claims(
         )
         for c in constraints
     ]
-    bar = constraint_bar if constraint_bar is not None else int(request.get("feasibility", 50))
+    bar = constraint_bar if constraint_bar is not None else request.feasibility
     for agent_id, solution in sorted(final.items()):
         model = agent[agent_id]
         pursued = []
-        for stance in solution.get("stances", ()):
-            if not 0 <= stance["option"] < len(options):
+        for stance in solution.stances:
+            if not 0 <= stance.option < len(options):
                 continue
-            option = options[stance["option"]]
+            option = options[stance.option]
             claims.append(
                 Claim(
                     subject=model,
-                    predicate=STANCE_RELATION[stance["stance"]],
+                    predicate=STANCE_RELATION[stance.stance],
                     object=option,
                     confidence=0.8,
                     model=model,
-                    evidence=solution["id"],
+                    evidence=solution.id,
                     kinds=("agent", "option"),
                 )
             )
@@ -241,16 +244,16 @@ def run_claims(
                 Claim(
                     subject=option,
                     predicate="judged",
-                    object=stance["stance"],
+                    object=stance.stance,
                     confidence=0.8,
                     model=model,
-                    evidence=solution["id"],
+                    evidence=solution.id,
                     kinds=("option", "verdict"),
                 )
             )
-            if stance["stance"] == "pursue":
+            if stance.stance == "pursue":
                 pursued.append(option)
-        cited = sorted({c.split("#", 1)[0] for c in solution.get("citations", ())})
+        cited = sorted({c.split("#", 1)[0] for c in solution.citations})
         for option in pursued:
             for doc_id in cited:
                 claims.append(
@@ -260,12 +263,12 @@ def run_claims(
                         object=titles.get(doc_id, doc_id),
                         confidence=0.7,
                         model=model,
-                        evidence=solution["id"],
+                        evidence=solution.id,
                         kinds=("option", "document"),
                     )
                 )
         per_constraint: dict[str, list[int]] = defaultdict(list)
-        for c, score in scores.get(solution["id"], ()):
+        for c, score in scores.get(solution.id, ()):
             per_constraint[c].append(score)
         for option in pursued:
             for c, values in sorted(per_constraint.items()):
@@ -277,12 +280,12 @@ def run_claims(
                         object=c,
                         confidence=round(mean / 100, 4),
                         model="practicality",
-                        evidence=solution["id"],
+                        evidence=solution.id,
                         kinds=("option", "constraint"),
                     )
                 )
     for (critic, target), critique in sorted(critiques.items()):
-        kinds = Counter(p["kind"] for p in critique["points"])
+        kinds = Counter(p.kind for p in critique.points)
         if (
             critic not in agent
             or target not in agent
@@ -297,7 +300,7 @@ def run_claims(
                 object=agent[target],
                 confidence=0.6,
                 model=agent[critic],
-                evidence=critique.get("summary", "")[:1000],
+                evidence=critique.summary[:1000],
                 kinds=("agent", "agent"),
             )
         )
@@ -343,47 +346,56 @@ def write(graph: HivemindGraph, claims: Iterable[Claim]) -> int:
     return written
 
 
-def _request(run_dir: Path) -> dict[str, Any] | None:
-    """The payload of a run's ``deliberation.request`` record: problem, calibrations, seed."""
-    for record in read_records(run_dir / "audit.jsonl"):
-        if record.kind == "deliberation.request":
-            return record.payload
-    return None
+def _manifest(run_dir: Path) -> RunManifest | None:
+    try:
+        return RunDir(run_dir).read_manifest()
+    except InputError:
+        return None
 
 
 def run_settings(run_dir: Path) -> str:
     """A run's problem and calibrations in one line."""
-    payload = _request(run_dir)
-    if payload is None:
+    manifest = _manifest(run_dir)
+    if manifest is None:
         return run_dir.name
-    cal, request = payload["calibrations"], payload["request"]
-    return (
-        f"{request.get('problem_id', '?')}: stubbornness {cal['stubbornness']}, "
-        f"similarity {cal['similarity_threshold']}, severity {cal['severity']}"
-    )
+    cal = manifest.calibrations
+    names = {"similarity_threshold": "similarity"}
+    settings = ", ".join(f"{names.get(n, n)} {getattr(cal, n)}" for n in CALIBRATIONS)
+    return f"{manifest.request.problem_id or '?'}: {settings}"
 
 
 def run_order(run_dir: Path) -> tuple[Any, ...]:
     """Where a run goes in the export's numbering: by problem, calibrations and seed. Folder
     names are hashes, so numbering by them put stubbornness 0.9 before 0.1 in every legend."""
-    payload = _request(run_dir)
-    if payload is None:
+    manifest = _manifest(run_dir)
+    if manifest is None:
         return (1, run_dir.name)
-    cal = payload["calibrations"]
+    cal = manifest.calibrations
     return (
         0,
-        payload["request"].get("problem_id", ""),
-        cal["stubbornness"],
-        cal["similarity_threshold"],
-        cal["severity"],
-        payload.get("seed", 0),
+        manifest.request.problem_id or "",
+        *(getattr(cal, n) for n in CALIBRATIONS),
+        manifest.seed,
         run_dir.name,
     )
 
 
+def deliberations(root: Path) -> list[Path]:
+    """The finished deliberation runs directly under ``root`` (by their manifests' strategy)."""
+    found = []
+    for path in sorted(root.iterdir()):
+        run = RunDir(path)
+        if not run.finished:
+            continue
+        manifest = _manifest(path)
+        if manifest is not None and manifest.strategy == "deliberation":
+            found.append(path)
+    return found
+
+
 def _record_clusters(graph: HivemindGraph, run: str, run_dir: Path) -> None:
     """The monitor's final clusters of agents, as a pattern of the run."""
-    result = load_result(run_dir)
+    result = RunDir(run_dir).read_result()
     clusters = [
         [f"{run}:{a}" for a in c.agent_ids]
         for c in (result.monitor[-1].clusters if result.monitor else ())
@@ -420,14 +432,7 @@ def export_runs(
     documents = load_documents(knowledge) if knowledge is not None else []
     titles = {d.id: label(d.title) for d in documents}
     claims = knowledge_claims(documents)
-    run_dirs = sorted(
-        (
-            p
-            for p in root.iterdir()
-            if (p / "result.json").exists() and p.name.startswith("deliberation-")
-        ),
-        key=run_order,
-    )
+    run_dirs = sorted(deliberations(root), key=run_order)
     runs = tuple(f"run{i + 1}" for i in range(len(run_dirs)))
     for run, run_dir in zip(runs, run_dirs, strict=True):
         claims += run_claims(run_dir, run, titles)

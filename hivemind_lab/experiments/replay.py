@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.canonical import canonical_json
+from hivemind_lab.deliberation.runner import run_manifest
 from hivemind_lab.errors import InputError
-from hivemind_lab.experiments.execute import execute
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.runs.rundir import RunDir
 
@@ -81,7 +81,7 @@ def replay(run_dir: str | Path) -> ReplayReport:
             None, recorded, mode="replay", backend=manifest.backend, model=manifest.model
         )
         try:
-            run_sync(execute(manifest, Path(tmp) / "replay", model=model))
+            run_sync(run_manifest(manifest, Path(tmp) / "replay", model=model))
         finally:
             recorded.close()
         original = comparable(json.loads(run.result_path.read_text("utf-8")))

@@ -22,9 +22,8 @@ from hivemind_lab.agents import backends as factory
 from hivemind_lab.agents.backends import BackendChoice
 from hivemind_lab.agents.policy import identity
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.deliberation import build_manifest, prepare_knowledge
+from hivemind_lab.deliberation import build_manifest, prepare_knowledge, run_manifest
 from hivemind_lab.deliberation.embedders import make_embedder
-from hivemind_lab.experiments.execute import execute
 from hivemind_lab.experiments.freshness import (
     Current,
     StaleReason,
@@ -189,7 +188,7 @@ def run_point(
                 budget=budget if point.strategy != "deliberation" else None,
             )
         result = run_sync(
-            execute(manifest, run.path, model=model, resume=run.started, knowledge=knowledge)
+            run_manifest(manifest, run.path, model=model, resume=run.started, knowledge=knowledge)
         )
         run.write_metrics(manifest, result)
     finally:

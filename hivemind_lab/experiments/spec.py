@@ -10,20 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits
+from hivemind_lab.models import FrozenRecord as Frozen
 
-CALIBRATIONS = ("stubbornness", "similarity_threshold", "severity")
+CALIBRATIONS: tuple[str, ...] = tuple(Calibrations.model_fields)
+"""The calibration names, in the model's order (a sweep's axes)."""
 Strategy = Literal["deliberation", "vote", "single_agent"]
 Objective = Literal["rounds_no_veto", "fewest_conclusions", "highest_feasibility"]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class FixedInputs(Frozen):
@@ -92,7 +90,7 @@ class ExperimentSpec(Frozen):
         s = self.space
         combos: Iterable[tuple[float, ...]]
         if s.kind == "grid":
-            combos = itertools.product(s.stubbornness, s.similarity_threshold, s.severity)
+            combos = itertools.product(*(getattr(s, name) for name in CALIBRATIONS))
         elif s.kind == "random":
             rng = random.Random(s.seed)
             combos = (
@@ -101,9 +99,7 @@ class ExperimentSpec(Frozen):
             )
         else:
             return []
-        return [
-            Calibrations(stubbornness=a, similarity_threshold=b, severity=c) for a, b, c in combos
-        ]
+        return [Calibrations(**dict(zip(CALIBRATIONS, combo, strict=True))) for combo in combos]
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:

@@ -28,7 +28,7 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.freshness import STALE, Current, current
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.runner import RunSummary, finished, run_point
-from hivemind_lab.experiments.spec import ExperimentSpec
+from hivemind_lab.experiments.spec import CALIBRATIONS, ExperimentSpec
 from hivemind_lab.inputs import Calibrations
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.runs.manifest import Budget
@@ -422,7 +422,7 @@ def _optuna(
         cal = Calibrations(
             **{
                 name: round(trial.suggest_float(name, *getattr(spec.space, name)), 4)
-                for name in ("stubbornness", "similarity_threshold", "severity")
+                for name in CALIBRATIONS
             }
         )
         points = expand(spec.model_copy(update={"baselines": ()}), [cal])

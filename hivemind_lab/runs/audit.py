@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.runs import events
 from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 
 GENESIS = "0" * 64
@@ -48,13 +49,18 @@ class AuditRecord(BaseModel):
     actor: str
     """Who spoke: an agent id, ``monitor``, ``engine``..."""
     kind: str
-    """What happened, dotted (``llm.request``, ``theory.critique``, ``practicality.veto``...)."""
+    """What happened, dotted (``llm.propose``, ``theory.critique``, ``practicality.veto``...)."""
     payload: dict[str, Any]
-    """The utterance or decision, verbatim."""
+    """The utterance or decision, verbatim as written (the hash covers it); typed: `event`."""
     prev: str
     """Hash of the previous record (64 zeros for the first)."""
     hash: str
     """SHA-256 of this record's other fields."""
+
+    @property
+    def event(self) -> events.AnyEvent:
+        """The payload read as its typed event (`events.Unknown` for a kind not known here)."""
+        return events.parse(self.kind, self.payload)
 
     def expected_hash(self) -> str:
         """Recompute the hash from the record's content."""
@@ -208,13 +214,16 @@ class VerifyReport(BaseModel):
     reason: str | None = None
 
 
-def read_records(path: str | Path) -> Iterator[AuditRecord]:
-    """Read records in order; raises AuditIntegrityError on an unreadable line."""
+def read_records(path: str | Path, *, skip_damaged: bool = False) -> Iterator[AuditRecord]:
+    """Read records in order; raises AuditIntegrityError on an unreadable line, unless
+    ``skip_damaged`` (readers that show what is left; `verify_log` names the damage)."""
     with Path(path).open(encoding="utf-8") as handle:
         for index, line in enumerate(handle):
             try:
                 yield AuditRecord.model_validate_json(line)
             except ValueError as exc:
+                if skip_damaged:
+                    continue
                 raise AuditIntegrityError(index, "malformed or truncated record") from exc
 
 

@@ -1,0 +1,376 @@
+"""What an audit record says: one typed event per kind, written and read through this module.
+
+An `AuditRecord` keeps its hash chain over the raw ``payload`` it was written with; its
+`event` is that payload read as one member of the `AnyEvent` union, discriminated by a
+``Literal`` kind. An event's fields are its payload's (``kind`` is the record's own field), so
+logs written before this module existed read as the same events. A kind this version does not
+know, or a payload an older version wrote differently, reads as an `Unknown` event: old logs
+still verify and read, they never fail to load.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from hivemind_lab.runs.results import (
+    ConstraintScore,
+    Critique,
+    MonitorReport,
+    PracticalityVerdict,
+    Solution,
+    Status,
+)
+
+if TYPE_CHECKING:
+    from hivemind_lab.deliberation.state import RunState
+
+
+class Event(BaseModel):
+    """An audit event: its kind and its payload's fields. Extra payload fields are kept."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON payload this event is written as."""
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+# -- the client's request -------------------------------------------------------------------
+class DeliberationRequested(Event):
+    """A new deliberation: its request, calibrations, limits, seed and slices."""
+
+    kind: Literal["deliberation.request"] = "deliberation.request"
+    request: dict[str, Any]
+    calibrations: dict[str, Any]
+    limits: dict[str, Any]
+    seed: int
+    slices: list[dict[str, Any]]
+
+
+class BaselineRequested(Event):
+    """A new baseline run: its whole manifest (payload fields are the manifest's)."""
+
+    kind: Literal["baseline.request"] = "baseline.request"
+    strategy: str
+    request: dict[str, Any]
+    calibrations: dict[str, Any]
+
+
+# -- the engine ------------------------------------------------------------------------------
+class PhaseMark(Event):
+    phase: str
+    regeneration: int
+    round: int
+
+
+class Resume(PhaseMark):
+    """A run continued from its last checkpoint."""
+
+    kind: Literal["engine.resume"] = "engine.resume"
+
+    @classmethod
+    def at(cls, state: RunState) -> Resume:
+        return cls(phase=state.phase, regeneration=state.regeneration, round=state.round)
+
+
+class Checkpoint(PhaseMark):
+    """A phase completed and was checkpointed."""
+
+    kind: Literal["engine.checkpoint"] = "engine.checkpoint"
+
+    @classmethod
+    def at(cls, state: RunState) -> Checkpoint:
+        return cls(phase=state.phase, regeneration=state.regeneration, round=state.round)
+
+
+class BudgetExhausted(Event):
+    kind: Literal["engine.budget_exhausted"] = "engine.budget_exhausted"
+    reason: str
+
+
+class Result(Event):
+    """The run ended with this status."""
+
+    kind: Literal["engine.result"] = "engine.result"
+    status: Status
+    conclusions: int | None = None
+
+
+# -- the theory network ----------------------------------------------------------------------
+class Proposal(Solution):
+    """A theory agent's proposal (the payload is the `Solution`)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: Literal["theory.proposal"] = "theory.proposal"
+
+    @classmethod
+    def of(cls, solution: Solution) -> Self:
+        return cls.model_validate(solution.model_dump())
+
+    @property
+    def solution(self) -> Solution:
+        return Solution.model_validate(self.model_dump(exclude={"kind"}))
+
+    def payload(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+class Revision(Proposal):
+    """A theory agent's revised solution."""
+
+    kind: Literal["theory.revision"] = "theory.revision"  # type: ignore[assignment]
+
+
+class CritiqueGiven(Critique):
+    """A critic's critique of one peer's solution (the payload is the `Critique`)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: Literal["theory.critique"] = "theory.critique"
+
+    @classmethod
+    def of(cls, critique: Critique) -> CritiqueGiven:
+        return cls.model_validate(critique.model_dump())
+
+    @property
+    def critique(self) -> Critique:
+        return Critique.model_validate(self.model_dump(exclude={"kind"}))
+
+    def payload(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+class RepeatRefused(Event):
+    """A solution refused as a repeat of a vetoed one."""
+
+    kind: Literal["theory.repeat_refused"] = "theory.repeat_refused"
+    solution: str
+
+
+class Abstained(Event):
+    kind: Literal["theory.abstained"] = "theory.abstained"
+    agents: list[str]
+
+
+# -- the monitor -----------------------------------------------------------------------------
+class Clusters(MonitorReport):
+    """The monitor's clusters after a phase (the payload is the `MonitorReport`)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: Literal["monitor.clusters"] = "monitor.clusters"
+
+    @classmethod
+    def of(cls, report: MonitorReport) -> Clusters:
+        return cls.model_validate(report.model_dump())
+
+    def payload(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+class NonConverged(Event):
+    kind: Literal["monitor.non_converged"] = "monitor.non_converged"
+    rounds: int
+    distinct: int
+    sufficiency: int
+
+
+class Rationales(Event):
+    """Combined rationales by cluster index (the payload's keys are the indices)."""
+
+    kind: Literal["monitor.rationales"] = "monitor.rationales"
+
+    @classmethod
+    def of(cls, texts: dict[int, str]) -> Rationales:
+        return cls.model_validate({str(k): v for k, v in texts.items()})
+
+    @property
+    def texts(self) -> dict[int, str]:
+        return {int(k): str(v) for k, v in (self.model_extra or {}).items()}
+
+
+class Vote(Event):
+    """A baseline's vote: cluster sizes, the winning clusters, whether a tie widened them."""
+
+    kind: Literal["baseline.vote"] = "baseline.vote"
+    clusters: list[int]
+    winners: list[int]
+    tie: bool
+
+
+class BudgetSpent(Event):
+    kind: Literal["baseline.budget_spent"] = "baseline.budget_spent"
+    generation: int
+
+
+# -- the practicality network ----------------------------------------------------------------
+class Score(ConstraintScore):
+    """One constraint agent's score (the payload is the `ConstraintScore`)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: Literal["practicality.score"] = "practicality.score"
+
+    @classmethod
+    def of(cls, score: ConstraintScore) -> Score:
+        return cls.model_validate(score.model_dump())
+
+    @property
+    def constraint_score(self) -> ConstraintScore:
+        return ConstraintScore.model_validate(self.model_dump(exclude={"kind"}))
+
+    def payload(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"kind"})
+
+
+class Verdict(Event):
+    """A non-converged set that clears practicality, reported as it stands."""
+
+    kind: Literal["practicality.verdict"] = "practicality.verdict"
+    mean_score: float
+    per_constraint: dict[str, float]
+    feasibility: int
+    vetoed: bool
+
+    @classmethod
+    def of(cls, verdict: PracticalityVerdict) -> Verdict:
+        return cls(
+            mean_score=verdict.mean_score,
+            per_constraint=verdict.per_constraint,
+            feasibility=verdict.feasibility,
+            vetoed=verdict.vetoed,
+        )
+
+
+class Pass(Event):
+    kind: Literal["practicality.pass"] = "practicality.pass"
+    mean_score: float
+    feasibility: int | None = None
+
+
+class Veto(Event):
+    """The whole set is vetoed (``vetoed_solutions``: the set's ids)."""
+
+    kind: Literal["practicality.veto"] = "practicality.veto"
+    mean_score: float
+    regeneration: int
+    feasibility: int | None = None
+    vetoed_solutions: list[str] = []
+
+
+# -- the compliance rescore ------------------------------------------------------------------
+class RescoreStart(Event):
+    kind: Literal["rescore.start"] = "rescore.start"
+    original: dict[str, Any]
+    practicality_kb: str
+    constraints: list[str]
+    severity: float
+    feasibility: int
+    knowledge: dict[str, Any]
+
+
+class RescoreSet(Event):
+    kind: Literal["rescore.set"] = "rescore.set"
+    regeneration: int
+    solution_ids: list[str]
+
+
+class RescoreVerdict(Event):
+    kind: Literal["rescore.verdict"] = "rescore.verdict"
+    regeneration: int
+    outcome: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+class RescoreResult(Event):
+    kind: Literal["rescore.result"] = "rescore.result"
+    outcomes: dict[str, str]
+    regenerated: bool
+    note: str
+
+
+# -- model calls and the log itself ----------------------------------------------------------
+LlmKind = Literal[
+    "llm.propose",
+    "llm.critique",
+    "llm.batch_critique",
+    "llm.revise",
+    "llm.score",
+    "llm.synthesize",
+]
+
+
+class ModelCall(Event):
+    """One agent task sent to the model (written by the agent caller)."""
+
+    kind: LlmKind
+    backend: str
+    model: str
+    prompt: list[dict[str, Any]]
+    responses: list[dict[str, Any]]
+
+
+class Repair(Event):
+    """A torn last line, never acknowledged, was cut off when the log was reopened."""
+
+    kind: Literal["audit.repair"] = "audit.repair"
+    dropped_bytes: int
+
+
+class Unknown(Event):
+    """A kind this version does not know, or a payload it cannot read: kept as written."""
+
+    kind: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+Known = Annotated[
+    DeliberationRequested
+    | BaselineRequested
+    | Resume
+    | Checkpoint
+    | BudgetExhausted
+    | Result
+    | Proposal
+    | Revision
+    | CritiqueGiven
+    | RepeatRefused
+    | Abstained
+    | Clusters
+    | NonConverged
+    | Rationales
+    | Vote
+    | BudgetSpent
+    | Score
+    | Verdict
+    | Pass
+    | Veto
+    | RescoreStart
+    | RescoreSet
+    | RescoreVerdict
+    | RescoreResult
+    | ModelCall
+    | Repair,
+    Field(discriminator="kind"),
+]
+AnyEvent = Known | Unknown
+_KNOWN: TypeAdapter[Known] = TypeAdapter(Known)
+
+Entry = tuple[str, AnyEvent]
+"""Who spoke, and what."""
+
+
+def parse(kind: str, payload: dict[str, Any]) -> AnyEvent:
+    """A record's payload as its typed event (`Unknown` when it does not read as one)."""
+    try:
+        return _KNOWN.validate_python({**payload, "kind": kind})
+    except ValidationError:
+        return Unknown(kind=kind, data=payload)
+
+
+def entry(actor: str, event: AnyEvent) -> tuple[str, str, dict[str, Any]]:
+    """The (actor, kind, payload) an `AuditLog` writes for an event."""
+    return actor, event.kind, event.payload()
