@@ -382,3 +382,10 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch):
     said = " ".join(result.stderr.split())
     assert "2 audit records" in said
     assert f"hivemind-lab deliberate --resume {out}" in said
+
+
+def test_version_and_deliberate_listed_first():
+    version = CliRunner().invoke(app, ["--version"])
+    assert version.exit_code == 0 and re.fullmatch(r"hivemind-lab \d+\.\d+\.\d+\s*", version.stdout)
+    commands = re.findall(r"│ (\w+)\s{2,}", _help().split("Commands")[1])
+    assert commands[0] == "deliberate"

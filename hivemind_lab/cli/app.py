@@ -42,6 +42,10 @@ class _Group(TyperGroup):
         _tidy_help(self, ctx)
         super().format_help(ctx, formatter)
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        """``deliberate``, what most users came for, is listed first."""
+        return sorted(super().list_commands(ctx), key=lambda name: name != "deliberate")
+
 
 app = typer.Typer(
     cls=_Group,
@@ -57,6 +61,28 @@ mcp_app = typer.Typer(
 token_app = typer.Typer(
     cls=_Group, help="Bearer tokens of multi-client HTTP mode.", no_args_is_help=True
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from hivemind_lab import __version__
+
+        console.print(f"hivemind-lab {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Multi-agent strategic deliberation on a shared knowledge base."""
+
+
 app.add_typer(kb_app, name="kb")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
