@@ -520,3 +520,26 @@ def test_an_empty_log_that_was_closed_verifies(tmp_path):
     report = verify_log(path)
     assert report.ok
     assert report.records == 0
+
+
+def test_events_read_typed_and_unknown_kinds_fall_back_without_breaking_the_chain(tmp_path):
+    from hivemind_lab.runs import events
+    from hivemind_lab.runs.results import ConstraintScore
+
+    path = tmp_path / "audit.jsonl"
+    score = ConstraintScore(constraint="cost", solution_id="s1", score=40, reason="dear")
+    with AuditLog(path) as log:
+        log.extend(
+            [
+                events.entry("constraint-cost", events.Score.of(score)),
+                ("engine", "engine.future_kind", {"anything": [1, 2]}),  # a later version's
+                ("monitor", "theory.abstained", {"agents": "not a list"}),  # an odd payload
+            ]
+        )
+    assert verify_log(path).ok
+    read = [r.event for r in read_records(path)]
+    assert isinstance(read[0], events.Score)
+    assert read[0].constraint_score == score
+    assert read[1] == events.Unknown(kind="engine.future_kind", data={"anything": [1, 2]})
+    assert isinstance(read[2], events.Unknown) and read[2].kind == "theory.abstained"
+    assert [events.entry("x", e)[2] for e in read] == [r.payload for r in read_records(path)]
