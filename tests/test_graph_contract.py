@@ -179,6 +179,64 @@ def test_invalid_asserts_are_refused_and_store_nothing(graph, kwargs, field):
     assert count(graph, "Model") == 0
 
 
+# -- normalised keys ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (("Paris", "is", "capital"), ("Pa\u200bris", "is", "village"), "contradicts"),
+        (("Paris", "is", "capital"), ("\u202eParis\u202c", "is", "village"), "contradicts"),
+        (("Paris", "is", "capital"), ("Paris", "i\u200bs", "village"), "contradicts"),
+        (("Paris", "is", "capital"), ("Paris", "\u2060is\ufeff", "village"), "contradicts"),
+        (("Paris", "is", "capital"), ("Ｐａｒｉｓ", "is", "village"), "contradicts"),  # NFKC
+        (("Paris", "is", "capital"), ("Paris", "is", "c\u0430pital"), None),  # Cyrillic a
+        (("Paris", "is", "capital"), ("Paris", "is", "capi\u200dtal"), None),
+        (("Paris", "is", "capital"), ("Paris", "is", "CAPITAL\u00ad"), None),  # soft hyphen
+        (("mind", "is", "\u0441\u043e\u0440"), ("mind", "is", "cop"), None),  # all look-alikes
+        (("mind", "is", "\u043c\u0438\u0440"), ("mind", "is", "mup"), "contradicts"),  # Russian
+        (("x", "is", "a  b"), ("x", "is", "a\u00a0\tb"), None),  # whitespace collapsed
+    ],
+)
+def test_keys_are_normalised_for_subjects_predicates_and_conflicts(graph, first, second, expected):
+    a = graph.assert_claim(*first, 0.7, T, model="grok")
+    result = graph.assert_claim(*second, 0.8, T, model="claude")
+    if expected is None:  # the same claim: corroborated, not a rival
+        assert result.conflicts_detected == ()
+        assert (result.outcome, result.assertion_id) == ("corroborated", a.assertion_id)
+    else:
+        (hit,) = result.conflicts_detected
+        assert (hit.type, hit.with_assertion) == (expected, a.assertion_id)
+        row = graph.store.read(
+            "MATCH (a:Assertion {id: $id}) RETURN a.subject AS s, a.predicate AS p",
+            {"id": result.assertion_id},
+        )[0]
+        assert (row["s"], row["p"]) == second[:2]  # the text is kept as given for display
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"subject": "\u200b"}, "subject"),
+        ({"subject": "\u200b\u200c\u200d\u2060\ufeff"}, "subject"),
+        ({"subject": "\u202e \u202c"}, "subject"),
+        ({"subject": "\x01\x02"}, "subject"),
+        ({"subject": "\u3164"}, "subject"),  # Hangul filler
+        ({"predicate": "\u200b\u200b"}, "predicate"),
+        ({"obj": "\u2066\u2069"}, "obj"),
+    ],
+)
+def test_invisible_names_are_refused_with_a_clear_error(graph, kwargs, field):
+    args = {"subject": "s", "predicate": "is", "obj": "o"} | kwargs
+    with pytest.raises(InputError) as info:
+        graph.assert_claim(**args, confidence=0.5, domain=T, model="claude")
+    assert info.value.field == field
+    assert count(graph, "Assertion") == 0
+    with pytest.raises(InputError) as bulk:
+        graph.bulk_assert([args | {"confidence": 0.5, "domain": T}], model="claude")
+    assert bulk.value.field == field
+
+
 def test_bad_model_identity_is_refused(graph):
     with pytest.raises(InputError, match="model"):
         graph.assert_claim("s", "is", "o", 0.5, T, model="claude'}) DETACH DELETE n //")
@@ -262,30 +320,39 @@ def _states(graph, ids):
     return {r["id"]: (r["st"], r["s"]) for r in rows}
 
 
-def test_decision_waits_for_the_electorate_and_counts_votes_after_the_third(graph_factory):
+def test_decision_waits_for_the_electorate_and_decides_on_the_posterior(graph_factory):
     graph = graph_factory(conflict_threshold=3)
     ids, ballot = _contest(graph, "launch", {"march": ["a1", "a2", "a3"], "june": ["b1", "b2"]})
     for m in ("a1", "a2", "a3"):
         r = graph.resolve(*ballot[m], model=m)
     assert r.vote_count == 3
-    assert r.standing[ids["march"]] == 1.0  # unanimous so far, three votes, yet:
+    assert r.posterior[ids["march"]] > 0.9  # unanimous so far, three votes, yet:
     assert not r.final and r.status == "unresolved"  # b1 and b2 hold a side and have not voted
     assert (r.electorate, r.electorate_voted) == (5, 3)
-    graph.resolve(*ballot["b1"], model="b1")
-    r = graph.resolve(*ballot["b2"], model="b2")  # the fourth and fifth votes count
+    r = graph.resolve(*ballot["b1"], model="b1")
+    assert not r.final
+    r = graph.resolve(*ballot["b2"], model="b2")  # the electorate is complete
     assert r.vote_count == 5
-    assert r.standing[ids["march"]] == pytest.approx(0.6, abs=1e-6)  # 3 of 5 equal weights
-    assert not r.final  # electorate complete, but 0.6 < phi
-    march_conflict, march_side = ballot["a1"]
-    r = graph.resolve(march_conflict, march_side, model="b2")  # a change of vote
+    assert r.posterior[ids["march"]] >= 0.618  # three of five equally reliable voters
     assert r.final and r.consensus_reached and r.winner == ids["march"]
-    assert r.vote_count == 5 and r.threshold == pytest.approx(0.618)
+    assert r.threshold == pytest.approx(0.618)
     assert _states(graph, ids.values()) == {
         ids["march"]: ("active", True),
         ids["june"]: ("disproven", False),
     }
     with pytest.raises(InputError, match="already resolved"):
         graph.resolve(*ballot["b1"], model="b1")
+
+
+def test_a_split_posterior_waits_for_a_change_of_vote(graph_factory):
+    graph = graph_factory(conflict_threshold=3)
+    ids, ballot = _contest(graph, "launch", {"march": ["a1", "a2"], "june": ["b1", "b2"]})
+    for m in ("a1", "a2", "b1", "b2"):
+        r = graph.resolve(*ballot[m], model=m)
+    assert r.posterior[ids["march"]] == pytest.approx(0.5, abs=1e-6)
+    assert not r.final  # electorate complete, but the posterior is split
+    r = graph.resolve(*ballot["a1"], model="b2")  # a change of vote
+    assert r.final and r.winner == ids["march"]
 
 
 def test_voting_window_with_quorum_decides_without_every_holder(graph_factory):
@@ -370,12 +437,112 @@ def test_decision_does_not_depend_on_vote_order(graph):
         for m in order:
             r = graph.resolve(*ballot[m], model=m)
         names = {v: k for k, v in ids.items()}
-        standing = sorted((names.get(k, k), v) for k, v in r.standing.items())
-        outcomes.append((r.final, names.get(r.winner or ""), standing))
+        posterior = sorted((names[k], round(v, 6)) for k, v in r.posterior.items())
+        outcomes.append((r.final, names.get(r.winner or ""), posterior))
     assert outcomes[0] == outcomes[1] == outcomes[2]
-    shares = dict(outcomes[0][2])
-    assert shares["blue"] > shares["green"]  # two good records outweigh three heads...
-    assert outcomes[0][:2] == (False, None)  # ...but never overrule them: no decision
+    # a good record and a neutral one outweigh a bad record and two neutral ones:
+    assert outcomes[0][:2] == (True, "blue")
+
+
+def test_shuffled_batches_give_the_same_verdicts(graph_factory):
+    """Two arrival orders of the same claims and votes end in the same verdicts."""
+    import random
+
+    truth_sets = []
+    for seed in (1, 2):
+        graph = graph_factory()
+        rows = []
+        for i in range(8):
+            for j in range(5):
+                wrong = (i + j) % 4 == 0 or (j == 4 and i % 2 == 0)  # m4 is the least reliable
+                rows.append((f"item {i}", f"m{j}", "no" if wrong else "yes"))
+        random.Random(seed).shuffle(rows)
+        held = {}
+        for subject, model, obj in rows:
+            held[(subject, model)] = graph.assert_claim(
+                subject, "is", obj, 0.9, T, model=model
+            ).assertion_id
+        sides = {}
+        for view in graph.conflicts(T):
+            sides[view.assertion_a.id] = (view.conflict_id, "accept_a")
+            sides[view.assertion_b.id] = (view.conflict_id, "accept_b")
+        votes = [
+            {
+                "conflict_id": sides[held[(s, m)]][0],
+                "resolution": sides[held[(s, m)]][1],
+                "model": m,
+            }
+            for s, m, _ in rows
+            if held[(s, m)] in sides
+        ]
+        half = len(votes) // 2
+        graph.resolve_many(votes[:half], skip_closed=True)
+        graph.resolve_many(votes[half:], skip_closed=True)
+        live = graph.store.read(
+            "MATCH (a:Assertion) WHERE a.status = 'active' RETURN a.subject AS s, a.object AS o"
+        )
+        truth_sets.append(sorted((r["s"], r["o"]) for r in live))
+    assert truth_sets[0] == truth_sets[1]
+    assert ("item 1", "yes") in truth_sets[0]
+
+
+def test_a_new_model_starts_neutral(graph):
+    fresh = graph.track_record("newcomer", T)
+    assert (fresh.ballots, fresh.decided, fresh.reliability) == (0, 0, pytest.approx(0.7))
+    assert fresh.weight == pytest.approx(math.log(0.7 / 0.3), abs=1e-6)
+    _history(graph)
+    assert graph.track_record("newcomer", T) == fresh  # others' records do not move it
+    assert graph.track_record("good", T).weight > fresh.weight > graph.track_record("bad", T).weight
+
+
+def test_a_copier_is_discounted(graph):
+    """c2 names every value c1 names, false ones included; the honest voters err alone."""
+    honest = ["h1", "h2", "h3", "h4", "h5"]
+    for i in range(11):  # honest hj errs in contest j (j < 5); the copiers in 5..10
+        sides: dict[str, list[str]] = {"true": [], "false": []}
+        for j, m in enumerate(honest):
+            sides["false" if i == j else "true"].append(m)
+        sides["false" if i >= 5 else "true"] += ["c1", "c2"]
+        _, ballot = _contest(graph, f"fact {i}", sides)
+        for m in (*honest, "c1", "c2"):
+            graph.resolve(*ballot[m], model=m)
+    c1, c2, h1 = (graph.track_record(m, T) for m in ("c1", "c2", "h1"))
+    assert (c1.copies, c2.copies, h1.copies) == (("c2",), ("c1",), ())
+    assert (c1.independence, h1.independence) == (0.5, 1.0)
+    undiscounted = math.log(c1.reliability / (1 - c1.reliability))
+    assert c1.weight == pytest.approx(max(0.0, undiscounted) / 2, abs=1e-5)
+
+
+def test_a_verdict_is_revised_when_records_change_and_history_is_kept(graph):
+    settled = []
+    graph.add_settlement_listener(settled.extend)
+    ids, ballot = _contest(graph, "launch", {"march": ["m1", "m2"], "june": ["m3"]})
+    for m in ("m1", "m2", "m3"):
+        r = graph.resolve(*ballot[m], model=m)
+    assert r.final and r.winner == ids["march"]  # two neutral voters against one
+    (first,) = settled
+    assert (first.kind, first.winner, first.subject) == ("decided", ids["march"], "launch")
+    # Later contests show m1 and m2 wrong and m3 right, against three other voters.
+    for i in range(6):
+        _, later = _contest(
+            graph, f"fact {i}", {"true": ["m3", "r1", "r2", "r3"], "false": ["m1", "m2"]}
+        )
+        for m in ("m3", "r1", "r2", "r3", "m1", "m2"):
+            graph.resolve(*later[m], model=m)
+    assert _states(graph, [ids["march"], ids["june"]]) == {
+        ids["march"]: ("disproven", False),
+        ids["june"]: ("active", True),
+    }
+    (revision,) = graph.revisions(T)
+    assert (revision.from_winner, revision.to_winner) == (ids["march"], ids["june"])
+    assert revision.posterior >= 0.618
+    revised = [s for s in settled if s.kind == "revised"]
+    assert [(s.previous_winner, s.winner) for s in revised] == [(ids["march"], ids["june"])]
+    (view,) = [v for v in graph.conflicts(T, "all") if v.assertion_a.subject == "launch"]
+    assert view.status == "resolved"
+    assert view.resolution == ("accept_a" if view.assertion_a.id == ids["june"] else "accept_b")
+    assert graph.track_record("m3", T).won == 7  # launch (after the revision) and six facts
+    assert graph.track_record("m1", T).won == 0
 
 
 def test_concurrent_voters_decide_once(graph_factory):

@@ -17,10 +17,9 @@ from typing import Any
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
 from hivemind_lab.graph.core import GraphCore, conflict_id, each, now_iso
+from hivemind_lab.graph.keys import predicate_key, text_key
 from hivemind_lab.graph.models import Assertion, AssertResult, ConflictHit
-from hivemind_lab.graph.predicates import predicate_key
 from hivemind_lab.graph.store import Tx
-from hivemind_lab.text import normalise
 
 WORD = re.compile(r"\w")
 
@@ -158,13 +157,13 @@ class AssertOps(GraphCore):
         model: str,
     ) -> _Claim:
         model = self._model(model)
-        subject = self._text("subject", subject, limit=self.config.max_text)
-        predicate = self._text("predicate", predicate, limit=self.config.max_text)
-        obj = self._text("obj", obj, limit=self.config.max_text)
+        subject = self._name("subject", subject)
+        predicate = self._name("predicate", predicate)
+        obj = self._name("obj", obj)
         evidence = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
         confidence = self._confidence("confidence", confidence)
         domain = self._domain(domain)
-        sk, pk, ok = normalise(subject), predicate_key(predicate), normalise(obj)
+        sk, pk, ok = text_key(subject), predicate_key(predicate), text_key(obj)
         if not WORD.search(pk):
             raise InputError("predicate", f"must contain a word, got {predicate!r}")
         return _Claim(
@@ -303,10 +302,10 @@ class AssertOps(GraphCore):
         assertions: list[dict[str, Any]] = []
         entities: dict[str, str] = {}
         for row in rows:
-            subject = self._text("subject", row["subject"], limit=self.config.max_text)
-            obj = self._text("obj", row["obj"], limit=self.config.max_text)
-            predicate = self._text("predicate", row["predicate"], limit=self.config.max_text)
-            sk, ok, pk = normalise(subject), normalise(obj), predicate_key(predicate)
+            subject = self._name("subject", row["subject"])
+            obj = self._name("obj", row["obj"])
+            predicate = self._name("predicate", row["predicate"])
+            sk, ok, pk = text_key(subject), text_key(obj), predicate_key(predicate)
             if not WORD.search(pk):
                 raise InputError("predicate", f"must contain a word, got {predicate!r}")
             entities.setdefault(sk, subject)

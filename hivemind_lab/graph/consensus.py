@@ -8,8 +8,10 @@ contest queue up and a decision is applied exactly once on both stores.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,11 +22,14 @@ from hivemind_lab.graph.models import (
     RESOLUTIONS,
     AssertionSide,
     ConflictView,
+    Settlement,
     VoteResult,
 )
 from hivemind_lab.graph.session import VoteSession
 from hivemind_lab.graph.store import Tx
-from hivemind_lab.graph.tally import FORK, SYNTHESIZE, Ballot, Pair
+from hivemind_lab.graph.tally import FORK, SYNTHESIZE, Ballot, Contest, Decision, Pair
+
+log = logging.getLogger(__name__)
 
 SETTLE_EVERY_S = 60.0
 """How often (graph clock) a vote also sweeps for stale conflicts and closed voting windows."""
@@ -50,8 +55,10 @@ class ConsensusOps(ContestOps):
         )
         decided = 0
         for row in due:
-            if self.store.write(functools.partial(self._close_if_due, cid=row["id"])):
+            settled = self.store.write(functools.partial(self._close_if_due, cid=row["id"]))
+            if settled:
                 decided += 1
+                self._notify(settled)
         if decided:
             self._touched()
         return {"forked": forked, "decided": decided}
@@ -59,18 +66,18 @@ class ConsensusOps(ContestOps):
     def _iso(self, moment: datetime) -> str:
         return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
-    def _close_if_due(self, tx: Tx, cid: str) -> bool:
+    def _close_if_due(self, tx: Tx, cid: str) -> list[Settlement]:
         session = VoteSession()
         found = self._conflict(tx, session, cid)
         if found is None or found["status"] != "unresolved":
-            return False
+            return []
         domain, sk = found["domain"], found["sk"]
         contest = self._subject(tx, session, sk, domain).contest(cid)
         decision = self._decision(tx, session, contest, domain, sk)
         if not decision.final:
-            return False
+            return []
         self._apply(tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk)
-        return True
+        return session.settlements
 
     def auto_fork(self) -> int:
         """Fork conflicts left unresolved longer than ``auto_fork_days``; returns how many."""
@@ -172,8 +179,11 @@ class ConsensusOps(ContestOps):
         if last is None or (self.clock() - last).total_seconds() >= SETTLE_EVERY_S:
             self.settle()
         now = now_iso(self.clock)
-        result = self.store.write(lambda tx: self._vote(tx, VoteSession(), *row, now))
+        results, settled = self.store.write(lambda tx: self._votes(tx, [row], now, False))
         self._touched()
+        self._notify(settled)
+        result = results[0]
+        assert result is not None  # skip_closed is off: a closed conflict raised instead
         return result
 
     def resolve_many(
@@ -199,21 +209,34 @@ class ConsensusOps(ContestOps):
             )
         self.settle()
         now = now_iso(self.clock)
-
-        def work(tx: Tx) -> list[VoteResult | None]:
-            session = VoteSession()
-            out: list[VoteResult | None] = []
-            for row in checked:
-                found = self._conflict(tx, session, row[0])
-                if skip_closed and found is not None and found["status"] != "unresolved":
-                    out.append(None)
-                    continue
-                out.append(self._vote(tx, session, *row, now))
-            return out
-
-        results = self.store.write(work)
+        results, settled = self.store.write(lambda tx: self._votes(tx, checked, now, skip_closed))
         self._touched()
+        self._notify(settled)
         return results
+
+    # -- settlement listeners ----------------------------------------------------------------
+    def add_settlement_listener(
+        self, listener: Callable[[Sequence[Settlement]], None]
+    ) -> Callable[[], None]:
+        """Call ``listener`` after every committed write that decided contests or revised
+        verdicts, with what changed (e.g. to notify clients subscribed to a contest). Returns
+        a function that removes it. A failing listener is logged and never undoes the vote."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return remove
+
+    def _notify(self, settled: Sequence[Settlement]) -> None:
+        if not settled:
+            return
+        for listener in list(self._listeners):
+            try:
+                listener(tuple(settled))
+            except Exception:  # a subscriber's bug must not fail a committed vote
+                log.exception("settlement listener %r failed", listener)
 
     def _checked_vote(
         self, conflict_id: object, resolution: object, evidence: object, claim: object, model: str
@@ -232,7 +255,61 @@ class ConsensusOps(ContestOps):
             raise InputError("synthesized_claim", "required when resolution is 'synthesize'")
         return cid, str(resolution), text, proposal, model
 
-    def _vote(
+    def _votes(
+        self,
+        tx: Tx,
+        rows: Sequence[tuple[str, str, str, str, str]],
+        now: str,
+        skip_closed: bool,
+    ) -> tuple[list[VoteResult | None], list[Settlement]]:
+        """Record every vote, then decide the contests they touched with one estimate of the
+        domain over all votes (this batch's included), then revise verdicts the estimate now
+        contradicts. Deciding after the whole batch is what makes a batch's outcome
+        independent of the order of its rows."""
+        session = VoteSession()
+        taken: list[tuple[dict[str, str], tuple[str, str, str, str, str]] | None] = []
+        for row in rows:
+            found = self._conflict(tx, session, row[0])
+            if skip_closed and found is not None and found["status"] != "unresolved":
+                taken.append(None)
+                continue
+            taken.append((self._record(tx, session, *row, now), row))
+        decisions: dict[str, tuple[Contest, Decision, str | None]] = {}
+        touched = sorted(
+            {(f["domain"], f["sk"], row[0]) for item in taken if item for f, row in [item]}
+        )
+        for domain, sk, cid in touched:
+            if cid in decisions or session.conflicts[cid]["status"] != "unresolved":
+                continue
+            found = session.conflicts[cid]
+            contest = self._subject(tx, session, sk, domain).contest(cid)
+            decision = self._decision(tx, session, contest, domain, sk)
+            synthesized = None
+            if decision.final:
+                synthesized = self._apply(
+                    tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk
+                )
+            for p in contest.pairs:
+                decisions[p.id] = (contest, decision, synthesized)
+        for domain in sorted({d for d, _, _ in touched}):
+            self._revise(tx, session, domain)
+        out: list[VoteResult | None] = []
+        for item in taken:
+            if item is None:
+                out.append(None)
+                continue
+            found, (cid, resolution, _, _, model) = item
+            contest, decision, synthesized = decisions[cid]
+            weight = decision.standing.weights.get(model, 0.0)
+            tx.run(
+                "MATCH (v:Vote {id: $id}) SET v.weight = $w", {"id": f"{cid}|{model}", "w": weight}
+            )
+            out.append(
+                self._result(found, contest, decision, resolution, model, weight, synthesized)
+            )
+        return out, session.settlements
+
+    def _record(
         self,
         tx: Tx,
         session: VoteSession,
@@ -242,7 +319,9 @@ class ConsensusOps(ContestOps):
         claim: str,
         model: str,
         now: str,
-    ) -> VoteResult:
+    ) -> dict[str, str]:
+        """Store one vote (a re-vote replaces the model's earlier one) after checking that the
+        conflict is open; returns the conflict's row."""
         found = self._conflict(tx, session, conflict_id)
         if found is None:
             raise InputError("conflict_id", f"unknown conflict {conflict_id!r}")
@@ -256,15 +335,12 @@ class ConsensusOps(ContestOps):
         self._subject(tx, session, sk, domain)
         ballot = Ballot(conflict_id, model, resolution, claim)  # type: ignore[arg-type]
         record_ballot(session, sk, domain, ballot)
-        contest = session.subjects[(sk, domain)].contest(conflict_id)
-        decision = self._decision(tx, session, contest, domain, sk)
-        weight = decision.standing.weights.get(model, 0.0)
         tx.run(
             "MATCH (c:Conflict {id: $cid}) MERGE (v:Vote {id: $vid}) ON CREATE SET "
             "v.conflict_id = $cid, v.model = $m, v.resolution = $r, v.evidence = $ev, "
-            "v.synthesized_claim = $claim, v.weight = $w, v.created_at = $now "
+            "v.synthesized_claim = $claim, v.weight = 0.0, v.created_at = $now "
             "ON MATCH SET v.resolution = $r, v.evidence = $ev, v.synthesized_claim = $claim, "
-            "v.weight = $w, v.created_at = $now MERGE (v)-[:VOTED_ON]->(c)",
+            "v.created_at = $now MERGE (v)-[:VOTED_ON]->(c)",
             {
                 "vid": f"{conflict_id}|{model}",
                 "cid": conflict_id,
@@ -272,15 +348,21 @@ class ConsensusOps(ContestOps):
                 "r": resolution,
                 "ev": evidence,
                 "claim": claim,
-                "w": weight,
                 "now": now,
             },
         )
-        synthesized = None
-        if decision.final:
-            synthesized = self._apply(
-                tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk
-            )
+        return found
+
+    def _result(
+        self,
+        found: dict[str, str],
+        contest: Contest,
+        decision: Decision,
+        resolution: str,
+        model: str,
+        weight: float,
+        synthesized: str | None,
+    ) -> VoteResult:
         shares = decision.standing.shares
         a_id, b_id = found["a_id"], found["b_id"]
         top = decision.standing.top if decision.final else None
@@ -305,6 +387,7 @@ class ConsensusOps(ContestOps):
             synthesized_assertion_id=synthesized,
             final=decision.final,
             standing=shares,
+            posterior=decision.standing.posterior,
             winner=top,
             electorate=len(electorate),
             electorate_voted=len(electorate & contest.voters),

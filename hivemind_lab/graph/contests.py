@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from hivemind_lab.graph.core import GraphCore, each, now_iso, unwind
-from hivemind_lab.graph.models import CONSENSUS_MODEL, TrackRecord
+from hivemind_lab.graph.keys import text_key
+from hivemind_lab.graph.models import CONSENSUS_MODEL, Revision, Settlement, TrackRecord
+from hivemind_lab.graph.reliability import Estimate, Prior, estimate
 from hivemind_lab.graph.session import DomainBallots, SubjectState, VoteSession
 from hivemind_lab.graph.store import Tx
 from hivemind_lab.graph.tally import (
@@ -21,18 +23,13 @@ from hivemind_lab.graph.tally import (
     Contest,
     Decision,
     Pair,
-    RecordPrior,
     Rule,
+    Side,
     choices,
     decide,
-    empirical_prior,
-    record_weight,
-    refine,
-    reliability,
     standing,
     verdicts,
 )
-from hivemind_lab.text import normalise
 
 
 def record_id(model: str, domain: str) -> str:
@@ -51,8 +48,8 @@ class ContestOps(GraphCore):
     """Store side of the consensus rule in `hivemind_lab.graph.tally`."""
 
     @property
-    def _prior(self) -> RecordPrior:
-        return RecordPrior(self.config.record_prior_mean, self.config.record_prior_strength)
+    def _prior(self) -> Prior:
+        return Prior(self.config.record_prior_mean, self.config.record_prior_strength)
 
     @property
     def _rule(self) -> Rule:
@@ -65,32 +62,56 @@ class ContestOps(GraphCore):
 
     # -- track records -----------------------------------------------------------------------
     def track_record(self, model: str, domain: str = "general") -> TrackRecord:
-        """``model``'s record in ``domain``: decided claims won (hard outcomes), its ballots'
-        agreement with the refined consensus, and the vote weight that follows."""
+        """``model``'s record in ``domain``: decided claims won (hard outcomes, revisions
+        included) and the joint estimate behind its vote weight (ballots, agreement with the
+        likeliest side, expected correct, prior, copy discount)."""
         model, domain = self._model(model), self._domain(domain)
         session = VoteSession()
         reader = _Reader(self.store.read)
-        records = self._records(reader, session, domain)
-        won, decided = records.get(model, (0, 0))
+        won, decided = self._records(reader, session, domain).get(model, (0, 0))
         ballots = self._domain_ballots(reader, session, domain)
-        counts = refine(ballots.by_contest(), ballots.values(), records, self._prior)
-        prior = empirical_prior(counts, self._prior)
-        agreed, voted = counts.get(model, (0, 0))
+        found = self._estimate(reader, session, domain)
+        by_contest, _ = ballots.ballots()
+        agreed = 0
+        for key, by_model in by_contest.items():
+            picked = by_model.get(model)
+            post = found.posteriors.get(key)
+            if picked and post and len(by_model) >= 2:
+                best = max(post, key=lambda s: (post[s], s))
+                agreed += best in picked
         return TrackRecord(
             model=model,
             domain=domain,
             decided=decided,
             won=won,
-            ballots=voted,
+            ballots=found.ballots.get(model, 0),
             agreed=agreed,
-            reliability=round(reliability(agreed, voted, prior), 6),
-            weight=record_weight(agreed, voted, prior),
+            expected_correct=round(found.soft_correct.get(model, 0.0), 6),
+            prior_mean=found.prior.mean,
+            prior_strength=found.prior.strength,
+            reliability=round(found.p(model), 6),
+            independence=round(found.independence.get(model, 1.0), 6),
+            copies=found.copies.get(model, ()),
+            weight=round(found.weight(model, 2), 6),
         )
 
     def vote_weight(self, model: str, domain: str) -> float:
-        """The weight of ``model``'s vote in a two-sided conflict of ``domain`` (its refined
-        track record; confidence may scale it at vote time)."""
+        """The weight of ``model``'s vote in a two-sided conflict of ``domain`` (its estimated
+        reliability's log odds; confidence may scale it at vote time)."""
         return self.track_record(model, domain).weight
+
+    def revisions(self, domain: str = "general") -> list[Revision]:
+        """Every change of a verdict in ``domain``, oldest first (the history that revisions
+        keep)."""
+        domain = self._domain(domain)
+        rows = self.store.read(
+            "MATCH (r:Revision), (v:Verdict) WHERE v.id = r.verdict_id AND v.domain = $d "
+            "RETURN r.verdict_id AS verdict_id, r.from_winner AS from_winner, "
+            "r.to_winner AS to_winner, r.posterior AS posterior, r.created_at AS at",
+            {"d": domain},
+        )
+        rows.sort(key=lambda r: (r["at"], r["verdict_id"]))
+        return [Revision(**r) for r in rows]
 
     # -- reading (once per transaction) ------------------------------------------------------
     @staticmethod
@@ -102,7 +123,7 @@ class ContestOps(GraphCore):
         found = tx.run("MATCH (c:Conflict {id: $id}) RETURN c.subject AS subject", {"id": cid})
         if not found:
             return None
-        sk = normalise(found[0]["subject"])
+        sk = text_key(found[0]["subject"])
         if not any(key == sk for key, _ in session.subjects):
             tx.run("MATCH (e:Entity {key: $k}) SET e.version = e.version + 1", {"k": sk})
         row = tx.run(
@@ -183,51 +204,53 @@ class ContestOps(GraphCore):
 
     @staticmethod
     def _domain_ballots(tx: Tx, session: VoteSession, domain: str) -> DomainBallots:
-        """Every vote cast in the domain, grouped by subject (decided contests included)."""
+        """Every vote cast in the domain (decided contests included, each keyed by its
+        verdict) and the current winner of every verdict."""
         if domain not in session.domains:
             ballots = DomainBallots()
             for r in tx.run(
                 "MATCH (c:Conflict)<-[:VOTED_ON]-(v:Vote) WHERE c.domain = $d "
-                "RETURN c.id AS cid, c.subject AS subject, c.a_id AS a, c.b_id AS b, "
-                "v.model AS model, v.resolution AS r",
+                "RETURN c.id AS cid, c.a_id AS a, c.b_id AS b, v.model AS model, "
+                "v.resolution AS r",
                 {"d": domain},
             ):
                 choice = {"accept_a": r["a"], "accept_b": r["b"]}.get(r["r"], r["r"])
-                ballots.add(
-                    normalise(r["subject"]), r["cid"], r["model"], str(choice), r["a"], r["b"]
-                )
+                ballots.add(r["cid"], r["model"], str(choice), r["a"], r["b"])
+            for r in tx.run(
+                "MATCH (v:Verdict)-[:DECIDES]->(c:Conflict) WHERE v.domain = $d "
+                "RETURN v.id AS vid, c.id AS cid, v.winner AS winner",
+                {"d": domain},
+            ):
+                ballots.verdict[r["cid"]] = r["vid"]
+                session.winners[r["vid"]] = r["winner"]
             session.domains[domain] = ballots
-            for (sk, d), state in session.subjects.items():
+            for (_, d), state in session.subjects.items():
                 if d == domain:
                     for b in state.ballots.values():
-                        _add_ballot(ballots, sk, state, b)
+                        _add_ballot(ballots, state, b)
         return session.domains[domain]
+
+    def _estimate(self, tx: Tx, session: VoteSession, domain: str) -> Estimate:
+        """Every model's reliability in the domain, estimated jointly from all its votes
+        (`hivemind_lab.graph.reliability.estimate`); once per transaction and vote set."""
+        if domain not in session.estimates:
+            by_contest, sides = self._domain_ballots(tx, session, domain).ballots()
+            session.estimates[domain] = estimate(by_contest, sides, self._prior)
+        return session.estimates[domain]
 
     def _decision(
         self, tx: Tx, session: VoteSession, contest: Contest, domain: str, sk: str
     ) -> Decision:
-        """Where the contest stands and whether it is final. Until the electorate has voted,
-        the standing uses the voters' records of decided claims; the decision itself uses
-        records refined over every vote of the domain (`tally.refine`)."""
-        voters = sorted(contest.voters)
+        """Where the contest stands and whether it is final, with every voter weighted by the
+        reliability the joint estimate over the domain's votes gives it."""
+        found = self._estimate(tx, session, domain)
         values = max(2, len(contest.sides))
-        records = self._records(tx, session, domain)
-        weights = {m: self._weight(records.get(m, (0, 0)), values) for m in voters}
+        weights = {m: found.weight(m, values) for m in sorted(contest.voters)}
         opened = contest.opened_at
         elapsed = 0.0
         if opened:
             elapsed = (self.clock() - datetime.fromisoformat(opened)).total_seconds()
-        first = decide(contest, standing(contest, weights), self._rule, elapsed_s=elapsed)
-        if not first.ready:
-            return first
-        ballots = self._domain_ballots(tx, session, domain)
-        counts = refine(ballots.by_contest(), ballots.values(), records, self._prior, exclude=sk)
-        prior = empirical_prior(counts, self._prior)
-        refined = {m: record_weight(*counts.get(m, (0, 0)), prior, values=values) for m in voters}
-        return decide(contest, standing(contest, refined), self._rule, elapsed_s=elapsed)
-
-    def _weight(self, record: tuple[int, int], values: int) -> float:
-        return record_weight(record[0], record[1], self._prior, values=values)
+        return decide(contest, standing(contest, weights), self._rule, elapsed_s=elapsed)
 
     # -- applying a decision -----------------------------------------------------------------
     def _apply(
@@ -247,6 +270,9 @@ class ContestOps(GraphCore):
         top = decision.standing.top
         assert top is not None  # a final decision has a leading choice
         score = decision.standing.shares[top]
+        if top not in (FORK, SYNTHESIZE):
+            score = decision.standing.posterior[top]
+        self._verdict(tx, session, contest, domain=domain, subject=subject, top=top, score=score)
         picked = {
             m: c for m, c in choices(contest).items() if top in c
         }  # voters whose ballot carried the winner
@@ -308,6 +334,186 @@ class ContestOps(GraphCore):
         )
         return None
 
+    def _verdict(
+        self,
+        tx: Tx,
+        session: VoteSession,
+        contest: Contest,
+        *,
+        domain: str,
+        subject: str,
+        top: str,
+        score: float,
+    ) -> None:
+        """Keep the decision as a verdict over its conflicts, so later estimates can revise it
+        and the contest's votes stay one contest in the domain's vote set."""
+        now = now_iso(self.clock)
+        vid = contest.pairs[0].id
+        tx.run(
+            "CREATE (v:Verdict {id: $id, domain: $d, subject: $s, winner: $w, posterior: $p, "
+            "decided_at: $now, revised_at: $now, revisions: 0})",
+            {"id": vid, "d": domain, "s": subject, "w": top, "p": score, "now": now},
+        )
+        each(
+            tx,
+            "MATCH (v:Verdict {id: $vid}), (c:Conflict {id: $cid}) CREATE (v)-[:DECIDES]->(c)",
+            [{"cid": p.id} for p in contest.pairs],
+            vid=vid,
+        )
+        if domain in session.domains:
+            for p in contest.pairs:
+                session.domains[domain].verdict[p.id] = vid
+                session.domains[domain].ends[p.id] = (p.a_id, p.b_id)
+        session.winners[vid] = top
+        session.settlements.append(
+            Settlement(
+                kind="decided",
+                verdict_id=vid,
+                domain=domain,
+                subject=subject,
+                conflict_ids=tuple(p.id for p in contest.pairs),
+                winner=top,
+                posterior=round(score, 6),
+                at=now,
+            )
+        )
+
+    # -- revising a verdict ------------------------------------------------------------------
+    def _revise(self, tx: Tx, session: VoteSession, domain: str) -> int:
+        """Re-examine every decided contest of the domain with the current estimate: a verdict
+        whose posterior now names another side with at least φ is revised (statuses, conflict
+        resolutions, track records), the change kept as a `Revision`. Returns how many."""
+        ballots = self._domain_ballots(tx, session, domain)
+        found = self._estimate(tx, session, domain)
+        revised = 0
+        for key, members in sorted(ballots.contests().items()):
+            winner = session.winners.get(key)
+            post = found.posteriors.get(key)
+            if winner is None or winner in (FORK, SYNTHESIZE) or not post:
+                continue
+            best = max(post, key=lambda s: (post[s], s))
+            if best == winner or post[best] < self.config.consensus_phi:
+                continue
+            self._revise_one(tx, session, key, members, winner, best, post, domain=domain)
+            revised += 1
+        return revised
+
+    def _revise_one(
+        self,
+        tx: Tx,
+        session: VoteSession,
+        vid: str,
+        members: Sequence[str],
+        old: str,
+        new: str,
+        post: dict[str, float],
+        *,
+        domain: str,
+    ) -> None:
+        now = now_iso(self.clock)
+        ballots = session.domains[domain]
+        pairs = tuple(Pair(c, *ballots.ends[c]) for c in members)
+        ids = sorted({x for p in pairs for x in (p.a_id, p.b_id)})
+        rows = tx.run(
+            "MATCH (a:Assertion)-[:ASSERTED_BY]->(m:Model) WHERE a.id IN $ids "
+            "RETURN a.id AS id, m.name AS model, a.status AS status, a.created_at AS created, "
+            "a.survived_consensus AS survived, a.subject AS subject",
+            {"ids": ids},
+        )
+        holders: dict[str, dict[str, float]] = defaultdict(dict)
+        info = {r["id"]: r for r in rows}
+        for r in rows:
+            holders[r["id"]][r["model"]] = 1.0
+        for r in tx.run(
+            "MATCH (a:Assertion)-[:CORROBORATED_BY]->(m:Model) WHERE a.id IN $ids "
+            "RETURN a.id AS id, m.name AS model",
+            {"ids": ids},
+        ):
+            holders[r["id"]][r["model"]] = 1.0
+        sides = {x: Side(x, holders[x], info[x]["created"] if x in info else "") for x in ids}
+        contest = Contest(sides, pairs, ())
+        before = frozenset(x for x in ids if x in info and info[x]["survived"])
+        after = verdicts(contest, new, post)
+        each(
+            tx,
+            "MATCH (c:Conflict {id: $id}) SET c.resolution = $resolution, "
+            "c.consensus_score = $score",
+            [{"id": k, "resolution": v} for k, v in sorted(after.resolutions.items())],
+            score=post[new],
+        )
+        each(
+            tx,
+            "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = true, "
+            "a.status = CASE WHEN a.status = 'disproven' THEN 'active' ELSE a.status END",
+            [{"id": x} for x in sorted(after.survivors)],
+        )
+        each(
+            tx,
+            "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = false, "
+            "a.status = CASE WHEN a.status = 'active' THEN 'disproven' ELSE a.status END",
+            [{"id": x} for x in sorted(after.disproven)],
+        )
+        delta: dict[str, int] = defaultdict(int)
+        for side in sides.values():
+            change = (side.id in after.survivors) - (side.id in before)
+            for holder in side.holders:
+                delta[holder] += change
+        changed = [(m, d) for m, d in sorted(delta.items()) if d]
+        each(
+            tx,
+            "MATCH (x:Record {id: $id}) SET x.won = x.won + $won",
+            [{"id": record_id(m, domain), "won": d} for m, d in changed],
+        )
+        each(
+            tx,
+            "MATCH (m:Model {name: $model}) SET m.conflict_wins = m.conflict_wins + $won",
+            [{"model": m, "won": d} for m, d in changed],
+        )
+        for m, d in changed:
+            won, decided = session.records.get(record_id(m, domain), (0, 0))
+            session.records[record_id(m, domain)] = (won + d, decided)
+        each(
+            tx,
+            "MATCH (c:Conflict {id: $id})-[r:RESOLVED_BY]->(:Model) DELETE r",
+            [{"id": c} for c in members],
+        )
+        backers = sorted(
+            {m for (cid, m), choice in ballots.choice.items() if cid in members and choice == new}
+        )
+        self._resolved_by(tx, pairs, backers)
+        tx.run(
+            "MATCH (v:Verdict {id: $id}) SET v.winner = $w, v.posterior = $p, "
+            "v.revised_at = $now, v.revisions = v.revisions + 1",
+            {"id": vid, "w": new, "p": post[new], "now": now},
+        )
+        tx.run(
+            "CREATE (r:Revision {id: $rid, verdict_id: $id, from_winner: $old, to_winner: $new, "
+            "posterior: $p, created_at: $now})",
+            {
+                "rid": str(uuid.uuid4()),
+                "id": vid,
+                "old": old,
+                "new": new,
+                "p": round(post[new], 6),
+                "now": now,
+            },
+        )
+        session.winners[vid] = new
+        subject = next((r["subject"] for r in rows), "")
+        session.settlements.append(
+            Settlement(
+                kind="revised",
+                verdict_id=vid,
+                domain=domain,
+                subject=subject,
+                conflict_ids=tuple(members),
+                winner=new,
+                previous_winner=old,
+                posterior=round(post[new], 6),
+                at=now,
+            )
+        )
+
     @staticmethod
     def _resolved_by(tx: Tx, pairs: Sequence[Pair], winners: Sequence[str]) -> None:
         each(
@@ -358,9 +564,9 @@ class ContestOps(GraphCore):
             subject=subject,
             predicate="synthesized_as",
             obj=claim,
-            sk=normalise(subject),
+            sk=text_key(subject),
             pk="synthesized_as",
-            ok=normalise(claim),
+            ok=text_key(claim),
             confidence=round(decision.standing.shares[SYNTHESIZE], 6),
             model=CONSENSUS_MODEL,
             domain=domain,
@@ -378,17 +584,19 @@ class ContestOps(GraphCore):
         return new_id
 
 
-def _add_ballot(ballots: DomainBallots, sk: str, state: SubjectState, b: Ballot) -> None:
+def _add_ballot(ballots: DomainBallots, state: SubjectState, b: Ballot) -> None:
     pair = state.pairs.get(b.conflict_id)
     if pair is None:
         return
     choice = {"accept_a": pair.a_id, "accept_b": pair.b_id}.get(b.resolution, b.resolution)
-    ballots.add(sk, b.conflict_id, b.model, choice, pair.a_id, pair.b_id)
+    ballots.add(b.conflict_id, b.model, choice, pair.a_id, pair.b_id)
 
 
 def record_ballot(session: VoteSession, sk: str, domain: str, ballot: Ballot) -> None:
-    """Put a new vote into the transaction's cache (subject and, when loaded, domain)."""
+    """Put a new vote into the transaction's cache (subject and, when loaded, domain); the
+    domain's estimate is made again when next needed."""
     state = session.subjects[(sk, domain)]
     state.ballots[(ballot.conflict_id, ballot.model)] = ballot
     if domain in session.domains:
-        _add_ballot(session.domains[domain], sk, state, ballot)
+        _add_ballot(session.domains[domain], state, ballot)
+    session.estimates.pop(domain, None)

@@ -14,14 +14,15 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
 from hivemind_lab.graph.config import GraphConfig
-from hivemind_lab.graph.models import Assertion
+from hivemind_lab.graph.keys import has_visible
+from hivemind_lab.graph.models import Assertion, Settlement
 from hivemind_lab.graph.predicates import PredicateRegistry
 from hivemind_lab.graph.store import GraphStore, Tx
 from hivemind_lab.text import strip_control
@@ -87,6 +88,8 @@ class GraphCore:
         self._snapshot_at = 0.0
         self._snapshot_version: int | None = None
         self._snapshot_lock = threading.RLock()
+        self._listeners: list[Callable[[Sequence[Settlement]], None]] = []
+        """Called with the contests a committed write decided or revised."""
 
     # -- validation --------------------------------------------------------------------------
     def _model(self, model: str) -> str:
@@ -109,6 +112,18 @@ class GraphCore:
                 field, f"is {len(cleaned)} characters long", allowed=f"at most {limit}"
             )
         return cleaned
+
+    def _name(self, field: str, value: object) -> str:
+        """A subject, predicate or object: text that shows something once invisible
+        characters are removed (the stored text stays as given; its key drops them)."""
+        text = self._text(field, value, limit=self.config.max_text)
+        if not has_visible(text):
+            raise InputError(
+                field,
+                "has no visible characters (only zero-width, bidi, control or space characters)",
+                allowed="text with at least one visible character",
+            )
+        return text
 
     def _domain(self, domain: object) -> str:
         if domain not in self.config.domains:

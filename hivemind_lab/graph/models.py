@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.graph.predicates import ConflictType
+from hivemind_lab.models import Frozen
 
 Resolution = Literal["accept_a", "accept_b", "synthesize", "fork"]
 ConflictStatus = Literal["unresolved", "resolved", "forked", "withdrawn"]
@@ -14,10 +15,6 @@ AssertionStatus = Literal["active", "disproven", "withdrawn"]
 RESOLUTIONS: tuple[Resolution, ...] = ("accept_a", "accept_b", "synthesize", "fork")
 CONSENSUS_MODEL = "hivemind-consensus"
 """The model identity that owns synthesized assertions."""
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class Assertion(Frozen):
@@ -110,7 +107,11 @@ class VoteResult(Frozen):
     final: bool = False
     """The decision is final: no more votes are taken on this conflict."""
     standing: dict[str, float] = Field(default_factory=dict)
-    """Weighted share per competing assertion id, ``fork`` and ``synthesize``."""
+    """Share per competing assertion id, ``fork`` and ``synthesize``: the procedural choices'
+    share of the weight, the sides sharing the rest by their posterior."""
+    posterior: dict[str, float] = Field(default_factory=dict)
+    """Competing assertion id → posterior probability that it is the true value (a side wins
+    when its posterior reaches ``threshold``)."""
     winner: str | None = None
     """The winning assertion id, ``fork`` or ``synthesize`` once final."""
     electorate: int = 0
@@ -118,28 +119,68 @@ class VoteResult(Frozen):
     electorate_voted: int = 0
     """How many of them have voted."""
     weights: dict[str, float] = Field(default_factory=dict)
-    """Each voter's current weight (track record × confidence factor)."""
+    """Each voter's current weight (estimated reliability's log odds × confidence factor)."""
 
 
 class TrackRecord(Frozen):
-    """A model's record in one domain: how many of its claims consensus decided, how many won,
-    and the vote weight that follows (see docs/design/consensus.md)."""
+    """A model's record in one domain and why its vote weighs what it does (see
+    docs/design/consensus.md): the hard outcomes of decided contests, and the reliability the
+    joint estimate over every vote of the domain gives it."""
 
     model: str
     domain: str
     decided: int
     """Claims the model held (asserted or corroborated) that a decided contest ruled on."""
     won: int
-    """Of those, the claims that survived."""
+    """Of those, the claims that survived (revisions included)."""
     ballots: int
-    """Contests of the domain the model voted in (decided or open)."""
+    """Contests of the domain with at least two voters that the model voted in on a side."""
     agreed: int
-    """Of those, how many its ballot carried the refined consensus (truth-discovery rounds
-    seeded with the decided record)."""
+    """Of those, how many its ballot named the side the estimate finds likeliest."""
+    expected_correct: float = 0.0
+    """The estimate's expected number of its ballots that named the true value."""
+    prior_mean: float = 0.7
+    """Reliability of a model without votes (the Beta prior's mean)."""
+    prior_strength: float = 4.0
+    """How many votes the prior is worth."""
     reliability: float
-    """Smoothed share agreed: (agreed + prior mean × strength) / (ballots + strength)."""
+    """(expected_correct + prior_mean × prior_strength) / (ballots + prior_strength)."""
+    independence: float = 1.0
+    """Discount for copying: 1 / (1 + the number of sources in ``copies``)."""
+    copies: tuple[str, ...] = ()
+    """Sources it names the same false values with far more often than chance."""
     weight: float
-    """Vote weight in a two-sided conflict, before the confidence factor."""
+    """Vote weight in a two-sided conflict before the confidence factor:
+    ln(reliability / (1 - reliability)) × independence, between 0 and 5."""
+
+
+class Settlement(Frozen):
+    """A contest decided, or a decided contest's verdict revised (what a client subscribed to
+    a contest wants to hear about)."""
+
+    kind: Literal["decided", "revised"]
+    verdict_id: str
+    """The contest's verdict (stable across revisions)."""
+    domain: str
+    subject: str
+    conflict_ids: tuple[str, ...]
+    winner: str
+    """The surviving assertion's id, ``fork`` or ``synthesize``."""
+    previous_winner: str | None = None
+    """The winner before a revision."""
+    posterior: float
+    """The winner's posterior (or share, for fork and synthesize)."""
+    at: str
+
+
+class Revision(Frozen):
+    """One change of a verdict, kept as history."""
+
+    verdict_id: str
+    from_winner: str
+    to_winner: str
+    posterior: float
+    at: str
 
 
 class ClaimRef(Frozen):

@@ -7,24 +7,21 @@
 - negations (``is_not``, ``contradicts``, ``negates``) conflict with any non-negated assertion of
   the same object about the same subject;
 - an unknown predicate follows the spec's rule: same predicate, different object ⇒ conflict.
-Predicates are compared normalised (case, whitespace; ``-`` and ``_`` and spaces are equivalent).
+Predicates are compared by their keys (`hivemind_lab.graph.keys.predicate_key`: NFKC, invisible
+characters removed, case-folded; ``-`` and ``_`` and spaces are equivalent).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.graph.keys import predicate_key
+
+__all__ = ["ConflictType", "PredicateRegistry", "predicate_key"]
+
 ConflictType = Literal["different_object", "negation"]
-
-_SEP = re.compile(r"[\s_-]+")
-
-
-def predicate_key(predicate: str) -> str:
-    """Normalised predicate: lower case, words joined by ``_``."""
-    return _SEP.sub("_", predicate.strip().casefold()).strip("_")
 
 
 class PredicateRegistry(BaseModel):

@@ -27,6 +27,14 @@ NODE_TABLES = {
         "evidence STRING, synthesized_claim STRING, weight DOUBLE, created_at STRING"
     ),
     "Record": "id STRING PRIMARY KEY, model STRING, domain STRING, decided INT64, won INT64",
+    "Verdict": (
+        "id STRING PRIMARY KEY, domain STRING, subject STRING, winner STRING, posterior DOUBLE, "
+        "decided_at STRING, revised_at STRING, revisions INT64"
+    ),
+    "Revision": (
+        "id STRING PRIMARY KEY, verdict_id STRING, from_winner STRING, to_winner STRING, "
+        "posterior DOUBLE, created_at STRING"
+    ),
     "Withdrawal": (
         "id STRING PRIMARY KEY, assertion_id STRING, model STRING, reason STRING, "
         "outcome STRING, created_at STRING"
@@ -53,6 +61,7 @@ REL_TABLES = {
     "FORKED_FROM": "FROM Assertion TO Conflict",
     "PART_OF": "FROM Assertion TO Pattern",
     "WITHDRAWS": "FROM Withdrawal TO Assertion",
+    "DECIDES": "FROM Verdict TO Conflict",
 }
 
 NEO4J_SCHEMA = [
@@ -63,6 +72,9 @@ NEO4J_SCHEMA = [
     "CREATE CONSTRAINT vote_id IF NOT EXISTS FOR (v:Vote) REQUIRE v.id IS UNIQUE",
     "CREATE CONSTRAINT record_id IF NOT EXISTS FOR (r:Record) REQUIRE r.id IS UNIQUE",
     "CREATE CONSTRAINT pattern_id IF NOT EXISTS FOR (p:Pattern) REQUIRE p.id IS UNIQUE",
+    "CREATE CONSTRAINT verdict_id IF NOT EXISTS FOR (v:Verdict) REQUIRE v.id IS UNIQUE",
+    "CREATE CONSTRAINT revision_id IF NOT EXISTS FOR (r:Revision) REQUIRE r.id IS UNIQUE",
+    "CREATE INDEX verdict_domain IF NOT EXISTS FOR (v:Verdict) ON (v.domain)",
     "CREATE CONSTRAINT withdrawal_id IF NOT EXISTS FOR (w:Withdrawal) REQUIRE w.id IS UNIQUE",
     "CREATE INDEX assertion_subject IF NOT EXISTS FOR (a:Assertion) ON (a.subject)",
     "CREATE INDEX assertion_domain IF NOT EXISTS FOR (a:Assertion) ON (a.domain)",

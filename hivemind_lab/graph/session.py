@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from hivemind_lab.graph.models import Settlement
+from hivemind_lab.graph.reliability import Estimate
 from hivemind_lab.graph.tally import Ballot, Contest, Pair, Side, contest_of
 
 
@@ -43,27 +45,63 @@ class SubjectState:
 
 @dataclass
 class DomainBallots:
-    """Every vote of a domain (decided contests included), for the track-record refinement."""
+    """Every vote of a domain (decided contests included), for the joint reliability estimate.
 
-    choice: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    """(conflict id, model) → (contest key, chosen side id / fork / synthesize)."""
-    sides: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    """Contest key → the assertion ids competing in it."""
+    A decided contest is keyed by its verdict; the open conflicts form contests by shared sides.
+    Only side choices count (``fork`` and ``synthesize`` say nothing about which value is true).
+    """
 
-    def add(
-        self, key: str, conflict_id: str, model: str, choice: str, a_id: str, b_id: str
-    ) -> None:
-        self.choice[(conflict_id, model)] = (key, choice)
-        self.sides[key].update((a_id, b_id))
+    ends: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Conflict id → its two assertion ids."""
+    verdict: dict[str, str] = field(default_factory=dict)
+    """Conflict id → the verdict that decided it (absent while open)."""
+    choice: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(conflict id, model) → the side it accepted, ``fork`` or ``synthesize``."""
 
-    def by_contest(self) -> dict[str, dict[str, frozenset[str]]]:
-        grouped: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for (_, model), (key, choice) in self.choice.items():
-            grouped[key][model].add(choice)
-        return {k: {m: frozenset(c) for m, c in v.items()} for k, v in grouped.items()}
+    def add(self, conflict_id: str, model: str, choice: str, a_id: str, b_id: str) -> None:
+        self.ends[conflict_id] = (a_id, b_id)
+        self.choice[(conflict_id, model)] = choice
 
-    def values(self) -> dict[str, int]:
-        return {k: max(2, len(v)) for k, v in self.sides.items()}
+    def contests(self) -> dict[str, list[str]]:
+        """Contest key (a verdict id, or the first open conflict id) → its conflict ids."""
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent.setdefault(x, x) != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for cid in sorted(self.ends):
+            key = self.verdict.get(cid)
+            if key is not None:
+                parent[find("v:" + cid)] = find("verdict:" + key)
+            else:
+                a, b = self.ends[cid]
+                parent[find("v:" + cid)] = find("side:" + a)
+                parent[find("side:" + b)] = find("side:" + a)
+        groups: dict[str, list[str]] = defaultdict(list)
+        for cid in sorted(self.ends):
+            groups[find("v:" + cid)].append(cid)
+        return {self.verdict.get(members[0], members[0]): members for members in groups.values()}
+
+    def ballots(self) -> tuple[dict[str, dict[str, frozenset[str]]], dict[str, frozenset[str]]]:
+        """(contest → model → sides accepted, contest → every side), side choices only."""
+        by_conflict: dict[str, dict[str, str]] = defaultdict(dict)
+        for (cid, model), choice in self.choice.items():
+            by_conflict[cid][model] = choice
+        ballots: dict[str, dict[str, frozenset[str]]] = {}
+        sides: dict[str, frozenset[str]] = {}
+        for key, members in self.contests().items():
+            picked: dict[str, set[str]] = defaultdict(set)
+            for cid in members:
+                a, b = self.ends[cid]
+                for model, choice in by_conflict.get(cid, {}).items():
+                    if choice in (a, b):
+                        picked[model].add(choice)
+            sides[key] = frozenset(x for cid in members for x in self.ends[cid])
+            ballots[key] = {m: frozenset(c) for m, c in sorted(picked.items())}
+        return ballots, sides
 
 
 @dataclass
@@ -76,3 +114,9 @@ class VoteSession:
     domains: dict[str, DomainBallots] = field(default_factory=dict)
     records: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Record id → (won, decided), as read or updated in this transaction."""
+    winners: dict[str, str] = field(default_factory=dict)
+    """Verdict id → its current winner (a side's assertion id, fork or synthesize)."""
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+    """Domain → the reliability estimate over its votes (dropped when a vote is added)."""
+    settlements: list[Settlement] = field(default_factory=list)
+    """Contests decided or revised in this transaction, for the listeners after commit."""

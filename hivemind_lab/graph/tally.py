@@ -1,5 +1,5 @@
-"""The consensus rule as pure functions: track-record weights, a contest's standing, the decision
-and the verdicts it implies (see docs/design/consensus.md).
+"""The consensus rule as pure functions: a contest's standing, the decision and the verdicts it
+implies (see docs/design/consensus.md; the weights come from `hivemind_lab.graph.reliability`).
 
 A *contest* is every unresolved conflict about one subject in one domain that shares an
 assertion with another (so ``is A``/``is B``/``is C`` form one contest of three values). The
@@ -17,35 +17,6 @@ from dataclasses import dataclass, field
 from hivemind_lab.graph.models import Resolution
 
 FORK, SYNTHESIZE = "fork", "synthesize"
-
-
-@dataclass(frozen=True)
-class RecordPrior:
-    """Beta prior of a model's track record: ``mean`` share of decided claims won, worth
-    ``strength`` decided claims. A newcomer is trusted like a typical model, and one lucky or
-    unlucky decision moves its weight only a little."""
-
-    mean: float = 0.7
-    strength: float = 4.0
-
-
-def reliability(won: int, decided: int, prior: RecordPrior) -> float:
-    """Smoothed share of a model's decided claims that won."""
-    return (won + prior.mean * prior.strength) / (decided + prior.strength)
-
-
-MIN_WEIGHT, MAX_WEIGHT = 0.05, 5.0
-
-
-def record_weight(won: int, decided: int, prior: RecordPrior, *, values: int = 2) -> float:
-    """Vote weight from a track record: the log-odds that the model is right against one of
-    ``values - 1`` wrong alternatives, ``ln((k-1)·p/(1-p))``. This is the weight under which a
-    weighted vote of independent voters picks the most probable value; it is clipped so a
-    perfect record cannot dictate and a poor one still counts a little."""
-    p = reliability(won, decided, prior)
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    raw = math.log(max(1, values - 1) * p / (1 - p))
-    return round(min(max(raw, MIN_WEIGHT), MAX_WEIGHT), 6)
 
 
 def confidence_factor(confidence: float | None) -> float:
@@ -124,19 +95,26 @@ def choices(contest: Contest) -> dict[str, set[str]]:
 @dataclass(frozen=True)
 class Standing:
     shares: dict[str, float]
-    """Choice (a side's assertion id, ``fork`` or ``synthesize``) → weighted share."""
+    """Choice (a side's assertion id, ``fork`` or ``synthesize``) → share: ``fork`` and
+    ``synthesize`` get their share of the weight; the sides share the rest in proportion to
+    their posterior."""
     weights: dict[str, float]
     """Voter → the weight its ballot carried."""
     top: str | None
     claim: str | None = None
     """The synthesized claim, when ``synthesize`` leads."""
+    posterior: dict[str, float] = field(default_factory=dict)
+    """Side → posterior probability that it is the true value, from the side ballots."""
     heads: dict[str, float] = field(default_factory=dict)
     """Choice → voters behind it (a voter split over several choices counts in parts)."""
 
 
 def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
-    """Weighted shares of the contest's choices. A voter's weight (track record × confidence
-    factor) is split evenly over the distinct choices on its ballot."""
+    """Where a contest stands. A voter's weight is its record weight (log odds of its
+    estimated reliability) × its confidence factor, split evenly over the distinct choices on
+    its ballot. The sides' posterior is the softmax of their weight totals (independent voters,
+    uniform prior over the sides); ``fork`` and ``synthesize`` are procedural choices that
+    take their share of the weight."""
     ballots = choices(contest)
     totals: dict[str, float] = defaultdict(float)
     heads: dict[str, float] = defaultdict(float)
@@ -150,17 +128,31 @@ def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
         for choice in picked:
             totals[choice] += weight / len(picked)
             heads[choice] += 1 / len(picked)
-    grand = sum(totals.values())
-    if grand <= 0:
+    if not ballots:
         return Standing({}, weights, None, heads=dict(heads))
-    shares = {c: round(t / grand, 6) for c, t in sorted(totals.items())}
-    top = min(shares, key=lambda c: (-shares[c], c))
+    side_score = {s: totals.get(s, 0.0) for s in sorted(contest.sides)}
+    top_score = max(side_score.values(), default=0.0)
+    odds = {s: math.exp(v - top_score) for s, v in side_score.items()}
+    total_odds = sum(odds.values())
+    posterior = {s: round(o / total_odds, 6) for s, o in odds.items()}
+    procedural = {c: totals.get(c, 0.0) for c in (FORK, SYNTHESIZE) if c in totals}
+    grand = sum(totals.values())
+    on_sides = sum(totals.get(s, 0.0) for s in contest.sides)
+    if grand <= 0:  # only weightless voters: count heads
+        grand = sum(heads.values())
+        on_sides = sum(heads.get(s, 0.0) for s in contest.sides)
+        procedural = {c: heads.get(c, 0.0) for c in (FORK, SYNTHESIZE) if c in heads}
+    side_part = on_sides / grand if grand else 0.0
+    shares = {s: round(side_part * p, 6) for s, p in posterior.items() if side_part > 0}
+    shares.update({c: round(v / grand, 6) for c, v in procedural.items()})
+    shares = dict(sorted(shares.items()))
+    top = min(shares, key=lambda c: (-shares[c], c)) if shares else None
     claim = None
     if top == SYNTHESIZE:
         proposals = [b for b in contest.ballots if b.resolution == SYNTHESIZE and b.claim.strip()]
         best = max(proposals, key=lambda b: (weights.get(b.model, 0.0), b.claim))
         claim = best.claim
-    return Standing(shares, weights, top, claim, dict(heads))
+    return Standing(shares, weights, top, claim, posterior, dict(heads))
 
 
 @dataclass(frozen=True)
@@ -186,23 +178,26 @@ class Decision:
 
 def decide(contest: Contest, standing_now: Standing, rule: Rule, *, elapsed_s: float) -> Decision:
     """Decide once the electorate has spoken: at least ``min_votes`` voters and either every
-    holder of a side has voted, or the voting window has passed with a quorum of holders. Even
-    then the leading choice needs a weighted share of at least ``phi`` and must have more
-    voters behind it than any other choice: track records make the graph surer or more
-    cautious, they never overrule a head count (measured: overruling helps where reliabilities
-    differ a lot and hurts where they do not, see docs/design/consensus.md). Until then votes
+    holder of a side has voted, or the voting window has passed with a quorum of holders.
+    Then a side wins when its posterior reaches ``phi`` (posterior odds of at least φ against
+    all other sides together) and the side ballots carry most of the weight; ``fork`` or
+    ``synthesize`` win when their share of the weight reaches ``phi``. Reliability decides:
+    three heads can lose to two reliable voters (docs/design/consensus.md). Until then votes
     and changes of vote are taken."""
     voters, electorate = contest.voters, contest.electorate
     complete = electorate <= voters
     turnout = len(voters & electorate) / len(electorate) if electorate else 1.0
     window_closed = elapsed_s >= rule.window_s and turnout >= rule.quorum
-    top = standing_now.top
     ready = len(voters) >= rule.min_votes and (complete or window_closed)
-    heads = standing_now.heads
-    outvoted = top is not None and any(
-        n >= heads.get(top, 0.0) for c, n in heads.items() if c != top
-    )
-    final = ready and top is not None and standing_now.shares[top] >= rule.phi and not outvoted
+    top = standing_now.top
+    final = False
+    if ready and top is not None:
+        share = standing_now.shares[top]
+        if top in (FORK, SYNTHESIZE):
+            final = share >= rule.phi
+        else:
+            procedural = sum(standing_now.shares.get(c, 0.0) for c in (FORK, SYNTHESIZE))
+            final = standing_now.posterior.get(top, 0.0) >= rule.phi and procedural < 0.5
     return Decision(final, ready, complete, standing_now)
 
 
@@ -267,70 +262,3 @@ def contest_of(conflict_id: str, pairs: Iterable[Pair]) -> list[Pair]:
                     seen[q.id] = q
                     frontier.append(q)
     return sorted(seen.values(), key=lambda p: (p.created_at, p.id))
-
-
-def empirical_prior(
-    counts: Mapping[str, tuple[int, int]], fallback: RecordPrior, *, max_strength: float = 1000.0
-) -> RecordPrior:
-    """The population's prior, estimated from the records themselves (empirical Bayes, method
-    of moments): its mean is the pooled share agreed, its strength grows as the models look
-    alike. When the spread between models is no more than chance would give, every record is
-    pulled to the mean and the vote is a head count; only a real difference in reliability
-    earns a real difference in weight. ``fallback`` serves until three models have a record."""
-    rows = [(a, n) for a, n in counts.values() if n > 0]
-    if len(rows) < 3:
-        return fallback
-    total = sum(n for _, n in rows)
-    mean = sum(a for a, _ in rows) / total
-    mean = min(max(mean, 0.01), 0.99)
-    spread = sum(n * (a / n - mean) ** 2 for a, n in rows) / total
-    chance = mean * (1 - mean) * len(rows) / total
-    between = spread - chance
-    if between <= 0:
-        return RecordPrior(mean, max_strength)
-    strength = mean * (1 - mean) / between - 1
-    return RecordPrior(mean, min(max(strength, 2.0), max_strength))
-
-
-def refine(
-    ballots: Mapping[str, Mapping[str, frozenset[str]]],
-    values: Mapping[str, int],
-    records: Mapping[str, tuple[int, int]],
-    prior: RecordPrior,
-    *,
-    exclude: str | None = None,
-    rounds: int = 3,
-) -> dict[str, tuple[int, int]]:
-    """Truth-discovery refinement of track records over every contest of a domain.
-
-    ``ballots`` maps a contest to each voter's choices; ``records`` gives each model's decided
-    claims (won, decided) and seeds the first round's weights. Each round takes every contest's
-    weighted leader, then re-estimates each model as (agreed, voted): how many of its ballots
-    carried the leader. ``exclude`` (the contest being decided) is left out, so a model's
-    weight is earned elsewhere. The estimate uses all votes cast so far, so decisions taken
-    late in a stream see the same weights whatever order the votes came in.
-    """
-    counts: dict[str, tuple[int, int]] | None = None
-    for _ in range(rounds):
-        source = records if counts is None else counts
-        prior = empirical_prior(source, prior)
-        memo: dict[tuple[str, int], float] = {}
-        agreed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for contest, by_model in ballots.items():
-            if contest == exclude or len(by_model) < 2:
-                continue
-            k = values.get(contest, 2)
-            totals: dict[str, float] = defaultdict(float)
-            for model, picked in by_model.items():
-                weight = memo.get((model, k))
-                if weight is None:
-                    weight = record_weight(*source.get(model, (0, 0)), prior, values=k)
-                    memo[(model, k)] = weight
-                for choice in picked:
-                    totals[choice] += weight / len(picked)
-            top = min(totals, key=lambda c: (-totals[c], c))
-            for model, picked in by_model.items():
-                agreed[model][1] += 1
-                agreed[model][0] += top in picked
-        counts = {m: (a, n) for m, (a, n) in agreed.items()}
-    return counts or {}
