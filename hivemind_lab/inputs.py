@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from hivemind_lab.agents.schemas import DecisionContext
+from hivemind_lab.agents.schemas import MAX_TEXT, BindingConstraint, DecisionContext
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import AttachedDocument, Problem
 from hivemind_lab.problems.model import (
@@ -168,9 +168,15 @@ class DeliberationRequest(BaseModel):
         return cleaned
 
     def context(self) -> DecisionContext:
-        """The decision as every agent sees it: question, options and facts."""
+        """The decision as every agent sees it: question, options, facts and binding
+        constraints."""
+        assert self.decision is not None  # set by the validator
         return DecisionContext(
-            problem=self.problem, options=self.options, facts=self.facts(), exclusive=self.exclusive
+            problem=self.problem,
+            options=self.options,
+            facts=self.facts(),
+            exclusive=self.exclusive,
+            constraints=binding_view(self.decision),
         )
 
     def facts(self) -> tuple[Fact, ...]:
@@ -340,3 +346,19 @@ def parse_profile(text: str) -> ProfileName | tuple[str, ...]:
     if len(names) == 1 and names[0] in ("enterprise", "individual"):
         return names[0]  # type: ignore[return-value]  # "enterprise, " is still the profile
     return names
+
+
+def binding_view(decision: Decision) -> tuple[BindingConstraint, ...]:
+    """A decision's binding constraints as agents see them (text cut to a task's bound)."""
+    return tuple(
+        BindingConstraint.model_validate(
+            {
+                "id": c.id,
+                "text": c.text if len(c.text) <= MAX_TEXT else c.text[: MAX_TEXT - 1] + "…",
+                "kind": c.kind,
+                "forbids": c.forbids,
+                "limits": c.limits,
+            }
+        )
+        for c in decision.constraints
+    )

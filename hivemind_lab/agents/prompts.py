@@ -28,7 +28,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.3"
+PROMPT_VERSION = "2026-12-01.4"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
@@ -118,6 +118,24 @@ ONE_OF_RULE = (
 )
 """Told to every agent of an exclusive decision: one of the options, never a sequence."""
 
+BINDING_RULES = {
+    "theory": (
+        "`constraints` lists the client's binding constraints; `forbids` names the options "
+        "each rules out (illegal, barred, in breach) and `limits` the options it only bounds. "
+        "Never pursue an option a constraint forbids and never put one first: mark it avoid. "
+        "In a critique, a target that pursues a forbidden option gets a contradiction on that "
+        "option citing the constraint id."
+    ),
+    "practicality": (
+        "`constraints` lists the client's binding constraints; `forbids` names the options "
+        "each rules out and `limits` the options it only bounds. In `violations`, list each "
+        "constraint the solution breaks with the option it pursues now in breach of it (the "
+        "constraint id and the option index): a solution that pursues a forbidden option is "
+        "infeasible and scores 0. A limit alone is a concern, not a violation."
+    ),
+}
+"""Told to theory and practicality agents of a decision with binding constraints."""
+
 MAX_TOKENS: dict[str, int] = {
     "propose": 1400,
     "critique": 1000,
@@ -165,6 +183,8 @@ def render(
         else "theory"
     )
     rule = f"\n\n{ONE_OF_RULE}" if task.exclusive else ""
+    if task.constraints and role in BINDING_RULES:
+        rule += f"\n\n{BINDING_RULES[role]}"
     user = f"{_INSTRUCTIONS[task.task]}{rule}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
     return ChatRequest(
         messages=(

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from hivemind_lab.models import Frozen
 from hivemind_lab.problems.decision import Fact
+from hivemind_lab.problems.model import ConstraintKind
 
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.retrieval import ScoredPassage
@@ -102,8 +103,23 @@ class SolutionView(Frozen):
         return " ".join(self.recommendations)
 
 
+class BindingConstraint(Frozen):
+    """A binding constraint of the client's decision as agents see it: a prohibition that
+    rules options out (``forbids``) or a limit that bounds them (``limits``)."""
+
+    id: Ref
+    """``constraint.<n>``: cite it as a critique's citation or a violation's constraint."""
+    text: Text
+    kind: ConstraintKind = "other"
+    forbids: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
+    """Indexes of the options it rules out: never pursue one of them."""
+    limits: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
+    """Indexes of the options it only bounds (a cap, a deadline, an approval)."""
+
+
 class DecisionContext(Frozen):
-    """The client's decision as every agent sees it: the question, its options, its facts."""
+    """The client's decision as every agent sees it: the question, its options, its facts and
+    its binding constraints."""
 
     problem: str
     options: tuple[str, ...] = ()
@@ -113,6 +129,8 @@ class DecisionContext(Frozen):
     exclusive: bool = False
     """The options are alternatives: choose exactly one (pursue) and reject the others
     (avoid); never sequence them (no ``later``)."""
+    constraints: Annotated[tuple[BindingConstraint, ...], Field(max_length=12)] = ()
+    """The decision's binding constraints: an option one of them forbids is never pursued."""
 
 
 class ProposeTask(DecisionContext):
@@ -318,6 +336,15 @@ class Concern(Frozen):
     """The concern, as one sentence."""
 
 
+class Violation(Frozen):
+    """A binding constraint the solution breaks by pursuing one of the options."""
+
+    constraint: Ref
+    """The constraint's id (``constraint.<n>``)."""
+    option: OptionIndex
+    """The option pursued in breach of it."""
+
+
 class ScoreOutput(Frozen):
     score: ScoreValue
     """The model's anchor score on the rubric."""
@@ -327,6 +354,9 @@ class ScoreOutput(Frozen):
     concerns: Annotated[list[Concern], Field(max_length=6)] = []
     """The concerns behind the score; the engine weighs the unmitigated ones by severity
     (`hivemind_lab.deliberation.practicality.constraint_score`)."""
+    violations: Annotated[list[Violation], Field(max_length=8)] = []
+    """The binding constraints the solution breaks, per option it pursues (the engine scores
+    such a solution 0 whatever ``score`` says)."""
 
 
 class ClusterMember(Frozen):

@@ -24,7 +24,8 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
-from hivemind_lab.runs.results import ConstraintScore, PracticalityVerdict
+from hivemind_lab.problems.model import ConstraintKind
+from hivemind_lab.runs.results import BindingVeto, ConstraintScore, PracticalityVerdict
 from hivemind_lab.tokens import TokenCounter
 
 EVIDENCE_K = 4
@@ -136,6 +137,72 @@ def build_constraint_agents(
     return agents
 
 
+BINDING_AGENT: dict[ConstraintKind, str | None] = {
+    "legal": "legal",
+    "regulatory": "regulatory",
+    "financial": "financial",
+    "operational": "operational",
+    "social": "social",
+    "deadline": "operational",
+    "other": None,
+}
+"""The constraint agent that answers for a binding constraint of each kind (a deadline bounds
+execution: operational). When the network has no agent of that kind, every constraint agent
+answers for it: a legal ban does not lapse because no legal agent sits on the network."""
+
+
+class Bound(NamedTuple):
+    """A constraint agent's score after binding constraints are applied."""
+
+    score: int
+    vetoes: tuple[BindingVeto, ...]
+    """Why the score is 0 (empty: the score stands)."""
+
+
+def answers_for(kind: ConstraintKind, agent: str, network: Sequence[str]) -> bool:
+    """Whether the constraint agent ``agent`` (on a network of ``network``) answers for a
+    binding constraint of ``kind``."""
+    owner = BINDING_AGENT[kind]
+    return agent == owner if owner in network else True
+
+
+def apply_binding(
+    score: int,
+    output: ScoreOutput,
+    context: DecisionContext,
+    solution: SolutionView,
+    *,
+    agent: str,
+    network: Sequence[str],
+) -> Bound:
+    """Veto a solution that pursues now an option a binding constraint forbids.
+
+    The decision's own record of what each constraint forbids decides, whatever score or
+    wording the model gave: the agent answering for that constraint's kind (`answers_for`)
+    scores the solution 0. The model's own violations veto too, when they name a constraint of
+    the decision and an option the solution pursues now. An option a constraint only limits is
+    left to the score. Pure.
+    """
+    pursued = {s.option for s in solution.stances if s.stance == "pursue"}
+    vetoes: dict[tuple[str, int], BindingVeto] = {}
+    for constraint in context.constraints:
+        if not answers_for(constraint.kind, agent, network):
+            continue
+        for option in sorted(pursued & set(constraint.forbids)):
+            vetoes[constraint.id, option] = BindingVeto(
+                constraint=constraint.id, option=option, by="decision"
+            )
+    known = {c.id for c in context.constraints}
+    for violation in output.violations:
+        if violation.option in pursued and violation.constraint in known:
+            vetoes.setdefault(
+                (violation.constraint, violation.option),
+                BindingVeto(constraint=violation.constraint, option=violation.option, by="model"),
+            )
+    found = tuple(vetoes.values())
+    return Bound(0 if found else score, found)
+
+
 async def score(
     caller: AgentCaller,
     agents: Sequence[ConstraintAgent],
@@ -147,6 +214,7 @@ async def score(
     """Every constraint agent scores every solution 0-100, seeing the client's problem,
     options and facts but never the theory agents' justifications."""
     fields = dict(context) if context is not None else {"problem": ""}
+    network = [a.constraint for a in agents]
 
     async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
         task = ScoreTask(
@@ -160,12 +228,15 @@ async def score(
             mitigations=agent.mitigations,
         )
         out = await caller.ask(agent.id, task, ScoreOutput)
+        bound = apply_binding(out.score, out, task, view, agent=agent.constraint, network=network)
         return ConstraintScore(
             constraint=agent.constraint,
             solution_id=solution_id,
-            score=out.score,
+            score=bound.score,
             reason=out.reason,
             flags=tuple(out.flags),
+            vetoes=bound.vetoes,
+            model_score=out.score if bound.vetoes else None,
         )
 
     jobs = [one(a, sid, view) for a in agents for sid, view in solutions]

@@ -26,6 +26,7 @@ from hivemind_lab.agents.schemas import (
     RevisionOutput,
     SolutionView,
 )
+from hivemind_lab.deliberation.binding import binding_points
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.knowledge.slicing import Slice
@@ -215,7 +216,7 @@ async def critique(
             target_solution_id=sol.id,
             regeneration=sol.regeneration,
             round=sol.round,
-            points=tuple(points),
+            points=binding_points(sol.view(), context, points),
             summary=summary,
         )
 

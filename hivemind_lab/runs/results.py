@@ -93,6 +93,19 @@ class MonitorReport(Frozen):
     embedder: str
 
 
+class BindingVeto(Frozen):
+    """A binding constraint that set a constraint agent's score to 0: the solution pursues now
+    an option the constraint forbids."""
+
+    constraint: str
+    """The constraint's id in the recorded decision (``constraint.<n>``)."""
+    option: int
+    """The forbidden option the solution pursues (0-based index)."""
+    by: Literal["decision", "model"]
+    """decision: the recorded decision says the constraint forbids the option; model: the
+    constraint agent itself marked the violation."""
+
+
 class ConstraintScore(Frozen):
     """One constraint agent's score of one solution."""
 
@@ -101,6 +114,10 @@ class ConstraintScore(Frozen):
     score: int = Field(ge=0, le=100)
     reason: str
     flags: tuple[str, ...] = ()
+    vetoes: tuple[BindingVeto, ...] = ()
+    """The binding constraints that set ``score`` to 0 (empty: the score is the agent's)."""
+    model_score: int | None = None
+    """The score the agent gave before a binding veto set it to 0 (None: no veto)."""
 
 
 class PracticalityVerdict(Frozen):

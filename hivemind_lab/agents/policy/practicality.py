@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import snowballstemmer
 
+from hivemind_lab.agents.policy.binding import bind_score
 from hivemind_lab.agents.policy.reading import commitment, polarity, stems_of
 from hivemind_lab.agents.schemas import MAX_TEXT, ScoreOutput, ScoreTask
 from hivemind_lab.problems.decision import fact_snippet
@@ -105,4 +106,5 @@ def score(task: ScoreTask) -> ScoreOutput:
     reason = "; ".join(p for p in parts if p)
     if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
         reason = "; ".join(p for p in (parts[0], parts[2], parts[3]) if p)[:MAX_TEXT]
-    return ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})
+    out = ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})
+    return bind_score(task, out)

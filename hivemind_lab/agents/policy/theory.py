@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hivemind_lab.agents.policy.binding import bounds
 from hivemind_lab.agents.policy.open_ended import revise_own
 from hivemind_lab.agents.policy.own_course import own_course
 from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
@@ -107,6 +108,19 @@ def plans(
     for plan in out:
         unique.setdefault(plan.key(), plan)
     return list(unique.values())
+
+
+def lawful(candidates: Sequence[Plan], forbidden: frozenset[int]) -> list[Plan]:
+    """The plans that pursue no forbidden option, now or later, each marking the forbidden
+    options avoid (all of them when every plan would pursue one: nothing lawful is left)."""
+    if not forbidden:
+        return list(candidates)
+    kept = [
+        Plan(p.now, p.later, tuple(sorted(set(p.avoid) | forbidden)))
+        for p in candidates
+        if not (set(p.now) | set(p.later)) & forbidden
+    ]
+    return kept or list(candidates)
 
 
 def plan_title(options: Sequence[str], plan: Plan) -> str:
@@ -234,7 +248,9 @@ def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
         )
         for v in task.excluded
     }
-    candidates = plans(task.options, scores, exclusive=task.exclusive)
+    candidates = lawful(
+        plans(task.options, scores, exclusive=task.exclusive), bounds(task).forbidden()
+    )
     fresh = [p for p in candidates if p.key() not in excluded]
     # With nothing new left the agent restates its best plan: the engine refuses it as a
     # repeat and, after its attempts, records the agent as abstaining.
@@ -305,7 +321,10 @@ def revise(task: ReviseTask) -> RevisionOutput:
     rejected += [fact_gaps[f][1] for f in sorted(fact_gaps) if f not in prefer]
     if not adopted:
         return RevisionOutput(**current.model_dump(), adopted=[], rejected=rejected[:MAX_POINTS])
-    plan = plans(task.options, scores, exclusive=task.exclusive)[0]
+    allowed = lawful(
+        plans(task.options, scores, exclusive=task.exclusive), bounds(task).forbidden()
+    )
+    plan = allowed[0]
     w = write_plan(
         task, plan, judgements, scores, prefer_facts=prefer, limit=task.max_recommendations
     )
