@@ -7,6 +7,7 @@ an LLM reads instructions plus data, and the offline model reads the same data.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -198,11 +199,34 @@ def render(
     )
 
 
+class TaskBlock(NamedTuple):
+    """A user message split around its ``<task>`` block."""
+
+    before: str
+    """The instructions before the opening tag."""
+    data: str
+    """The task's JSON, between the tags."""
+    after: str
+    """What follows the closing tag."""
+
+    def join(self, data: str) -> str:
+        """The message with ``data`` in place of the task's JSON."""
+        return f"{self.before}<task>\n{data}\n</task>{self.after}"
+
+
+def split_task_block(content: str) -> TaskBlock | None:
+    """The one reader of the ``<task>`` block `render` writes (None when a message has none)."""
+    match = _TASK_BLOCK.search(content)
+    if match is None:
+        return None
+    return TaskBlock(content[: match.start()], match.group(1), content[match.end() :])
+
+
 def parse_task(request: ChatRequest) -> AgentTask:
     """Recover the task from a rendered request (first user message holding a task block)."""
     for message in request.messages:
         if message.role == "user":
-            match = _TASK_BLOCK.search(message.content)
-            if match:
-                return _TASK_ADAPTER.validate_json(match.group(1))
+            block = split_task_block(message.content)
+            if block is not None:
+                return _TASK_ADAPTER.validate_json(block.data)
     raise ValueError("request holds no <task> block")

@@ -23,8 +23,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from hivemind_lab.agents.prompts import split_task_block
 from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.models import FrozenRecord as Frozen
+from hivemind_lab.runs import events
 from hivemind_lab.runs.atomic import write_text_atomic
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import RunManifest, utc_now
@@ -38,7 +40,6 @@ SetOutcome = Literal["cleared", "vetoed", "unjudged"]
 """What the practicality network made of the solution set a call belongs to (``unjudged``: the
 generation ended before scoring, e.g. abstention or a spent budget)."""
 _TASK_ROLES: dict[str, Role] = {"score": "practicality", "synthesize": "monitor"}
-_TASK = ("<task>\n", "\n</task>")
 PROBLEM_REDACTED = "[client problem redacted]"
 CLIENT_TEXT_REDACTED = "[client text redacted]"
 SHARED_WORDS = 6
@@ -205,11 +206,11 @@ def _scrub(
 
 def redact_user(content: str, texts: Sequence[tuple[str, str]]) -> str:
     """The user message with the task's problem and facts replaced, and client text scrubbed."""
-    start, end = content.find(_TASK[0]), content.rfind(_TASK[1])
-    if start < 0 or end < start:
+    block = split_task_block(content)
+    if block is None:
         return str(_scrub(content, texts))
     try:
-        task = json.loads(content[start + len(_TASK[0]) : end])
+        task = json.loads(block.data)
     except json.JSONDecodeError:
         return str(_scrub(content, texts))
     if isinstance(task, dict):
@@ -223,7 +224,7 @@ def redact_user(content: str, texts: Sequence[tuple[str, str]]) -> str:
                 for f in task["facts"]
             ]
     body = json.dumps(_scrub(task, texts), indent=1, ensure_ascii=False)
-    return _scrub(content[:start], texts) + _TASK[0] + body + content[end:]
+    return block._replace(before=_scrub(block.before, texts)).join(body)
 
 
 def redact_reply(content: str, texts: Sequence[tuple[str, str]]) -> str:
@@ -236,9 +237,9 @@ def redact_reply(content: str, texts: Sequence[tuple[str, str]]) -> str:
 
 
 def _evidence_ids(user: str) -> tuple[str, ...]:
-    start, end = user.find(_TASK[0]), user.rfind(_TASK[1])
+    block = split_task_block(user)
     try:
-        task = json.loads(user[start + len(_TASK[0]) : end]) if start >= 0 else {}
+        task = json.loads(block.data) if block is not None else {}
     except json.JSONDecodeError:
         return ()
     evidence = task.get("evidence", []) if isinstance(task, dict) else []
@@ -259,16 +260,16 @@ def run_records(
     out: list[ChatRecord] = []
     regeneration = 0
     for record in read_records(run.audit_path):
-        p = record.payload
-        if record.kind in ("rescore.set", "engine.resume"):
-            regeneration = int(p["regeneration"])
-        elif record.kind == "practicality.veto":
-            regeneration = int(p["regeneration"]) + 1
-        if not record.kind.startswith("llm.") or not p.get("responses"):
+        event = record.event
+        if isinstance(event, events.RescoreSet | events.Resume):
+            regeneration = event.regeneration
+        elif isinstance(event, events.Veto):
+            regeneration = event.regeneration + 1
+        if not isinstance(event, events.ModelCall) or not event.responses:
             continue
-        task = record.kind.removeprefix("llm.")
-        prompt = [m for m in p["prompt"] if m["role"] in ("system", "user")]
-        reply = str(p["responses"][-1]["content"])
+        task = event.kind.removeprefix("llm.")
+        prompt = [m for m in event.prompt if m["role"] in ("system", "user")]
+        reply = str(event.responses[-1]["content"])
         messages = [ChatMessage(role=m["role"], content=m["content"]) for m in prompt]
         if texts:
             messages = [
@@ -291,12 +292,12 @@ def run_records(
                 role=_TASK_ROLES.get(task, "theory"),
                 task=task,
                 agent=record.actor,
-                backend=str(p.get("backend", manifest.backend)),
-                model=str(p.get("model", manifest.model)),
+                backend=event.backend,
+                model=event.model,
                 evidence_ids=_evidence_ids(user),
                 regeneration=regeneration,
                 outcome=outcomes.get(regeneration, "unjudged"),
-                attempts=len(p["responses"]),
+                attempts=len(event.responses),
                 messages=(*messages, ChatMessage(role="assistant", content=reply)),
             )
         )
