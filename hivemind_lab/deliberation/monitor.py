@@ -24,6 +24,7 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.deliberation.embedders import Embedder
+from hivemind_lab.deliberation.stances import decision_distance
 from hivemind_lab.runs.results import (
     Cluster,
     Conclusion,
@@ -49,60 +50,37 @@ def similarity_matrix(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
     return sims
 
 
-STANCE_WEIGHT = {"pursue": 0.6, "later": 0.25, "avoid": 0.15}
-"""How much agreeing on each kind of stance makes two decisions alike: a conclusion is first of
-all its first move, then what follows it, then what it rules out."""
 TEXT_SHARE = 0.3
-"""Share of wording in the similarity of solutions that take stances (the rest: their stances)."""
+"""Share of wording in the similarity of solutions that take stances (the rest: their
+decisions)."""
 
 
 def solution_similarity(
     solutions: Sequence[Solution | SolutionView], embedder: Embedder
 ) -> np.ndarray:
     """How alike solutions are: their texts' similarity, blended with their decisions'
-    agreement when any of them takes stances on the problem's options (wording alone makes
+    similarity when any of them takes stances on the problem's options (wording alone makes
     two plans that name the same options in opposite roles look alike)."""
     sims = similarity_matrix([s.text() for s in solutions], embedder)
     if any(s.stances for s in solutions):
-        sims = TEXT_SHARE * sims + (1.0 - TEXT_SHARE) * stance_similarity(solutions)
+        sims = TEXT_SHARE * sims + (1.0 - TEXT_SHARE) * decision_similarity(solutions)
     return sims
 
 
-def stance_similarity(solutions: Sequence[Solution | SolutionView]) -> np.ndarray:
-    """Pairwise agreement of the solutions' decisions in [0, 1]: the Jaccard agreement of the
-    options they pursue now, times the weighted agreement (`STANCE_WEIGHT`) of their first
-    move, what they would do later and what they rule out (two empty sets agree).
+def decision_similarity(solutions: Sequence[Solution | SolutionView]) -> np.ndarray:
+    """Pairwise similarity of the solutions' decisions in [0, 1]: one minus the continuous
+    decision distance (`hivemind_lab.deliberation.stances.decision_distance`: commitment to
+    each option as a number, pursue 1, later 0.5, avoid 0, unaddressed 0.5).
 
-    Two solutions that name the same options in opposite roles read alike word for word; their
-    stances tell them apart, which is what a conclusion is about. The graded weights keep the
-    measure spread out: same plan 1, same first move 0.6-0.85, different first move ≤ 0.4.
+    A number per option instead of an equal/unequal stance: plans that share their first move
+    and differ in what follows are closer than plans with different first moves, by steps
+    small enough that the number of clusters responds across the threshold's range.
     """
-    sets = [
-        {
-            kind: frozenset(st.option for st in s.stances if st.stance == kind)
-            for kind in STANCE_WEIGHT
-        }
-        for s in solutions
-    ]
     n = len(solutions)
     sims = np.ones((n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            if bool(solutions[i].stances) != bool(solutions[j].stances):
-                value = 0.0
-            else:
-                agree = {
-                    kind: len(sets[i][kind] & sets[j][kind]) / len(sets[i][kind] | sets[j][kind])
-                    if sets[i][kind] | sets[j][kind]
-                    else 1.0
-                    for kind in STANCE_WEIGHT
-                }
-                # What follows only counts between plans that share their first move.
-                value = agree["pursue"] * (
-                    STANCE_WEIGHT["pursue"]
-                    + STANCE_WEIGHT["later"] * agree["later"]
-                    + STANCE_WEIGHT["avoid"] * agree["avoid"]
-                )
+            value = 1.0 - decision_distance(solutions[i].stances, solutions[j].stances)
             sims[i, j] = sims[j, i] = value
     return sims
 

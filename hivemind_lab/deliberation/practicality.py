@@ -137,6 +137,32 @@ def build_constraint_agents(
     return agents
 
 
+GRADE_PENALTY: dict[str, float] = {"minor": 6.0, "major": 15.0, "critical": 35.0}
+"""Points an unmitigated concern takes off the model's anchor at severity 0.5: a minor one about
+a sixth of a rubric step below a major one, a critical one enough to cross an anchor alone."""
+LENIENT_SHARE = 0.25
+"""Share of the penalty left at severity 0: a lenient network still tells apart a solution
+with a critical concern from one without."""
+
+
+def severity_factor(severity: float) -> float:
+    """How hard unmitigated concerns weigh at a severity, rising straight from `LENIENT_SHARE`
+    at 0 through 1 at 0.5 to ``2 - LENIENT_SHARE`` at 1."""
+    return LENIENT_SHARE + 2.0 * (1.0 - LENIENT_SHARE) * severity
+
+
+def constraint_score(output: ScoreOutput, severity: float) -> float:
+    """A constraint agent's score of a solution: the model's anchor minus its unmitigated
+    concerns, each weighted by its grade (`GRADE_PENALTY`) and the severity, clipped to 0..100.
+
+    The engine applies severity here, the same way for every model: the model only judges
+    (anchor and concerns), so severity moves scores continuously and solutions with different
+    concerns get different scores. Pure.
+    """
+    penalty = sum(GRADE_PENALTY[c.grade] for c in output.concerns if not c.mitigated)
+    return min(100.0, max(0.0, output.score - penalty * severity_factor(severity)))
+
+
 BINDING_AGENT: dict[ConstraintKind, str | None] = {
     "legal": "legal",
     "regulatory": "regulatory",
@@ -228,7 +254,14 @@ async def score(
             mitigations=agent.mitigations,
         )
         out = await caller.ask(agent.id, task, ScoreOutput)
-        bound = apply_binding(out.score, out, task, view, agent=agent.constraint, network=network)
+        bound = apply_binding(
+            round(constraint_score(out, severity)),
+            out,
+            task,
+            view,
+            agent=agent.constraint,
+            network=network,
+        )
         return ConstraintScore(
             constraint=agent.constraint,
             solution_id=solution_id,

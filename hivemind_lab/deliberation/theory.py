@@ -7,18 +7,23 @@ agent order, so a run's outcome does not depend on which call finished first.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import (
+    MAX_POINTS,
     BatchCritiqueOutput,
     BatchCritiqueTask,
     CritiqueOutput,
+    CritiquePoint,
     CritiqueTarget,
     CritiqueTask,
     DecisionContext,
     Evidence,
+    PointRef,
     ProposalOutput,
     ProposeTask,
     ReceivedCritique,
@@ -27,6 +32,7 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
 )
 from hivemind_lab.deliberation.binding import binding_points
+from hivemind_lab.deliberation.stances import changed_options, decision_distance
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.knowledge.slicing import Slice
@@ -118,6 +124,147 @@ def build_agents(
 
 
 RepeatCheck = Callable[[SolutionView], bool]
+
+# -- stubbornness: which critique points a reviser must answer ------------------------------------
+
+BAR_TOLERANCE = 0.05
+"""Half-width of the band around an agent's bar: a point weighing within it may be weighed, one
+above it must be answered. Without a band, weights that sit on the bar flip with rounding."""
+UNGROUNDED = 0.2
+"""Share of its strength a point keeps when its citation is not in the evidence its critic was
+shown (cited nothing, or something else): every such point of one option and kind together
+counts as one source."""
+
+
+class Weighing(NamedTuple):
+    """The engine's reading of the critiques one agent received."""
+
+    must_answer: tuple[PointRef, ...]
+    may_weigh: tuple[PointRef, ...]
+    below: tuple[PointRef, ...]
+    """Points under the bar (support points are weighed but never need an answer)."""
+
+    def cleared_options(self) -> set[int]:
+        """Options addressed by a point the reviser must answer or may weigh: the only options
+        whose stance a revision may change."""
+        return {p.option for p in (*self.must_answer, *self.may_weigh) if p.option is not None}
+
+
+def bar(stubbornness: float) -> float:
+    """The evidence weight a point needs to move an agent, a straight line in stubbornness from
+    just below 0 (every point clears) to just above 1 (none does), widened by the tolerance so
+    that the band ends outside the 0..1 range of weights at both ends."""
+    return (1.0 + 2.0 * BAR_TOLERANCE) * stubbornness - BAR_TOLERANCE
+
+
+def point_weight(point: CritiquePoint, shown: frozenset[str]) -> float:
+    """A single point's weight: its stated strength (1-5) as a share, cut to `UNGROUNDED` of it
+    when its citation is not something its critic was shown."""
+    grounded = point.citation is not None and point.citation in shown
+    return point.strength / 5 * (1.0 if grounded else UNGROUNDED)
+
+
+def weigh_points(
+    received: Sequence[ReceivedCritique],
+    shown: Mapping[str, frozenset[str]],
+    stubbornness: float,
+) -> Weighing:
+    """Weigh every critique point one agent received and sort it against the agent's bar.
+
+    Points are weighed together with the others on the same option and of the same kind: each
+    distinct cited passage counts once (at the strongest weight any critic gave it), however
+    many critics repeat it, and the group's weight is ``1 - prod(1 - w)`` over its sources.
+
+    Args:
+        received: the critiques of the agent's solution.
+        shown: critic id → the passage and fact ids that critic was shown.
+        stubbornness: the agent's stubbornness (0 to 1).
+    """
+    sources: dict[tuple[int | None, str], dict[str, float]] = {}
+    for critique in received:
+        grounded = shown.get(critique.critic_id, frozenset())
+        for point in critique.points:
+            weight = point_weight(point, grounded)
+            cited = point.citation if point.citation in grounded else None
+            group = sources.setdefault((point.option, point.kind), {})
+            source = cited or "ungrounded"
+            group[source] = max(group.get(source, 0.0), weight)
+    combined = {
+        key: 1.0 - math.prod(1.0 - w for w in group.values()) for key, group in sources.items()
+    }
+    line = bar(stubbornness)
+    must: list[PointRef] = []
+    may: list[PointRef] = []
+    below: list[PointRef] = []
+    for critique in received:
+        for index, point in enumerate(critique.points[:MAX_POINTS]):
+            weight = round(combined[(point.option, point.kind)], 6)
+            ref = PointRef(
+                critic_id=critique.critic_id, point=index, option=point.option, weight=weight
+            )
+            if point.kind == "support":
+                below.append(ref)
+            elif weight >= line + BAR_TOLERANCE:
+                must.append(ref)
+            elif weight > line - BAR_TOLERANCE:
+                may.append(ref)
+            else:
+                below.append(ref)
+    return Weighing(tuple(must), tuple(may), tuple(below))
+
+
+def revision_movement(before: Solution, after: Solution) -> float:
+    """How far a revision moved, in [0, 1]: the decision distance between the stances before
+    and after (`hivemind_lab.deliberation.stances`); on an open question (no stances), 1 when
+    the course of action changed, else 0."""
+    if before.stances or after.stances:
+        return decision_distance(before.stances, after.stances)
+    old = before.course.action if before.course else ""
+    new = after.course.action if after.course else ""
+    return 0.0 if old == new else 1.0
+
+
+def hold_unanswered(
+    before: Solution, after: Solution, cleared: set[int], *, exclusive: bool
+) -> tuple[Solution, tuple[int, ...]]:
+    """The revision the engine takes: a stance change on an option no cleared point addresses
+    is not taken (the previous stance is kept), so how far an agent moves depends on its
+    stubbornness, whatever the model does with the critiques.
+
+    For an exclusive decision the stances move together (one option pursued): the revision is
+    taken whole when a cleared point addresses any option it changes, else the previous
+    solution is kept. On an open question (no stances) a changed course is taken only when
+    some point cleared the bar.
+
+    Returns:
+        The solution taken, and the options whose stance change was held back.
+    """
+    changed = changed_options(before.stances, after.stances)
+    if not before.stances and not after.stances:
+        if revision_movement(before, after) > 0 and not cleared:
+            return _kept(before, after), ()
+        return after, ()
+    held = tuple(sorted(changed - cleared))
+    if not held:
+        return after, ()
+    if exclusive:
+        if changed & cleared:
+            return after, ()
+        return _kept(before, after), held
+    old = {st.option: st for st in before.stances}
+    stances = [st for st in after.stances if st.option not in held]
+    stances += [old[o] for o in held if o in old]
+    stances.sort(key=lambda st: st.option)
+    if {(st.option, st.stance) for st in stances} == {
+        (st.option, st.stance) for st in before.stances
+    }:
+        return _kept(before, after), held
+    return after.model_copy(update={"stances": tuple(stances)}), held
+
+
+def _kept(before: Solution, after: Solution) -> Solution:
+    """The previous solution, under the revision's id and round."""
+    return before.model_copy(update={"id": after.id, "round": after.round, "adopted": ()})
 
 
 def _solution(
@@ -267,6 +414,17 @@ class RevisionRound:
     solutions: dict[str, Solution]
     refused: tuple[str, ...]
     """Revisions refused as repeats of vetoed solutions (the agent keeps its solution)."""
+    held: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Agent id → options whose stance change the engine did not take (no cleared point
+    addressed them)."""
+    movement: dict[str, float] = field(default_factory=dict)
+    """Agent id → how far its solution moved (`revision_movement`, after the hold)."""
+    weighings: dict[str, Weighing] = field(default_factory=dict)
+    """Agent id → the engine's weighing of the critiques it received."""
+
+    def magnitude(self) -> float:
+        """The round's mean revision magnitude over its agents."""
+        return sum(self.movement.values()) / len(self.movement) if self.movement else 0.0
 
 
 async def revise(
@@ -280,7 +438,20 @@ async def revise(
     round: int,
     is_repeat: RepeatCheck,
 ) -> RevisionRound:
-    """Each agent reads every critique of its solution and revises."""
+    """Each agent reads every critique of its solution and revises.
+
+    The engine weighs the points first (`weigh_points`) and tells the reviser which it must
+    answer and which it may weigh; a stance change no cleared point licenses is not taken
+    (`hold_unanswered`). Both act the same whatever model revises.
+    """
+    fact_ids = frozenset(f.id for f in context.facts)
+    shown = {
+        a.id: frozenset(e.id for e in a.option_evidence(context.problem, context.options))
+        | fact_ids
+        for a in agents
+    }
+    weighings: dict[str, Weighing] = {}
+    held: dict[str, tuple[int, ...]] = {}
 
     async def one(agent: TheoryAgent) -> tuple[Solution, str | None]:
         current = solutions[agent.id]
@@ -289,6 +460,8 @@ async def revise(
             for c in sorted(critiques, key=lambda c: c.critic_id)
             if c.target_id == agent.id
         )
+        weighing = weigh_points(received, shown, stubbornness)
+        weighings[agent.id] = weighing
         task = ReviseTask(
             **dict(context),
             agent_id=agent.id,
@@ -302,6 +475,8 @@ async def revise(
             ),
             critiques=received,
             stubbornness=stubbornness,
+            must_answer=weighing.must_answer,
+            may_weigh=weighing.may_weigh,
             evidence=agent.option_evidence(context.problem, context.options),
         )
         out = await caller.ask(agent.id, task, RevisionOutput)
@@ -312,6 +487,11 @@ async def revise(
             round=round,
             n_options=len(context.options),
         )
+        revised, kept_back = hold_unanswered(
+            current, revised, weighing.cleared_options(), exclusive=context.exclusive
+        )
+        if kept_back:
+            held[agent.id] = kept_back
         if is_repeat(revised.view()):
             kept = current.model_copy(update={"id": revised.id, "round": round, "adopted": ()})
             return kept, revised.id
@@ -319,7 +499,11 @@ async def revise(
 
     active = [a for a in agents if a.id in solutions]
     results = await asyncio.gather(*(one(a) for a in active))
+    revised = {a.id: s for a, (s, _) in zip(active, results, strict=True)}
     return RevisionRound(
-        solutions={a.id: s for a, (s, _) in zip(active, results, strict=True)},
+        solutions=revised,
         refused=tuple(r for _, r in results if r is not None),
+        held={a.id: held[a.id] for a in active if a.id in held},
+        movement={a.id: revision_movement(solutions[a.id], revised[a.id]) for a in active},
+        weighings={a.id: weighings[a.id] for a in active},
     )

@@ -1,0 +1,46 @@
+"""A solution's decision as numbers: how far it commits to each of the problem's options.
+
+The monitor compares decisions with it (a continuous decision distance, not an equal/unequal
+stance) and the engine measures how far a revision moved with it, so both mean the same thing
+whatever model wrote the solutions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from hivemind_lab.agents.schemas import OptionStance, Stance
+
+COMMITMENT: Mapping[Stance, float] = {"pursue": 1.0, "later": 0.5, "avoid": 0.0}
+"""Commitment to an option: do it now 1, sequence it after the options pursued now 0.5, do not
+do it 0."""
+NEUTRAL = 0.5
+"""An option the solution does not address: no commitment either way."""
+
+
+def commitments(stances: Iterable[OptionStance]) -> dict[int, float]:
+    """Option index → commitment, for the options a solution addresses (last word wins)."""
+    return {st.option: COMMITMENT[st.stance] for st in stances}
+
+
+def decision_distance(a: Sequence[OptionStance], b: Sequence[OptionStance]) -> float:
+    """Mean absolute difference in commitment over the options either solution addresses,
+    in [0, 1] (0 when neither addresses any: nothing tells them apart).
+
+    Pursue-versus-avoid on one option of two is 0.5, pursue-versus-later on it 0.25: two plans
+    with the same first move and different sequels are closer than plans with different first
+    moves, by a measure that changes by small steps instead of all or nothing.
+    """
+    ca, cb = commitments(a), commitments(b)
+    options = ca.keys() | cb.keys()
+    if not options:
+        return 0.0
+    return sum(abs(ca.get(o, NEUTRAL) - cb.get(o, NEUTRAL)) for o in options) / len(options)
+
+
+def changed_options(before: Sequence[OptionStance], after: Sequence[OptionStance]) -> set[int]:
+    """The options whose stance differs between two stance lists (taking up or dropping an
+    option is a change)."""
+    sa = {st.option: st.stance for st in before}
+    sb = {st.option: st.stance for st in after}
+    return {o for o in sa.keys() | sb.keys() if sa.get(o) != sb.get(o)}
