@@ -350,11 +350,22 @@ SCENARIOS = (
     "logging-set-level",
     "dns-rebinding-protection",
     "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
 )
-"""Every scenario for what the server offers: tools, errors, progress, logging, loopback
-protection and concurrent streams (not resources, prompts, completion, sampling, elicitation)."""
+"""Every scenario for what the server offers: tools, errors, progress, logging, text resources
+and templates with subscriptions, text prompts with arguments, loopback protection and
+concurrent streams (not binary resources, image or embedded-resource prompts, tool content
+types it never returns, completion, sampling or elicitation)."""
 
 
+@pytest.mark.conformance
 def test_official_conformance_suite_passes_every_scenario_the_server_offers(tmp_path):
     node = CONFORMANCE / ".bin" / "node"
     suite = CONFORMANCE / "@modelcontextprotocol" / "conformance"

@@ -1,4 +1,5 @@
-"""The MCP server: the spec's six tools and hivemind_retract over `HivemindGraph`, bound to a caller identity.
+"""The MCP server: the spec's six tools and hivemind_retract over `HivemindGraph`, bound to a caller
+identity, with read-only resources, prompts and contest subscriptions (`resources`).
 
 The identity a tool acts as never comes from tool arguments: over stdio and in single-user HTTP
 mode it is SOURCE_MODEL; with a token file it is the model the client's bearer token maps to.
@@ -15,6 +16,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
@@ -47,6 +49,7 @@ from hivemind_lab.mcp_server.arguments import (
 from hivemind_lab.mcp_server.bridge import add_bridge
 from hivemind_lab.mcp_server.exposure import Exposure, exposure
 from hivemind_lab.mcp_server.reporting import Reporter, serve_log_levels
+from hivemind_lab.mcp_server.resources import add_resources
 from hivemind_lab.mcp_server.settings import ServerSettings
 from hivemind_lab.mcp_server.tokens import TokenFileVerifier
 from hivemind_lab.mcp_server.webhooks import WebhookNotifier
@@ -101,14 +104,17 @@ def build_server(
         )
     if notifier is None and settings.webhook_urls and settings.webhook_secret:
         notifier = WebhookNotifier(settings.webhook_urls, settings.webhook_secret)
+    bus = InMemorySubscriptionBus()
     server: MCPServer = MCPServer(
         "hivemind",
         instructions=INSTRUCTIONS,
         version="0.1.0",
         token_verifier=verifier,
         auth=auth,
+        subscriptions=bus,
     )
     serve_log_levels(server)
+    subscribers = add_resources(server, graph, bus)
 
     def identity() -> str:
         token = get_access_token()
@@ -120,6 +126,7 @@ def build_server(
         return settings.source_model
 
     async def call(fn: Callable[[], T]) -> T:
+        subscribers.bind()  # settlements in this call are delivered on this loop
         try:
             return await anyio.to_thread.run_sync(fn)
         except HivemindError as exc:

@@ -1,0 +1,157 @@
+"""Resources, prompts and contest subscriptions with real SDK client sessions: a handshake-era
+client over stdio, token clients over streamable HTTP (one subscribes, others' votes settle the
+contest) and a 2026-07-28 client listening on a `subscriptions/listen` stream."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import ResourceUpdatedNotification
+
+from hivemind_lab.mcp_server.resources import conflict_uri
+from hivemind_lab.mcp_server.tokens import add_token
+from tests.mcp_support import T, data, served, stdio_params
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:resources/subscribe is removed"  # what handshake-era clients (most today) call
+)
+CLAIM = {"subject": "Pricing power", "predicate": "is", "obj": "durable", "confidence": 0.9}
+
+
+def _updates(into: list[str]):
+    async def handler(message) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            into.append(str(message.params.uri))
+
+    return handler
+
+
+async def _wait_for(seen: list[str], uri: str) -> None:
+    with anyio.fail_after(60):
+        while uri not in seen:
+            await anyio.sleep(0.05)
+
+
+async def test_stdio_client_reads_resources_gets_prompts_and_hears_its_contest_settle(tmp_path):
+    env = {
+        "SOURCE_MODEL": "claude",
+        "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"),
+        "CONFLICT_THRESHOLD": "1",
+    }
+    seen: list[str] = []
+    async with Client(stdio_params(env), mode="legacy", message_handler=_updates(seen)) as client:
+        templates = {
+            t.uri_template for t in (await client.list_resource_templates()).resource_templates
+        }
+        assert templates == {
+            "hivemind://conflicts/{conflict_id}",
+            "hivemind://entities/{subject}/assertions",
+            "hivemind://models/{model}/track-record/{domain}",
+        }
+        assert {p.name for p in (await client.list_prompts()).prompts} == {
+            "summarise_subject",
+            "review_conflict",
+        }
+        first = data(
+            await client.call_tool("hivemind_assert", {**CLAIM, "domain": T, "evidence": "margins"})
+        )
+        second = data(
+            await client.call_tool("hivemind_assert", {**CLAIM, "obj": "fragile", "domain": T})
+        )
+        (hit,) = second["conflicts_detected"]
+        uri = conflict_uri(hit["conflict_id"])
+        contest = json.loads((await client.read_resource(uri)).contents[0].text)
+        assert contest["status"] == "unresolved"
+        await client.subscribe_resource(uri)
+        vote = data(
+            await client.call_tool(
+                "hivemind_resolve", {"conflict_id": hit["conflict_id"], "resolution": "accept_a"}
+            )
+        )
+        assert vote["consensus_reached"] is True
+        await _wait_for(seen, uri)
+        settled = json.loads((await client.read_resource(uri)).contents[0].text)
+        assert settled["status"] == "resolved"
+
+        claims = json.loads(
+            (await client.read_resource("hivemind://entities/pricing%20power/assertions"))
+            .contents[0]
+            .text
+        )
+        assert {c["id"] for c in claims} == {first["assertion_id"], second["assertion_id"]}
+        assert {c["source_model"] for c in claims} == {"claude"}
+        record = json.loads(
+            (await client.read_resource(f"hivemind://models/claude/track-record/{T}"))
+            .contents[0]
+            .text
+        )
+        assert record["model"] == "claude" and record["domain"] == T
+
+        prompt = await client.get_prompt("summarise_subject", {"subject": "pricing power"})
+        text = prompt.messages[0].content.text
+        assert first["assertion_id"] in text and "claude" in text and "margins" in text
+        review = await client.get_prompt("review_conflict", {"conflict_id": hit["conflict_id"]})
+        assert "fragile" in review.messages[0].content.text
+
+
+async def test_an_unknown_conflict_is_a_clean_resource_error(tmp_path):
+    env = {"SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
+    async with Client(stdio_params(env), mode="legacy") as client:
+        with pytest.raises(Exception, match="unknown conflict") as caught:
+            await client.read_resource(conflict_uri("x" * 50_000))
+        assert len(str(caught.value)) < 1_000
+
+
+async def test_http_subscribers_hear_a_contest_settled_by_another_clients_vote(tmp_path):
+    tokens_file = tmp_path / "tokens.json"
+    tokens = {m: add_token(tokens_file, m) for m in ("claude", "grok", "gemini")}
+    env = {"HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"), "CONFLICT_THRESHOLD": "3"}
+    seen: list[str] = []
+    listened: list[str] = []
+    with served(tmp_path, "http", env, "--token-file", str(tokens_file)) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        def client(model: str, **options) -> Client:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[model]}"})
+            return Client(streamable_http_client(url, http_client=http), **options)
+
+        async with (
+            client("claude", mode="legacy", message_handler=_updates(seen)) as claude,
+            client("grok", mode="legacy") as grok,
+            client("gemini", mode="2026-07-28") as gemini,
+        ):
+            data(await claude.call_tool("hivemind_assert", {**CLAIM, "domain": T}))
+            hit = data(
+                await grok.call_tool("hivemind_assert", {**CLAIM, "obj": "fragile", "domain": T})
+            )["conflicts_detected"][0]
+            uri = conflict_uri(hit["conflict_id"])
+            await claude.subscribe_resource(uri)
+            async with gemini.listen(resource_subscriptions=[uri]) as stream:
+
+                async def listen() -> None:
+                    async for event in stream:
+                        listened.append(str(event.uri))
+                        return
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(listen)
+                    for voter in (claude, grok, gemini):  # gemini's vote settles it
+                        result = data(
+                            await voter.call_tool(
+                                "hivemind_resolve",
+                                {"conflict_id": hit["conflict_id"], "resolution": "accept_b"},
+                            )
+                        )
+                        assert result["consensus_reached"] is (voter is gemini)
+                    with anyio.fail_after(60):
+                        while not listened:
+                            await anyio.sleep(0.05)
+            await _wait_for(seen, uri)
+    assert listened == [uri]
+    assert seen.count(uri) == 1
