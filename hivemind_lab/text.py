@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+
+import snowballstemmer
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*[a-z0-9]|[a-z0-9]")
@@ -64,3 +67,28 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
+
+
+@functools.cache
+def _stemmer() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=131072)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of one word, case-folded: the project's one word
+    normaliser ("acquisitions" → "acquisit", "international" → "internat" ≠ "internal")."""
+    return str(_stemmer().stemWord(word.casefold().strip("'-")))
+
+
+@functools.lru_cache(maxsize=65536)
+def stems(text: str) -> tuple[str, ...]:
+    """The stems of a text's content words (stopwords removed), in order."""
+    return tuple(stem(w) for w in terms(text))
+
+
+def word_stems(text: str, *, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The stems of every word of a text in order, stopwords kept (for phrases: "build our
+    own" must not shrink to "build"), except the words in ``skip``."""
+    words = [w.strip("'-") for w in _WORD.findall(text.casefold())]
+    return tuple(stem(w) for w in words if w and w not in skip)

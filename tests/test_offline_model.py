@@ -628,3 +628,57 @@ def test_an_agent_without_evidence_adopts_a_lone_peers_course_that_has_some():
         stubbornness=0.3,
     )
     assert course_of(revise_own(task).view()) == "Sell subscriptions"
+
+
+def test_one_normaliser_keeps_international_apart_from_internal():
+    from hivemind_lab.agents.policy.reading import bearing, option_weights
+    from hivemind_lab.text import stem, stems
+
+    assert stem("international") != stem("internal")
+    assert stem("acquisitions") == stem("acquisition")
+    (w,) = option_weights(("Expand internationally",))
+    assert bearing(frozenset(stems("Internal development keeps costs down.")), w) == 0.0
+    assert bearing(frozenset(stems("International expansion pays off.")), w) > 0.0
+
+
+@pytest.mark.parametrize(
+    ("sentence", "sign"),
+    [
+        ("Interest in the product is low.", -1),  # the probe
+        ("Interest in the product is high.", 1),
+        ("Demand for the new service is weak.", -1),
+        ("Low interest among younger buyers.", -1),
+        ("Customer losses are declining.", 1),
+        ("The firm's debt is low.", 1),
+        ("Sales fell sharply last year.", -1),
+        ("Acquisitions rarely succeed.", -1),
+        ("The launch did not succeed.", -1),
+        ("Loyalty is strong, and churn is low.", 1),
+    ],
+)
+def test_polarity_turns_a_cue_that_a_negative_quantity_word_governs(sentence, sign):
+    from hivemind_lab.agents.policy.reading import polarity
+
+    assert polarity(sentence) * sign > 0, polarity(sentence)
+
+
+def test_a_negative_quantity_word_does_not_reach_into_another_clause():
+    from hivemind_lab.agents.policy.reading import polarity
+
+    assert polarity("Interest is strong, but margins are low.") > 0
+    assert polarity("Margins are low; interest is strong.") > 0
+
+
+def test_every_word_list_is_a_data_file_with_its_origin():
+    from importlib import resources
+
+    from hivemind_lab.agents.policy.lexicon import words
+
+    folder = resources.files("hivemind_lab.agents.policy").joinpath("lexicon")
+    names = [f.name for f in folder.iterdir() if f.name.endswith(".txt")]
+    assert len(names) >= 10
+    for name in names:
+        head = folder.joinpath(name).read_text("utf-8").splitlines()[0]
+        assert head.startswith("# ") and "not tuned to any sample problem" in head, name
+        if name != "families.txt":
+            assert words(name.removesuffix(".txt")), name

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from hivemind_lab.agents.policy.binding import ban_points
 from hivemind_lab.agents.policy.open_ended import critique_own
 from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
 from hivemind_lab.agents.policy.reading import (
@@ -21,7 +20,6 @@ from hivemind_lab.agents.policy.reading import (
     judge,
     option_weights,
     stance_map,
-    stems_of,
 )
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
@@ -36,6 +34,7 @@ from hivemind_lab.agents.schemas import (
     TargetCritique,
 )
 from hivemind_lab.problems.decision import Fact, fact_snippet
+from hivemind_lab.text import stems
 
 
 def _strength(x: float) -> int:
@@ -43,9 +42,9 @@ def _strength(x: float) -> int:
 
 
 def _rec_index(view: SolutionView, option: str) -> int | None:
-    stems = frozenset(stems_of(option))
+    own = frozenset(stems(option))
     for i, rec in enumerate(view.recommendations[:4]):
-        if stems and len(stems & frozenset(stems_of(rec))) / len(stems) >= 0.6:
+        if own and len(own & frozenset(stems(rec))) / len(own) >= 0.6:
             return i
     return None
 
@@ -120,7 +119,7 @@ def _critique_points(
             )
     chosen = [i for i, s in theirs.items() if s == "pursue" and i < len(options)]
     if chosen and ctx.facts:
-        text = frozenset(stems_of(" ".join(target.recommendations)))
+        text = frozenset(stems(" ".join(target.recommendations)))
         gaps = [
             (b, -position, fact, own)
             for position, (fact, own, b) in enumerate(_fact_bearings(options, ctx.facts, chosen[0]))
@@ -163,8 +162,8 @@ def _fact_bearings(
     option_stems = frozenset(stem for w in weights for stem in w)
     out = []
     for f in facts:
-        stems = frozenset(stems_of(f.text))
-        out.append((f, stems - option_stems, distinct_bearing(stems, weights, option)))
+        words = frozenset(stems(f.text))
+        out.append((f, words - option_stems, distinct_bearing(words, weights, option)))
     return tuple(out)
 
 
@@ -192,7 +191,7 @@ def _point(
 def critique(task: CritiqueTask) -> CritiqueOutput:
     """Critique one target, option by option."""
     points, summary = _critique_points(task, task.critic_position, task.target, task.evidence)
-    return CritiqueOutput(points=ban_points(task, task.target, points), summary=summary)
+    return CritiqueOutput(points=points, summary=summary)
 
 
 def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
@@ -200,6 +199,5 @@ def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
     out = []
     for target in task.targets:
         points, summary = _critique_points(task, task.critic_position, target.target, task.evidence)
-        points = ban_points(task, target.target, points)
         out.append(TargetCritique(target_id=target.target_id, points=points, summary=summary))
     return BatchCritiqueOutput(critiques=out)

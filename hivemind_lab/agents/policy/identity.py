@@ -19,14 +19,16 @@ PACKAGE = Path(__file__).resolve().parents[2]
 
 
 def code_fingerprint() -> str:
-    """``sha256:`` of the offline model's source files (this package and what it imports)."""
+    """``sha256:`` of the offline model's source files (this package, its word lists and the
+    modules it imports)."""
     return _fingerprint()
 
 
 @functools.cache
 def _fingerprint() -> str:
     digest = hashlib.sha256()
-    for path in sorted(_sources(), key=lambda p: p.relative_to(PACKAGE).as_posix()):
+    lexicons = set(Path(__file__).parent.glob("lexicon/*.txt"))  # its word lists are code too
+    for path in sorted(_sources() | lexicons, key=lambda p: p.relative_to(PACKAGE).as_posix()):
         digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return "sha256:" + digest.hexdigest()

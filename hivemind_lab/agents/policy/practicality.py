@@ -14,16 +14,11 @@ import functools
 import re
 from collections.abc import Sequence
 
-import snowballstemmer
-
-from hivemind_lab.agents.policy.binding import bind_score
-from hivemind_lab.agents.policy.reading import commitment, polarity, stems_of
+from hivemind_lab.agents.policy.reading import commitment, polarity
 from hivemind_lab.agents.schemas import MAX_TEXT, ScoreOutput, ScoreTask
 from hivemind_lab.problems.decision import fact_snippet
-from hivemind_lab.text import overlap, term_set
+from hivemind_lab.text import overlap, stems, term_set, word_stems
 
-_STEMMER = snowballstemmer.stemmer("english")
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _ARTICLES = frozenset({"a", "an", "the"})
 """Only articles are skipped: "build our own" must not shrink to "build"."""
 
@@ -31,8 +26,7 @@ _ARTICLES = frozenset({"a", "an", "the"})
 @functools.lru_cache(maxsize=65536)
 def phrase_stems(text: str) -> tuple[str, ...]:
     """Snowball stems of a text's words, in order ("marketplace" ≠ "market")."""
-    words = [w.strip("'-") for w in _WORD.findall(text.casefold())]
-    return tuple(_STEMMER.stemWords([w for w in words if w and w not in _ARTICLES]))
+    return word_stems(text, skip=_ARTICLES)
 
 
 _RULED_OUT = re.compile(r"^\s*(?:do not|don't|avoid|never|rule out|reject|drop)\b", re.IGNORECASE)
@@ -81,11 +75,11 @@ def score(task: ScoreTask) -> ScoreOutput:
     engagement = max(
         (overlap(solution_terms, term_set(e.text)) for e in task.evidence[:3]), default=0.0
     )
-    vocabulary = {s for phrase in (*task.red_flags, *task.mitigations) for s in stems_of(phrase)}
+    vocabulary = {s for phrase in (*task.red_flags, *task.mitigations) for s in stems(phrase)}
     strained = [
         f
         for f in task.facts
-        if f.source != "market" and polarity(f.text) < 0 and set(stems_of(f.text)) & vocabulary
+        if f.source != "market" and polarity(f.text) < 0 and set(stems(f.text)) & vocabulary
     ]
     exposure = max((commitment(o) for o in pursued), default=0.5)
     fact_penalty = 5.0 * min(3, len(strained)) * exposure
@@ -106,5 +100,4 @@ def score(task: ScoreTask) -> ScoreOutput:
     reason = "; ".join(p for p in parts if p)
     if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
         reason = "; ".join(p for p in (parts[0], parts[2], parts[3]) if p)[:MAX_TEXT]
-    out = ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})
-    return bind_score(task, out)
+    return ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})

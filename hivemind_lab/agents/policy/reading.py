@@ -16,129 +16,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hivemind_lab.agents.policy.lexicon import families, raw_words, words
 from hivemind_lab.agents.schemas import Evidence, OptionStance
 from hivemind_lab.problems.decision import Fact, has_quantity
-from hivemind_lab.text import split_sentences, terms
+from hivemind_lab.text import split_sentences, word_stems
+from hivemind_lab.text import stems as stems_of
 
-STEM = 5
 RELEVANT = 0.34
 """Share of an option's weighted stems a sentence must carry to bear on it."""
-
-_POSITIVE = re.compile(
-    r"^(?:succe|outpe|profit|advant|benef|gain|grow|improv|effecti|resilie|strong|superio|"
-    r"thriv|win|reward|captur|valuab|attracti|works|pays|faster|loyal|protect|secur|robust|"
-    r"outgr|outlast|surpass|enabl|demand|enquir|interest|ahead|safer|flexib|reversib)"
-)
-_NEGATIVE = re.compile(
-    r"^(?:fail|loss|lose|losin|lost|destr|erod|dilut|cannib|declin|underperf|undermin|"
-    r"mistak|trap|burden|overpa|risk|costly|expensiv|difficu|struggl|collaps|shrink|weaken|"
-    r"damag|harm|threat|vulnerab|penalt|wast|unprofit|disappoint|rarely|seldom|worse|worst|"
-    r"problem|danger|uncertain|slow|delay|fell|shortfall|shortage|debt|deficit|disrupt|"
-    r"churn|attrition|dropp|behind|burn|overrun|litigat|lawsuit|strike|layoff|redundan|"
-    r"exodus|resist|backlash|imitat|copied)"
-)
-_NEGATOR = re.compile(
-    r"^(?:not|no|never|neither|nor|cannot|without|hardly|little|few|lack|none|n't|rarely)$"
-)
-_PRESCRIPTIVE = re.compile(
-    r"\b(?:should|must|needs? to|ought|recommend\w*|best|prefer\w*|avoid\w*|focus\w*|"
-    r"priorit\w*|pursue|adopt|invest\w*)\b",
-    re.IGNORECASE,
-)
-_RAW_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
-
-FAMILIES: tuple[frozenset[str], ...] = tuple(
-    frozenset(words.split())
-    for words in (
-        "buy acqui purch takeo merge merg",
-        "sell divest sale exit dispo",
-        "build devel house inter organ",
-        "partn allia joint venture colla coope",
-        "licen royal",
-        "launc intro new",
-        "expor distr",
-        "outso contr vendo suppl",
-        "price disco cheap match undercut",
-        "close closu shut",
-        "stay remai retai keep",
-        "leave quit resig depar",
-        "expan enter entry",
-        "autom robot",
-        "cut reduc trim",
-        "subsc recur",
-        "premi brand quali",
-        "pilot trial test stage phase",
-    )
-)
-"""Action families: stems that stand for the same kind of move in different words."""
-_HIGH_COMMITMENT = frozenset(
-    [
-        "buy",
-        "acqui",
-        "purch",
-        "takeo",
-        "build",
-        "launc",
-        "found",
-        "leave",
-        "quit",
-        "open",
-        "enter",
-        "expan",
-        "inves",
-        "const",
-        "facto",
-    ]
-)
-_LOW_COMMITMENT = frozenset(
-    [
-        "licen",
-        "partn",
-        "allia",
-        "pilot",
-        "trial",
-        "test",
-        "stage",
-        "phase",
-        "expor",
-        "distr",
-        "parti",
-        "stay",
-        "remai",
-        "wait",
-        "defer",
-        "decli",
-        "keep",
-        "targe",
-    ]
-)
-_STRESS = frozenset(
-    [
-        "cash",
-        "runwa",
-        "debt",
-        "loss",
-        "losse",
-        "burn",
-        "margi",
-        "liqui",
-        "borro",
-        "lever",
-        "covena",
-        "capit",
-        "fundi",
-        "defic",
-        "short",
-        "incom",
-    ]
-)
-"""Stems of facts about the client's capacity to absorb a costly, irreversible move."""
+NEGATOR_REACH = 3
+"""Words after a negator whose cue it flips ("not a success", "never really pays")."""
 
 
-@functools.lru_cache(maxsize=65536)
-def stems_of(text: str) -> tuple[str, ...]:
-    """Content-word stems in order (stopwords removed)."""
-    return tuple(t[:STEM] for t in terms(text))
+@functools.cache
+def _clause_break() -> re.Pattern[str]:
+    """Where one clause ends (punctuation or a contrasting conjunction): a negative-quantity
+    word does not reach across it."""
+    conjunctions = "|".join(map(re.escape, raw_words("clause_breaks")))
+    return re.compile(rf"[,;:()]|\b(?:{conjunctions})\b")
 
 
 @dataclass(frozen=True)
@@ -152,19 +47,40 @@ class Sentence:
 
 @functools.lru_cache(maxsize=65536)
 def polarity(text: str) -> float:
-    """Net cue polarity of a text in [-1, 1]; a negator flips the cue it precedes."""
+    """Net cue polarity of a text in [-1, 1].
+
+    A cue word for success or harm counts +1 or -1. A negative-quantity word turns the nearest
+    cue of its clause ("interest in the product is low", "losses are declining") and is then
+    not a cue of its own; a negator flips the cues in the `NEGATOR_REACH` words after it."""
+    positive, negative = words("positive"), words("negative")
+    negators, diminishers = words("negators"), words("diminishers")
     pos = neg = 0
-    flip_until = -1
-    words = _RAW_WORD.findall(text.casefold())
-    for i, word in enumerate(words):
-        if _NEGATOR.match(word) or word.endswith("n't"):
-            flip_until = i + 3
-            continue
-        sign = 1 if _POSITIVE.match(word) else -1 if _NEGATIVE.match(word) else 0
-        if sign and i <= flip_until:
-            sign = -sign
-        pos += sign > 0
-        neg += sign < 0
+    for clause in _clause_break().split(text.casefold()):
+        raw = word_stems(clause)
+        signs = [1 if w in positive else -1 if w in negative else 0 for w in raw]
+        used: set[int] = set()
+        governed: set[int] = set()
+        for j, w in enumerate(raw):
+            cues = [
+                i
+                for i, sign in enumerate(signs)
+                if sign and i != j and i not in governed and raw[i] not in diminishers
+            ]
+            if w in diminishers and cues:
+                i = min(cues, key=lambda i: (abs(i - j), i))
+                signs[i] = -signs[i]
+                governed.add(i)
+                used.add(j)
+        flip_until = -1
+        for i, w in enumerate(raw):
+            if w in negators or w.endswith("n't"):
+                flip_until = i + NEGATOR_REACH
+                continue
+            sign = 0 if i in used else signs[i]
+            if sign and i <= flip_until:
+                sign = -sign
+            pos += sign > 0
+            neg += sign < 0
     return 0.0 if pos == neg == 0 else (pos - neg) / (pos + neg)
 
 
@@ -176,15 +92,14 @@ def read_passage(text: str) -> tuple[Sentence, ...]:
         stems = frozenset(stems_of(sentence))
         if len(stems) < 3:
             continue
-        out.append(
-            Sentence(sentence, stems, polarity(sentence), bool(_PRESCRIPTIVE.search(sentence)))
-        )
+        prescriptive = bool(set(word_stems(sentence)) & words("prescriptive"))
+        out.append(Sentence(sentence, stems, polarity(sentence), prescriptive))
     return tuple(out)
 
 
 def expand(stems: frozenset[str]) -> frozenset[str]:
     """Stems plus the other members of their action families."""
-    extra = {m for family in FAMILIES if stems & family for m in family}
+    extra = {m for family in families() if stems & family for m in family}
     return stems | extra
 
 
@@ -210,40 +125,30 @@ def bearing(stems: frozenset[str], weights: dict[str, float]) -> float:
     return min(1.0, 1.6 * got / total)
 
 
-_HOLD = frozenset(
-    ["stay", "remai", "keep", "wait", "defer", "decli", "hold", "revis", "postp", "delay", "none"]
-)
-
-
 def is_hold(option: str) -> bool:
     """Whether an option keeps the status quo or waits (stay, keep, decline, defer …)."""
-    words = stems_of(option)
-    return bool(words) and words[0] in _HOLD
-
-
-_ENDING = frozenset(["sell", "sale", "divest", "exit", "close", "shut"])
-_WHOLE = frozenset(
-    ["compa", "busin", "firm", "group", "owner", "priva", "equit", "buyer", "acqui", "itsel"]
-)
-"""Words that make a sale or closure one of the client's whole organisation."""
+    own = stems_of(option)
+    return bool(own) and own[0] in words("hold")
 
 
 def is_terminal(option: str) -> bool:
     """Whether an option ends the client's organisation as it is (selling or closing the whole
     business, liquidating, winding down), so nothing of its own can follow it in a sequence.
     Selling products or closing some stores is not: it must name the whole or its buyer."""
-    words = stems_of(option)
-    if not words:
+    own = stems_of(option)
+    if not own:
         return False
-    return words[0] in ("liqui", "wind") or (words[0] in _ENDING and bool(set(words[1:5]) & _WHOLE))
+    ending = own[0] in words("ending") and bool(set(own[1:5]) & words("whole"))
+    return own[0] in words("terminal") or ending
 
 
 def commitment(option: str) -> float:
     """How costly and irreversible an option is: 1 high, 0.5 neutral, 0 low."""
-    stems = expand(frozenset(stems_of(option)))
-    if stems & _HIGH_COMMITMENT and not stems & _LOW_COMMITMENT:
+    own = expand(frozenset(stems_of(option)))
+    high, low = words("commitment_high"), words("commitment_low")
+    if own & high and not own & low:
         return 1.0
-    if stems & _LOW_COMMITMENT:
+    if own & low:
         return 0.0
     return 0.5
 
@@ -275,25 +180,23 @@ def stress(facts: Sequence[Fact]) -> float:
     hits = sum(
         1
         for f in facts
-        if f.source != "market" and set(stems_of(f.text)) & _STRESS and polarity(f.text) < 0
+        if f.source != "market" and set(stems_of(f.text)) & words("strain") and polarity(f.text) < 0
     )
     return min(1.0, hits / 2)
-
-
-_REFUSAL = frozenset(["decli", "rejec", "forgo", "refus", "refra", "avoid"])
 
 
 def declined(options: Sequence[str], index: int) -> int | None:
     """The option that option ``index`` declines ("Decline to acquire Beta" declines "Acquire
     Beta"), or None. Evidence for a move is evidence against declining it, so such an option
     reads the declined move's sentences with their polarity flipped."""
-    stems = stems_of(options[index])
-    if not stems or stems[0] not in _REFUSAL or len(stems) < 2:
+    refusal = words("refusal")
+    head = stems_of(options[index])
+    if not head or head[0] not in refusal or len(head) < 2:
         return None
-    rest = set(stems[1:])
+    rest = set(head[1:])
     for other, option in enumerate(options):
         own = set(stems_of(option))
-        if other != index and own and own <= rest | {"to"} and rest <= own | _REFUSAL:
+        if other != index and own and own <= rest and rest <= own | refusal:
             return other
     return None
 
