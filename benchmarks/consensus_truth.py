@@ -1,15 +1,23 @@
-"""Consensus against majority vote on crowd-labelling data with gold answers.
+"""Consensus against majority vote and Dawid–Skene on crowd-labelling data with gold answers.
 
 Each worker is a model, each (item, label) an assertion ``item <id> has_value <label>`` (a
 single-valued predicate, so different labels of one item conflict), and every worker votes once
 per item, through `HivemindGraph.resolve_many`, for the label it gave. The graph decides with
-its own rule (electorate complete, track-record weights, φ supermajority). Per set and vote
-order (the file's arrival order, and one shuffled order) it prints:
+its own rule (reliabilities estimated jointly over the domain's votes, a side wins when its
+posterior reaches φ⁻¹, verdicts revised as the estimate changes). Per set it prints:
 
-- coverage: items with one surviving value (uncontested, or a decided contest);
-- accuracy of that value against gold, next to majority vote's accuracy on the same items
-  (ties in majority vote earn their expected share);
-- the same two figures for contested items alone.
+- majority vote's accuracy over all items (a tie earns its expected share);
+- Dawid–Skene's (crowd-kit, in the benchmark's own virtual environment under
+  .cache/consensus-bench, created on first use; skipped with a message if it cannot be set up:
+  crowd-kit is never a dependency of the project);
+- the graph's accuracy over all items (an undecided item counts as wrong), its coverage (items
+  with one surviving value) and accuracy on the items it decided, for the file's arrival order
+  and one shuffled order, and the spread between the two orders.
+
+``--estimator-only`` skips the stores and applies `hivemind_lab.graph.reliability` directly to
+the vote set (the same estimate and φ test the graph uses once every vote is in; seconds instead
+of minutes). ``--copies N`` adds N copies of the least reliable worker (same labels, new
+names) to every set, to show the copy discount at work.
 
 Reads the data in place from ../shared/eval/truth (never copied into the repository): every
 ``<set>/answer.csv`` + ``truth.csv`` (question, worker, answer / question, truth) and every
@@ -23,7 +31,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import random
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -31,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+from hivemind_lab.graph.reliability import Prior, estimate, posterior
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "eval" / "truth"
@@ -146,41 +159,111 @@ def run_consensus(rows: list[tuple[str, str, str]], tmp: Path) -> dict[str, str 
         graph.store.close()
 
 
-def evaluate(labels: LabelSet, order: str, seed: int) -> dict[str, float]:
+DS_SCRIPT = """
+import json, sys
+import pandas as pd
+from crowdkit.aggregation import DawidSkene
+rows = json.load(sys.stdin)
+frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+result = DawidSkene(n_iter=100).fit_predict(frame)
+json.dump({str(k): str(v) for k, v in result.items()}, sys.stdout)
+"""
+
+
+def dawid_skene(rows: list[tuple[str, str, str]]) -> dict[str, str] | None:
+    """Dawid–Skene's labels from crowd-kit, run in the benchmark's own environment (made on
+    first use); None, with a message, when it cannot be set up."""
+    venv = REPO / ".cache" / "consensus-bench"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print("setting up crowd-kit in .cache/consensus-bench (first run only) ...", flush=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True)
+        if made.returncode == 0:
+            made = subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", "crowd-kit"], capture_output=True
+            )
+        if made.returncode != 0:
+            print(f"Dawid–Skene skipped: cannot install crowd-kit ({made.stderr[-300:]!r})")
+            shutil.rmtree(venv, ignore_errors=True)
+            return None
+    done = subprocess.run(
+        [str(python), "-c", DS_SCRIPT],
+        input=json.dumps([[i, w, a] for i, w, a in rows]),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        print(f"Dawid–Skene skipped: {done.stderr[-300:]!r}")
+        return None
+    return json.loads(done.stdout)
+
+
+def estimator_only(rows: list[tuple[str, str, str]], phi: float) -> dict[str, str | None]:
+    """Item → the value the graph's estimate and φ test give once every vote is in: contested
+    items are contests; an item with one label is an agreement of its workers (as the graph
+    counts the holders of an uncontested claim)."""
+    ballots: dict[str, dict[str, frozenset[str]]] = defaultdict(dict)
+    sides: dict[str, set[str]] = defaultdict(set)
+    for item, worker, label in rows:
+        ballots[item].setdefault(worker, frozenset([label]))
+        sides[item].add(label)
+    frozen = {k: frozenset(v) for k, v in sides.items()}
+    config = GraphConfig()
+    found = estimate(ballots, frozen, Prior(config.record_prior_mean, config.record_prior_strength))
+    answer: dict[str, str | None] = {}
+    for item, options in frozen.items():
+        if len(options) == 1:
+            answer[item] = next(iter(options))
+            continue
+        post = posterior(ballots[item], options, found)
+        best = max(post, key=lambda s: (post[s], s))
+        answer[item] = best if post[best] >= phi else None
+    return answer
+
+
+def with_copies(rows: list[tuple[str, str, str]], gold: dict[str, str], n: int) -> list:
+    """The rows plus ``n`` copies of the least accurate worker with at least 20 labels."""
+    if n <= 0:
+        return rows
+    right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item, worker, label in rows:
+        right[worker][0] += label == gold.get(item)
+        right[worker][1] += 1
+    busy = [w for w, (_, n_) in right.items() if n_ >= 20]
+    worst = min(busy, key=lambda w: (right[w][0] / right[w][1], w))
+    copies = [(i, f"{worst}-copy{k}", a) for k in range(n) for i, w, a in rows if w == worst]
+    return rows + copies
+
+
+def evaluate(labels: LabelSet, order: str, seed: int, fast: bool) -> dict[str, float]:
     rows = dedupe(labels.rows)
     if order == "shuffled":
         rows = rows[:]
         random.Random(seed).shuffle(rows)
+    started = time.perf_counter()
+    if fast:
+        answer = estimator_only(rows, GraphConfig().consensus_phi)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            answer = run_consensus(rows, Path(tmp))
+    elapsed = time.perf_counter() - started
+    items = sorted({i for i, _, _ in rows if i in labels.gold})
+    decided = [i for i in items if answer.get(i) is not None]
+    right = sum(answer[i] == labels.gold[i] for i in decided)
+    return {
+        "accuracy": right / len(items),
+        "coverage": len(decided) / len(items),
+        "decided_accuracy": right / max(1, len(decided)),
+        "seconds": elapsed,
+    }
+
+
+def majority(rows: list[tuple[str, str, str]], gold: dict[str, str]) -> float:
     per_item: dict[str, list[str]] = defaultdict(list)
     for item, _, label in rows:
         per_item[item].append(label)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        answer = run_consensus(rows, Path(tmp))
-    elapsed = time.perf_counter() - started
-    items = [i for i in per_item if i in labels.gold]
-    decided = [i for i in items if answer.get(i) is not None]
-    contested = [i for i in decided if len(set(per_item[i])) > 1]
-    all_contested = [i for i in items if len(set(per_item[i])) > 1]
-
-    def acc(chosen: list[str]) -> tuple[float, float]:
-        if not chosen:
-            return float("nan"), float("nan")
-        ours = sum(answer[i] == labels.gold[i] for i in chosen) / len(chosen)
-        mv = sum(majority_credit(per_item[i], labels.gold[i]) for i in chosen) / len(chosen)
-        return ours, mv
-
-    ours, mv = acc(decided)
-    c_ours, c_mv = acc(contested)
-    return {
-        "coverage": len(decided) / len(items),
-        "accuracy": ours,
-        "majority": mv,
-        "contested_coverage": len(contested) / max(1, len(all_contested)),
-        "contested_accuracy": c_ours,
-        "contested_majority": c_mv,
-        "seconds": elapsed,
-    }
+    items = [i for i in per_item if i in gold]
+    return sum(majority_credit(per_item[i], gold[i]) for i in items) / len(items)
 
 
 def main() -> None:
@@ -188,29 +271,45 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--estimator-only", action="store_true", help="skip the stores")
+    parser.add_argument("--copies", type=int, default=0, help="copies of the worst worker")
+    parser.add_argument("--no-ds", action="store_true", help="skip Dawid–Skene")
     args = parser.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"--data: {str(args.data)!r} is not a folder (expected ../shared)")
     wanted = {s for s in args.sets.split(",") if s}
     print(
-        "set       order     coverage  accuracy  majority  | contested: coverage  accuracy  "
-        "majority  | seconds"
+        "| set | majority | Dawid–Skene | ours (arrival) | ours (shuffled) | coverage "
+        "| accuracy on decided | order spread | s |"
     )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for labels in load_sets(args.data):
         if wanted and labels.name not in wanted:
             continue
         if len({label for _, _, label in labels.rows}) > MAX_LABELS:
-            print(f"{labels.name:9} skipped: numeric ratings, not labels")
+            print(f"| {labels.name} | skipped: numeric ratings, not labels |")
             continue
-        for order in ("arrival", "shuffled"):
-            m = evaluate(labels, order, args.seed)
-            print(
-                f"{labels.name:9} {order:9} {m['coverage']:8.3f}  {m['accuracy']:8.3f}  "
-                f"{m['majority']:8.3f}  |            {m['contested_coverage']:8.3f}  "
-                f"{m['contested_accuracy']:8.3f}  {m['contested_majority']:8.3f}  | "
-                f"{m['seconds']:7.1f}",
-                flush=True,
-            )
+        rows = with_copies(dedupe(labels.rows), labels.gold, args.copies)
+        labels = LabelSet(labels.name, rows, labels.gold)
+        mv = majority(rows, labels.gold)
+        ds_text = "—"
+        if not args.no_ds:
+            ds = dawid_skene(rows)
+            if ds is not None:
+                items = [i for i in {r[0] for r in rows} if i in labels.gold]
+                ds_text = f"{sum(ds.get(i) == labels.gold[i] for i in items) / len(items):.3f}"
+        runs = [evaluate(labels, order, args.seed, args.estimator_only) for order in ORDERS]
+        spread = 100 * (max(r["accuracy"] for r in runs) - min(r["accuracy"] for r in runs))
+        print(
+            f"| {labels.name} | {mv:.3f} | {ds_text} | {runs[0]['accuracy']:.3f} | "
+            f"{runs[1]['accuracy']:.3f} | {runs[0]['coverage']:.3f} / {runs[1]['coverage']:.3f} "
+            f"| {runs[0]['decided_accuracy']:.3f} / {runs[1]['decided_accuracy']:.3f} "
+            f"| {spread:.1f} pt | {runs[0]['seconds']:.0f} / {runs[1]['seconds']:.0f} |",
+            flush=True,
+        )
+
+
+ORDERS = ("arrival", "shuffled")
 
 
 if __name__ == "__main__":

@@ -217,6 +217,21 @@ class ContestOps(GraphCore):
                 choice = {"accept_a": r["a"], "accept_b": r["b"]}.get(r["r"], r["r"])
                 ballots.add(r["cid"], r["model"], str(choice), r["a"], r["b"])
             for r in tx.run(
+                "MATCH (c:Conflict) WHERE c.domain = $d RETURN c.id AS cid, c.a_id AS a, "
+                "c.b_id AS b",
+                {"d": domain},
+            ):
+                ballots.ends.setdefault(r["cid"], (r["a"], r["b"]))
+            holders: dict[str, set[str]] = defaultdict(set)
+            for r in tx.run(
+                "MATCH (a:Assertion)-[:CORROBORATED_BY]->(m:Model) WHERE a.domain = $d "
+                "AND a.status = 'active' RETURN a.id AS id, a.source_model AS owner, "
+                "m.name AS model",
+                {"d": domain},
+            ):
+                holders[r["id"]].update((r["owner"], r["model"]))
+            ballots.agreements = {k: frozenset(v) for k, v in holders.items()}
+            for r in tx.run(
                 "MATCH (v:Verdict)-[:DECIDES]->(c:Conflict) WHERE v.domain = $d "
                 "RETURN v.id AS vid, c.id AS cid, v.winner AS winner",
                 {"d": domain},

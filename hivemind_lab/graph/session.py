@@ -57,6 +57,10 @@ class DomainBallots:
     """Conflict id → the verdict that decided it (absent while open)."""
     choice: dict[tuple[str, str], str] = field(default_factory=dict)
     """(conflict id, model) → the side it accepted, ``fork`` or ``synthesize``."""
+    agreements: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Uncontested assertion id → the models holding it (at least two): each holder's
+    agreement counts as a vote for the claim, as a worker's label on an item nobody
+    disputes does in truth discovery."""
 
     def add(self, conflict_id: str, model: str, choice: str, a_id: str, b_id: str) -> None:
         self.ends[conflict_id] = (a_id, b_id)
@@ -101,6 +105,11 @@ class DomainBallots:
                         picked[model].add(choice)
             sides[key] = frozenset(x for cid in members for x in self.ends[cid])
             ballots[key] = {m: frozenset(c) for m, c in sorted(picked.items())}
+        contested = {x for ends in self.ends.values() for x in ends}
+        for aid, holders in sorted(self.agreements.items()):
+            if aid not in contested:
+                ballots["agree:" + aid] = {m: frozenset([aid]) for m in sorted(holders)}
+                sides["agree:" + aid] = frozenset([aid])
         return ballots, sides
 
 
