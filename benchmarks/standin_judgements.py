@@ -1,0 +1,202 @@
+"""How well the offline stand-in's reading judges sentence pairs it never saw: SICK
+(../shared/eval/sick/SICK.txt, 9,840 pairs labelled contradiction / entailment / neutral, with a
+graded relatedness score), read in place and never copied into the repository.
+
+The stand-in decides that a critic's passage contradicts a stance the way `critique` does: the
+passage bears on what the stance is about (its share of the other text's Snowball stems,
+`reading.bearing`, at least `reading.RELEVANT`) and their polarities (`reading.polarity`: cue
+words, negators, negative-quantity words) have opposite signs. Here the two sentences of a pair
+stand for the stance and the passage, in both directions. Nothing is tuned: the stand-in's own
+threshold and lexicons are used as committed.
+
+- contradiction: precision, recall and F1 of "the pair contradicts" against the gold label
+  CONTRADICTION; baselines: the majority class (never a contradiction: F1 0) and "always a
+  contradiction" (recall 1, precision the base rate);
+- negation rule (a diagnostic, not what the stand-in does): the pair bears and exactly one
+  sentence holds a negator from the stand-in's lexicon; it shows how much of SICK's
+  contradictions is plain negation, which cue polarity cannot see;
+- bearing: Spearman correlation between the stand-in's bearing (the larger direction) and the
+  gold relatedness score (1–5).
+
+Split by pair id: even ids are dev, odd ids test. Report test; look at dev when changing a rule.
+
+Usage: python benchmarks/standin_judgements.py [--shared ../shared] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from scipy.stats import spearmanr
+
+from hivemind_lab.agents.policy.lexicon import words
+from hivemind_lab.agents.policy.reading import RELEVANT, bearing, option_weights, polarity
+from hivemind_lab.text import stems, word_stems
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Pair(NamedTuple):
+    id: int
+    a: str
+    b: str
+    contradiction: bool
+    relatedness: float
+
+
+class Reading(NamedTuple):
+    bearing: float
+    """The larger of the two directions' bearing."""
+    standin: bool
+    """The stand-in's contradiction: it bears and the polarities have opposite signs."""
+    negation: bool
+    """The diagnostic rule: it bears and exactly one sentence holds a negator."""
+
+
+def load(shared: Path) -> list[Pair]:
+    path = shared / "eval" / "sick" / "SICK.txt"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        return [
+            Pair(
+                int(r["pair_ID"]),
+                r["sentence_A"],
+                r["sentence_B"],
+                r["entailment_label"] == "CONTRADICTION",
+                float(r["relatedness_score"]),
+            )
+            for r in rows
+        ]
+
+
+def _bearing(text: str, on: str) -> float:
+    (weights,) = option_weights((on,))
+    return bearing(frozenset(stems(text)), weights)
+
+
+def _negated(text: str) -> bool:
+    return any(w in words("negators") or w.endswith("n't") for w in word_stems(text))
+
+
+def read(pair: Pair) -> Reading:
+    b = max(_bearing(pair.b, pair.a), _bearing(pair.a, pair.b))
+    bears = b >= RELEVANT
+    opposite = polarity(pair.a) * polarity(pair.b) < 0
+    return Reading(b, bears and opposite, bears and _negated(pair.a) != _negated(pair.b))
+
+
+def scores(gold: list[bool], said: list[bool]) -> dict[str, float]:
+    tp = sum(g and s for g, s in zip(gold, said, strict=True))
+    fp = sum(s and not g for g, s in zip(gold, said, strict=True))
+    fn = sum(g and not s for g, s in zip(gold, said, strict=True))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    flagged = tp + fp
+    return {"precision": precision, "recall": recall, "f1": f1, "flagged": flagged}
+
+
+class Split(NamedTuple):
+    pairs: int
+    contradictions: int
+    readings: dict[str, dict[str, float]]
+    """Reading name → precision, recall, F1 and pairs flagged."""
+    bearing_spearman: float
+    polar_sentences: int
+    """Sentences (two a pair) to which the stand-in gives a polarity at all."""
+
+
+READINGS = {
+    "standin": "stand-in (bearing + opposite polarity)",
+    "negation_rule": "diagnostic: bearing + one side negated",
+    "majority": "majority class (never)",
+    "always": "always a contradiction",
+}
+
+
+def evaluate(pairs: list[Pair]) -> Split:
+    readings = [read(p) for p in pairs]
+    gold = [p.contradiction for p in pairs]
+    rho = spearmanr([r.bearing for r in readings], [p.relatedness for p in pairs]).statistic
+    return Split(
+        pairs=len(pairs),
+        contradictions=sum(gold),
+        readings={
+            "standin": scores(gold, [r.standin for r in readings]),
+            "negation_rule": scores(gold, [r.negation for r in readings]),
+            "majority": scores(gold, [False] * len(pairs)),
+            "always": scores(gold, [True] * len(pairs)),
+        },
+        bearing_spearman=float(rho),
+        polar_sentences=sum(polarity(p.a) != 0 for p in pairs)
+        + sum(polarity(p.b) != 0 for p in pairs),
+    )
+
+
+def machine() -> dict[str, str]:
+    cpu = ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        cpu = next(
+            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if "Model name" in ln), ""
+        )
+    except (OSError, subprocess.CalledProcessError):
+        cpu = platform.processor()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} cores)",
+        "cpu": cpu,
+        "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        "commit": commit,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    pairs = load(args.shared)
+    started = time.perf_counter()
+    splits = {
+        "dev": evaluate([p for p in pairs if p.id % 2 == 0]),
+        "test": evaluate([p for p in pairs if p.id % 2 == 1]),
+    }
+    seconds = round(time.perf_counter() - started, 2)
+    info = machine()
+    if args.json:
+        out = {name: split._asdict() for name, split in splits.items()}
+        print(json.dumps({**out, "seconds": seconds, "machine": info}, indent=1))
+        return
+    print("| split | reading | precision | recall | F1 | flagged |")
+    print("|---|---|---|---|---|---|")
+    for name, split in splits.items():
+        for key, label in READINGS.items():
+            s = split.readings[key]
+            print(
+                f"| {name} ({split.pairs} pairs, {split.contradictions} contr.) | {label} | "
+                f"{s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} | {s['flagged']:.0f} |"
+            )
+    for name, split in splits.items():
+        print(
+            f"{name}: bearing vs relatedness Spearman {split.bearing_spearman:.3f}; "
+            f"sentences with a polarity: {split.polar_sentences} of {2 * split.pairs}"
+        )
+    print(json.dumps(info), f"{seconds} s")
+
+
+if __name__ == "__main__":
+    main()
