@@ -25,7 +25,13 @@ from hivemind_lab.text import normalise
 
 _OPTION_SOURCES = {
     "given": "given by the problem",
+    "toml": "given in the problem file",
+    "front_matter": "given in the problem's front matter",
+    "flag": "set on the command line",
+    "request": "set by the request",
+    "intake": "read by the model intake",
     "extracted": "read from the question by rules",
+    "reader": "read from the question by rules",
     "agents": "none found, so the agents proposed their own courses",
 }
 _EXCLUSIVE_FROM = {
@@ -220,7 +226,7 @@ def _decision_card(evidence: RunEvidence, constraints: list[str]) -> DecisionCar
     if decision and isinstance(decision.get("options"), list):
         for option in decision["options"]:
             if isinstance(option, dict):
-                text = str(option.get("text") or option.get("label") or "")
+                text = str(option.get("label") or option.get("text") or "")
                 where = str(option.get("source") or source)
                 options.append(OptionLine(text, _OPTION_SOURCES.get(where, where)))
             else:
@@ -250,7 +256,10 @@ def _decision_card(evidence: RunEvidence, constraints: list[str]) -> DecisionCar
     if decision and isinstance(decision.get("constraints"), list):
         for c in decision["constraints"]:
             if isinstance(c, dict):
-                named.append((str(c.get("name") or c.get("text") or ""), str(c.get("forbids", ""))))
+                labels = [o.text for o in options]
+                forbids = [labels[i] for i in c.get("forbids") or () if 0 <= i < len(labels)]
+                what = f"rules out {', '.join(forbids)}" if forbids else ""
+                named.append((str(c.get("text") or c.get("name") or ""), what))
             else:
                 named.append((str(c), ""))
     else:
