@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, OwnCourse, SolutionView
 from hivemind_lab.agents.usage import UsageSummary
+from hivemind_lab.models import Frozen
 from hivemind_lab.problems.exclusivity import ExclusiveSource
+from hivemind_lab.runs.status import Status
 
 SCHEMA_VERSION = 1
-
-Status = Literal["converged", "non_converged", "vetoed_out", "abstained", "budget_exhausted"]
-"""How a run ended; ``abstained``: every theory agent produced only repeats of vetoed solutions,
-so there was no solution set to monitor or score."""
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class Solution(Frozen):
