@@ -10,10 +10,10 @@ of look-alikes, and with whitespace collapsed. The original text is stored as gi
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-_SPACE = re.compile(r"\s+")
 _SEP = re.compile(r"[\s_-]+")
 _WORDS = re.compile(r"\w+")
 
@@ -75,6 +75,10 @@ _LOOK_ALIKES = str.maketrans(
 _FOLDABLE = frozenset(chr(c) for c in _LOOK_ALIKES)
 
 
+_ASCII_CONTROLS = {c: None for c in range(0x20) if not chr(c).isspace()} | {0x7F: None}
+
+
+@functools.lru_cache(maxsize=8192)
 def _visible(ch: str) -> bool:
     if ord(ch) in _INVISIBLE_EXTRA:
         return False
@@ -100,11 +104,16 @@ def _fold_word(match: re.Match[str]) -> str:
 
 def text_key(text: str) -> str:
     """The comparison key of a subject or object."""
+    if text.isascii():  # NFKC, format characters and look-alikes cannot occur: the fast path
+        return " ".join(text.translate(_ASCII_CONTROLS).casefold().split())
     flat = strip_invisible(unicodedata.normalize("NFKC", text))
     folded = unicodedata.normalize("NFKC", flat.casefold())
-    return _SPACE.sub(" ", _WORDS.sub(_fold_word, folded)).strip()
+    if not _FOLDABLE.isdisjoint(folded):
+        folded = _WORDS.sub(_fold_word, folded)
+    return " ".join(folded.split())
 
 
+@functools.lru_cache(maxsize=4096)
 def predicate_key(predicate: str) -> str:
     """The comparison key of a predicate: a text key with words joined by ``_`` (so ``is a``,
     ``is-a`` and ``IS_A`` are one predicate)."""
