@@ -176,12 +176,35 @@ def rule_reader(text: str) -> Reading:
     )
 
 
-def intake_reader(text: str) -> Reading:
-    """The model intake (a language model reading the problem): not implemented yet."""
-    raise SystemExit("reader 'intake': the model intake is not implemented yet (use --reader rule)")
+INTAKE_DROPS: dict[str, int] = {"problems": 0, "items": 0, "schema_failures": 0, "model_calls": 0}
+"""What the intake's quote checks dropped over a benchmark run (filled by `intake_reader`)."""
 
 
-READERS: dict[str, Reader] = {"rule": rule_reader, "intake": intake_reader}
+def intake_reader(model: Any) -> Reader:
+    """The model intake (`hivemind_lab.problems.intake`) on ``model``, a chat model."""
+    from hivemind_lab.problems.intake import intake
+    from hivemind_lab.problems.loading import Problem
+
+    def read(text: str) -> Reading:
+        result = intake(model, Problem(id="benchmark", title="benchmark", question=text))
+        decision, call = result.decision, result.call
+        INTAKE_DROPS["problems"] += bool(call.dropped)
+        INTAKE_DROPS["items"] += len(call.dropped)
+        INTAKE_DROPS["schema_failures"] += call.error is not None
+        INTAKE_DROPS["model_calls"] += 0 if call.cached else max(1, len(call.replies))
+        return Reading(
+            options=tuple(o.label for o in decision.options),
+            exclusive=decision.exclusive,
+            constraints=tuple(
+                ReadConstraint(c.quote or c.text, tuple(c.forbids)) for c in decision.constraints
+            ),
+            refused=decision.refusal is not None,
+        )
+
+    return read
+
+
+READERS = ("rule", "intake")
 
 
 @functools.cache
@@ -331,25 +354,56 @@ def machine() -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
-    parser.add_argument("--reader", choices=tuple(READERS), default="rule")
-    parser.add_argument("--shared", type=Path, default=Path("../shared"))
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--verbose", action="store_true", help="print each problem's reading")
-    args = parser.parse_args(argv)
-    splits = ("dev", "test") if args.split == "both" else (args.split,)
-    reader = READERS[args.reader]
-    out: dict[str, Any] = {"reader": args.reader, "machine": machine(), "splits": {}}
+def read_splits(
+    out: dict[str, Any], splits: Sequence[str], reader: Reader, args: argparse.Namespace
+) -> None:
     for split in splits:
         scores, rows = run_split(args.shared / "eval" / "decisions" / split, reader)
         out["splits"][split] = scores.summary()
         if args.verbose:
             out["splits"][split]["problems_read"] = rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
+    parser.add_argument("--reader", choices=READERS, default="rule")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="intake: response cache to reuse (default: a fresh one, every call made)",
+    )
+    parser.add_argument("--shared", type=Path, default=Path("../shared"))
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--verbose", action="store_true", help="print each problem's reading")
+    args = parser.parse_args(argv)
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    out: dict[str, Any] = {"reader": args.reader, "machine": machine(), "splits": {}}
+    if args.reader == "rule":
+        read_splits(out, splits, rule_reader, args)
+    else:
+        import tempfile
+
+        from hivemind_lab.agents.backends import backend_choice, open_model
+        from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            open_model(backend_choice("local"), concurrency=1) as chat,
+        ):
+            cache = ResponseCache(args.cache or Path(tmp) / "intake.sqlite")
+            out["model"] = f"{chat.backend}/{chat.model}"
+            for split in splits:
+                INTAKE_DROPS.update(dict.fromkeys(INTAKE_DROPS, 0))
+                read_splits(out, (split,), intake_reader(CachingChatModel(chat, cache)), args)
+                out["splits"][split]["intake_checks"] = dict(INTAKE_DROPS)
+            cache.close()
     if args.json:
         print(json.dumps(out, indent=2))
         return
+    if "model" in out:
+        print(f"model {out['model']}")
     info = out["machine"]
     print(
         f"reader {args.reader} · {info['date']} · {info['cpu']} ×{info['cores']} · "
@@ -368,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{'split':6} " + " ".join(f"{k:>20}" for k in keys))
     for split, summary in out["splits"].items():
         print(f"{split:6} " + " ".join(f"{summary[k]:>20}" for k in keys))
+        if "intake_checks" in summary:
+            print(f"       intake checks: {summary['intake_checks']}")
         for row in summary.get("problems_read", []):
             print(
                 f"  {row['problem']}: refused={row['refused']} matched {row['matched']}/"

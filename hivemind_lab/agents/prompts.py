@@ -17,6 +17,8 @@ from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
     CritiqueOutput,
     CritiqueTask,
+    IntakeOutput,
+    IntakeTask,
     ProposalOutput,
     ProposeTask,
     RationaleOutput,
@@ -220,6 +222,44 @@ def split_task_block(content: str) -> TaskBlock | None:
     if match is None:
         return None
     return TaskBlock(content[: match.start()], match.group(1), content[match.end() :])
+
+
+INTAKE_SYSTEM = (
+    "You read a client's decision out of the text they wrote, for a strategic deliberation. "
+    "Copy, never invent: every quote is the client's exact words. Answer with a single JSON "
+    "object following the schema."
+)
+INTAKE_INSTRUCTIONS = (
+    "Read the client's text in the task block. In `options`, list the courses of action the "
+    "client weighs (at most eight), each as a short `label` and the `quote`: the exact words "
+    "of the text that name it, copied character for character; list none when the text asks "
+    "an open question. In `exclusive`: one_of when the text says only one option can be "
+    "taken, combinable when it says they may be combined, not_stated otherwise; put the words "
+    "that say so in `exclusive_quote`. In `constraints`, each prohibition or limit the text "
+    "states (a ban, a law, a covenant, a cap, a deadline, an approval needed), with its quote, "
+    "its kind and the 0-based indexes of the options it forbids (`forbids`) or only bounds "
+    "(`limits`). In `facts`, up to twelve figures and statements that bear on the decision, "
+    "each with its quote. Anything whose quote is not in the text is discarded."
+)
+
+
+def render_intake(task: IntakeTask, *, seed: int | None = None) -> ChatRequest:
+    """Build the intake request: the client's text in a task block, for a language model."""
+    user = f"{INTAKE_INSTRUCTIONS}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
+    return ChatRequest(
+        messages=(
+            ChatMessage(role="system", content=INTAKE_SYSTEM),
+            ChatMessage(role="user", content=user),
+        ),
+        temperature=0.0,
+        seed=seed,
+        response_format=response_format_for(IntakeOutput),
+        max_tokens=INTAKE_TOKENS,
+    )
+
+
+INTAKE_TOKENS = 1800
+"""The intake's completion budget (eight options, eight constraints, twelve facts, quoted)."""
 
 
 def parse_task(request: ChatRequest) -> AgentTask:

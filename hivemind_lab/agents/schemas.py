@@ -408,6 +408,56 @@ class RationaleOutput(Frozen):
         return " ".join(p for p in (self.shared, self.differences, self.objection) if p)
 
 
+MAX_QUOTE = 400
+"""A quoted span of the client's text (an option's, a constraint's, a fact's)."""
+Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE)]
+"""Words copied exactly from the client's text."""
+
+
+class IntakeTask(Frozen):
+    """Read the client's decision out of their text (language-model backends; the offline
+    backend reads it with the rule reader)."""
+
+    task: Literal["intake"] = "intake"
+    text: str
+    """The client's problem, as they wrote it."""
+
+
+class IntakeOption(Frozen):
+    label: Annotated[str, Field(min_length=1, max_length=160)]
+    """The course of action, short and self-contained."""
+    quote: Quote
+    """The exact words of the text it comes from."""
+
+
+class IntakeConstraint(Frozen):
+    text: Text
+    """The prohibition or limit, as one sentence."""
+    quote: Quote
+    kind: ConstraintKind = "other"
+    forbids: Annotated[list[OptionIndex], Field(max_length=8)] = []
+    """Indexes of the options it rules out."""
+    limits: Annotated[list[OptionIndex], Field(max_length=8)] = []
+    """Indexes of the options it only bounds."""
+
+
+class IntakeFact(Frozen):
+    text: Annotated[str, Field(min_length=1, max_length=320)]
+    quote: Quote
+
+
+class IntakeOutput(Frozen):
+    """The client's decision as a model read it, every part with the quote it comes from
+    (anything whose quote is not in the text is dropped)."""
+
+    options: Annotated[list[IntakeOption], Field(max_length=8)] = []
+    exclusive: Literal["one_of", "combinable", "not_stated"] = "not_stated"
+    """one_of: the client takes exactly one option; combinable: they may combine them."""
+    exclusive_quote: Annotated[str, Field(max_length=MAX_QUOTE)] | None = None
+    constraints: Annotated[list[IntakeConstraint], Field(max_length=8)] = []
+    facts: Annotated[list[IntakeFact], Field(max_length=12)] = []
+
+
 AgentTask = Annotated[
     ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask,
     Field(discriminator="task"),

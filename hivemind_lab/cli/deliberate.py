@@ -191,6 +191,9 @@ def deliberate(
                 else similarity,
                 severity=base.severity if severity is None else severity,
             )
+            from rich.markup import escape
+
+            from hivemind_lab.cli.intake import card, reading_for
             from hivemind_lab.problems.decision import decide_or_refuse
 
             decision = decide_or_refuse(
@@ -199,7 +202,16 @@ def deliberate(
                 constraints=constraint or (),
                 exclusive=exclusive,
                 options_from=options_from,
+                reading=reading_for(
+                    prob,
+                    backend,
+                    model=model,
+                    base_url=base_url,
+                    model_file=model_file,
+                    options_given=bool(option),
+                ),
             )
+            console.print(escape(card(decision)), highlight=False, soft_wrap=True)
             request = request_for(
                 prob,
                 decision=decision,

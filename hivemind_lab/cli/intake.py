@@ -4,15 +4,50 @@ facts — without deliberating. Registered on the app in `hivemind_lab.cli.app`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from hivemind_lab.cli.common import console
+from hivemind_lab.cli.common import console, err_console
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.problems.model import Decision
+
+if TYPE_CHECKING:
+    from hivemind_lab.agents.backends import BackendChoice
+    from hivemind_lab.problems.intake import IntakeResult
+    from hivemind_lab.problems.loading import Problem
+
+INTAKE_CACHE = Path(".cache") / "intake.sqlite"
+"""Where model intakes are cached by content (relative to the working directory): the same
+text read again by the same model is served from it."""
+
+
+def model_reading(
+    problem: Problem,
+    choice: BackendChoice,
+    *,
+    options_given: bool,
+    cache_path: Path = INTAKE_CACHE,
+) -> IntakeResult | None:
+    """The model intake's reading of the problem when the backend is a language model and no
+    options were given (on the command line or in the problem file); None otherwise (the rule
+    reader reads it). The call goes through a response cache, like every run's calls."""
+    if choice.backend == "offline" or options_given or problem.options:
+        return None
+    from hivemind_lab.agents.backends import open_model
+    from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+    from hivemind_lab.problems.intake import intake as read_intake
+
+    cache = ResponseCache(cache_path)
+    try:
+        with open_model(choice, concurrency=1) as chat:
+            return read_intake(CachingChatModel(chat, cache), problem)
+    finally:
+        cache.close()
+
 
 _SOURCE = {
     "toml": "the problem file",
@@ -54,6 +89,31 @@ def card(decision: Decision) -> str:
     return "\n".join(lines)
 
 
+def reading_for(
+    problem: Problem,
+    backend: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    model_file: Path | None = None,
+    options_given: bool = False,
+    cache_path: Path = INTAKE_CACHE,
+) -> Decision | None:
+    """The model intake's reading for the command line's backend options (None: offline, or
+    options given); what the checks dropped is printed on stderr."""
+    if backend == "offline" or options_given or problem.options:
+        return None
+    from hivemind_lab.agents.backends import backend_choice
+
+    choice = backend_choice(backend, model=model, base_url=base_url, model_file=model_file)
+    read = model_reading(problem, choice, options_given=options_given, cache_path=cache_path)
+    if read is None:
+        return None
+    for line in read.call.dropped:
+        err_console.print(f"intake dropped {escape(line)}", highlight=False, soft_wrap=True)
+    return read.decision
+
+
 def intake(
     problem: Annotated[
         str, typer.Argument(help="Problem file (.toml, .txt or .md), or the problem as text.")
@@ -81,6 +141,25 @@ def intake(
             "propose their own)."
         ),
     ] = "reader",
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="offline (the rule reader) or a language model that reads the text: openai "
+            "(any compatible endpoint) or local (a llama.cpp server started for the intake)."
+        ),
+    ] = "offline",
+    model: Annotated[
+        str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
+    ] = None,
+    model_file: Annotated[
+        Path | None, typer.Option(help="GGUF model for the local backend (or HIVEMIND_MODEL_FILE).")
+    ] = None,
+    intake_cache: Annotated[
+        Path, typer.Option(help="Response cache of model intakes.")
+    ] = INTAKE_CACHE,
     json_out: Annotated[bool, typer.Option("--json", help="Print the Decision as JSON.")] = False,
 ) -> None:
     """Show the client's decision as it would be deliberated, without deliberating."""
@@ -88,12 +167,23 @@ def intake(
     from hivemind_lab.problems.decision import decide_or_refuse
 
     try:
+        prob = resolve_problem(problem)
+        reading = reading_for(
+            prob,
+            backend,
+            model=model,
+            base_url=base_url,
+            model_file=model_file,
+            options_given=bool(option),
+            cache_path=intake_cache,
+        )
         decision = decide_or_refuse(
-            resolve_problem(problem),
+            prob,
             options=option or (),
             constraints=constraint or (),
             exclusive=exclusive,
             options_from=options_from,
+            reading=reading,
         )
     except HivemindError as exc:
         raise _fail(exc) from None

@@ -27,7 +27,7 @@ from hivemind_lab.problems.model import (
     Fact,
     Option,
 )
-from hivemind_lab.problems.reading import READER_VERSION, REFUSAL_HINT, read_decision
+from hivemind_lab.problems.reading import REFUSAL_HINT, read_decision
 from hivemind_lab.problems.reading.constraints import PROHIBITION, kind_of, link
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
 from hivemind_lab.problems.reading.yes_no import declining
@@ -73,6 +73,7 @@ def decide(
     exclusive: bool | None = None,
     exclusive_source: ExclusivitySource = "flag",
     options_from: OptionsFrom = "reader",
+    reading: Decision | None = None,
 ) -> Decision:
     """The client's decision for a problem, read once.
 
@@ -84,8 +85,10 @@ def decide(
         exclusive: exclusivity given on the command line or by code.
         exclusive_source: where ``exclusive`` came from when given (``flag`` or ``request``).
         options_from: ``agents`` lets the agents propose their own options instead of a refusal.
+        reading: the text as the model intake read it (`hivemind_lab.problems.intake`), used
+            instead of the rule reader for whatever is not given explicitly.
     """
-    read = read_decision(
+    read = reading or read_decision(
         problem.question,
         client_data=[(d.id, d.text) for d in problem.client_data],
         market_data=[(d.id, d.text) for d in problem.market_data],
@@ -122,6 +125,8 @@ def decide(
         excl, quote, excl_source = exclusive, None, exclusive_source
     elif problem.exclusive is not None:
         excl, quote, excl_source = problem.exclusive, None, problem.declared_in
+    elif reading is not None:
+        excl, quote, excl_source = read.exclusive, read.exclusive_quote, read.exclusive_source
     else:
         from hivemind_lab.problems.reading.exclusivity import read_exclusivity
 
@@ -130,7 +135,7 @@ def decide(
         excl_source = None if found.exclusive is None else "reader"
     facts = (
         read.facts
-        if not given
+        if not given or reading is not None
         else extract_facts(
             problem.question,
             [(d.id, d.text) for d in problem.client_data],
@@ -146,7 +151,7 @@ def decide(
         exclusive=excl,
         exclusive_quote=quote,
         exclusive_source=excl_source,
-        reader_version=READER_VERSION,
+        reader_version=read.reader_version,
         refusal=refusal,
     )
 
@@ -206,9 +211,11 @@ def decide_or_refuse(
     constraints: Sequence[str] = (),
     exclusive: bool | None = None,
     options_from: str = "reader",
+    reading: Decision | None = None,
 ) -> Decision:
     """The decision for the command line: flags checked and named in errors, and a refusal
-    raised as `DecisionRefused` unless ``options_from`` is ``agents``."""
+    raised as `DecisionRefused` unless ``options_from`` is ``agents``; ``reading``: the model
+    intake's reading of the text (see `decide`)."""
     if options_from not in ("reader", "agents"):
         raise InputError("--options-from", f"unknown {options_from!r}", allowed="reader or agents")
     if any(not c.strip() for c in constraints):
@@ -220,6 +227,7 @@ def decide_or_refuse(
         exclusive=exclusive,
         exclusive_source="flag",
         options_from="agents" if options_from == "agents" else "reader",
+        reading=reading,
     )
     if decision.refusal is not None:
         raise DecisionRefused(decision)

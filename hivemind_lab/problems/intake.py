@@ -1,0 +1,211 @@
+"""The model intake: a language model reads the client's decision out of their text, and only
+what it quotes from that text is kept.
+
+The model fills a bounded schema (`IntakeOutput`: options, exclusivity, constraints and facts,
+each with the exact words it comes from). Every quote is checked against the text —
+whitespace and quotation marks normalised, nothing else — and anything whose quote is not
+there is dropped (a constraint's links to dropped options go with them); when no option
+survives, the decision is a refusal that lists what was dropped and why. The call goes
+through whatever `ChatModel` it is given: wrapped in the response cache
+(`hivemind_lab.llm.cache.CachingChatModel`) a second intake of the same text is served from
+the cache and a replay makes no call. The call itself (request, reply, cache hit) is kept as an
+`IntakeCall` for the audit trail. The offline backend never gets here: it reads with the rule
+reader (`hivemind_lab.problems.reading`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any, NamedTuple
+
+from hivemind_lab.agents.prompts import render_intake
+from hivemind_lab.agents.schemas import IntakeOutput, IntakeTask
+from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
+from hivemind_lab.models import Frozen
+from hivemind_lab.problems.loading import Problem
+from hivemind_lab.problems.model import (
+    MAX_FACT_CHARS,
+    Constraint,
+    Decision,
+    Fact,
+    Option,
+    Refusal,
+)
+from hivemind_lab.problems.reading.facts import extract_facts
+
+INTAKE_VERSION = "intake-1"
+"""Bumped whenever the intake's prompt, schema or checks change; recorded (with the model) in
+every `Decision` the intake reads."""
+
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"'})  # fmt: skip
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed and typographic quotation marks made plain: the only differences a
+    quote may have from the text it comes from."""
+    return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
+
+
+def quoted(quote: str | None, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text`` (both normalised; an empty quote never does)."""
+    if not quote:
+        return False
+    found = normalise(quote).strip(" \"'")
+    return bool(found) and found in normalise(text)
+
+
+class IntakeCall(Frozen):
+    """One intake call as the audit trail records it."""
+
+    backend: str
+    model: str
+    request: dict[str, Any]
+    """The rendered request (messages and parameters)."""
+    replies: tuple[str, ...]
+    """Each reply's content (more than one when a reply was repaired)."""
+    cached: bool
+    """Every reply was served from the response cache."""
+    dropped: tuple[str, ...] = ()
+    """What the checks dropped, each with why."""
+    error: str | None = None
+    """Why the model's reply could not be read (then nothing of it was kept)."""
+
+
+class IntakeResult(NamedTuple):
+    decision: Decision
+    call: IntakeCall
+
+
+def checked(
+    output: IntakeOutput,
+    problem: Problem,
+    *,
+    reader_version: str,
+) -> tuple[Decision, tuple[str, ...]]:
+    """The decision the model's reading supports: every option, constraint, exclusivity and
+    fact whose quote is in the problem's text, constraints relinked to the options kept. Also
+    returns what was dropped, each with why. Pure."""
+    text = problem.question
+    dropped: list[str] = []
+    options: list[Option] = []
+    index: dict[int, int] = {}
+    seen: set[str] = set()
+    for n, option in enumerate(output.options):
+        label = normalise(option.label)
+        if not quoted(option.quote, text):
+            dropped.append(f"option {label!r}: its quote is not in the text")
+        elif not label or label.casefold() in seen:
+            dropped.append(f"option {label!r}: blank or given twice")
+        else:
+            seen.add(label.casefold())
+            index[n] = len(options)
+            options.append(Option(label=label, source="intake", quote=normalise(option.quote)))
+    constraints: list[Constraint] = []
+    for c in output.constraints:
+        if not quoted(c.quote, text):
+            dropped.append(f"constraint {c.text!r}: its quote is not in the text")
+            continue
+        constraints.append(
+            Constraint(
+                id=f"constraint.{len(constraints) + 1}",
+                text=normalise(c.text),
+                quote=normalise(c.quote),
+                kind=c.kind,
+                forbids=tuple(sorted({index[i] for i in c.forbids if i in index})),
+                limits=tuple(
+                    sorted(
+                        {index[i] for i in c.limits if i in index}
+                        - {index[i] for i in c.forbids if i in index}
+                    )
+                ),
+                source="intake",
+            )
+        )
+    exclusive: bool | None = None
+    if output.exclusive != "not_stated":
+        if quoted(output.exclusive_quote, text):
+            exclusive = output.exclusive == "one_of"
+        else:
+            dropped.append(f"exclusivity {output.exclusive!r}: its quote is not in the text")
+    facts: list[Fact] = []
+    for f in output.facts:
+        if quoted(f.quote, text):
+            facts.append(
+                Fact(
+                    id=f"question.{len(facts) + 1}",
+                    text=normalise(f.text)[:MAX_FACT_CHARS],
+                    source="question",
+                )
+            )
+        else:
+            dropped.append(f"fact {f.text[:80]!r}: its quote is not in the text")
+    data_facts = extract_facts(
+        "",
+        [(d.id, d.text) for d in problem.client_data],
+        [(d.id, d.text) for d in problem.market_data],
+    )
+    refusal = None
+    if not options:
+        reason = (
+            "the model's options are not quoted from the text"
+            if output.options
+            else "the model found no options in the text"
+        )
+        refusal = Refusal(reason=reason, found=tuple(d for d in dropped if d.startswith("option")))
+    decision = Decision(
+        options=tuple(options),
+        options_source="intake" if options else "agents",
+        facts=(*data_facts, *facts),
+        constraints=tuple(constraints),
+        exclusive=exclusive,
+        exclusive_quote=normalise(output.exclusive_quote or "") or None
+        if exclusive is not None
+        else None,
+        exclusive_source="intake" if exclusive is not None else None,
+        reader_version=reader_version,
+        refusal=refusal,
+    )
+    return decision, tuple(dropped)
+
+
+async def read_intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> IntakeResult:
+    """Ask ``model`` to read the problem's decision and keep what its quotes support. A reply
+    that never follows the schema (after the usual repairs) is a refusal, not an error."""
+    request = render_intake(IntakeTask(text=problem.question), seed=seed)
+    reader_version = f"{INTAKE_VERSION}:{model.backend}/{model.model}"
+    sent = request.model_dump(mode="json")
+    try:
+        result = await complete_structured(model, request, IntakeOutput)
+    except StructuredOutputError as exc:
+        decision = Decision(
+            reader_version=reader_version,
+            refusal=Refusal(
+                reason=f"the model's reading did not follow the schema ({str(exc)[:200]})"
+            ),
+        )
+        call = IntakeCall(
+            backend=model.backend,
+            model=model.model,
+            request=sent,
+            replies=(),
+            cached=False,
+            error=str(exc)[:1000],
+        )
+        return IntakeResult(decision, call)
+    decision, dropped = checked(result.value, problem, reader_version=reader_version)
+    call = IntakeCall(
+        backend=model.backend,
+        model=model.model,
+        request=sent,
+        replies=tuple(r.content for r in result.responses),
+        cached=all(r.cached for r in result.responses),
+        dropped=dropped,
+    )
+    return IntakeResult(decision, call)
+
+
+def intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> IntakeResult:
+    """`read_intake` for synchronous callers (the command line, benchmarks)."""
+    return asyncio.run(read_intake(model, problem, seed=seed))

@@ -1,0 +1,135 @@
+"""The model intake: only what the model quotes from the client's text is kept, the call is
+cached by content (a second intake makes no call), and on the bundled local model the reply is
+schema-valid with every kept quote a substring of the text (never its wording)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab.agents.schemas import IntakeOutput
+from hivemind_lab.llm.base import ChatRequest
+from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.llm.structured import extract_json
+from hivemind_lab.llm.testing import FunctionModel
+from hivemind_lab.problems.decision import decide
+from hivemind_lab.problems.intake import checked, intake, normalise, quoted
+from hivemind_lab.problems.loading import Problem
+
+TEXT = (
+    "Our bakery weighs three moves:  open a second shop in the old town, sell bread online, "
+    "or keep the single shop. We can only afford one of them. A regional decree bans new "
+    "shops in the old town. Cash covers 14 months of costs."
+)
+PROBLEM = Problem(id="bakery", title="Bakery", question=TEXT)
+
+READING = {
+    "options": [
+        {"label": "Open a second shop", "quote": "open a second shop in the old town"},
+        {"label": "Sell bread online", "quote": "sell bread online"},
+        {"label": "Franchise the brand", "quote": "franchise the brand nationally"},
+        {"label": "Keep the single shop", "quote": "keep the single  shop"},
+    ],
+    "exclusive": "one_of",
+    "exclusive_quote": "We can only afford one of them.",
+    "constraints": [
+        {
+            "text": "A decree bans new shops in the old town.",
+            "quote": "A regional decree bans new shops in the old town.",
+            "kind": "legal",
+            "forbids": [0],
+        },
+        {"text": "A made-up covenant.", "quote": "the bank covenant caps debt", "forbids": [1]},
+        {
+            "text": "Franchising needs approval.",
+            "quote": "We can only afford one",
+            "limits": [2, 3],
+        },
+    ],
+    "facts": [
+        {"text": "Cash covers 14 months.", "quote": "Cash covers 14 months of costs."},
+        {"text": "Sales rose 40%.", "quote": "Sales rose 40% last year."},
+    ],
+}
+
+
+def test_only_what_is_quoted_from_the_text_is_kept() -> None:
+    decision, dropped = checked(
+        IntakeOutput.model_validate(READING), PROBLEM, reader_version="intake-test"
+    )
+    assert decision.labels == ("Open a second shop", "Sell bread online", "Keep the single shop")
+    assert all(o.source == "intake" and quoted(o.quote, TEXT) for o in decision.options)
+    # the ban keeps its link; the covenant is not in the text; the franchise option was dropped
+    # and the third constraint's link follows the kept option (old 3 is new 2)
+    assert [(c.text, c.forbids, c.limits) for c in decision.constraints] == [
+        ("A decree bans new shops in the old town.", (0,), ()),
+        ("Franchising needs approval.", (), (2,)),
+    ]
+    assert decision.exclusive is True and decision.exclusive_source == "intake"
+    assert [f.text for f in decision.facts] == ["Cash covers 14 months."]
+    assert len(dropped) == 3 and all("not in the text" in d for d in dropped)
+
+
+def test_quotes_are_checked_with_whitespace_and_quotation_marks_normalised_only() -> None:
+    text = "They said \u201cno more than two shops\u201d.\nThen\tthey left."
+    assert quoted('"no more than two shops"', text)
+    assert quoted("Then they   left", text)
+    assert not quoted("no more than 2 shops", text)
+    assert not quoted("THEN THEY LEFT", text)
+    assert normalise(" a\u2019b \n c ") == "a'b c"
+
+
+def test_no_quoted_option_is_a_refusal_and_unquoted_exclusivity_is_not_stated() -> None:
+    bare = {
+        "options": [{"label": "Expand", "quote": "expand into Spain"}],
+        "exclusive": "combinable",
+        "exclusive_quote": "they can be combined",
+    }
+    decision, _ = checked(IntakeOutput.model_validate(bare), PROBLEM, reader_version="v")
+    assert decision.options == () and decision.refusal is not None
+    assert decision.exclusive is None
+
+
+def _replies(request: ChatRequest) -> IntakeOutput:
+    return IntakeOutput.model_validate(READING)
+
+
+def test_the_intake_is_cached_by_content_and_replayed_with_no_call(tmp_path: Path) -> None:
+    inner = FunctionModel(_replies, model="reader")
+    cache = ResponseCache(tmp_path / "intake.sqlite")
+    first = intake(CachingChatModel(inner, cache), PROBLEM)
+    second = intake(CachingChatModel(inner, cache), PROBLEM)
+    replay = intake(
+        CachingChatModel(None, cache, mode="replay", backend="function", model="reader"), PROBLEM
+    )
+    cache.close()
+    assert inner.calls == 1
+    assert not first.call.cached and second.call.cached and replay.call.cached
+    assert first.decision == second.decision == replay.decision
+    assert first.decision.reader_version.startswith("intake-")
+    # the decision built from the reading keeps the intake's options and links
+    decision = decide(PROBLEM, reading=first.decision)
+    assert decision.options_source == "intake" and decision.forbidden() == (0,)
+
+
+@pytest.mark.slow
+def test_the_bundled_local_model_reads_quotes_from_the_text(tmp_path: Path) -> None:
+    """Schema and quotes only: a 135M model's wording is never asserted."""
+    from hivemind_lab.agents.backends import backend_choice, open_model
+
+    cache = ResponseCache(tmp_path / "intake.sqlite")
+    with open_model(backend_choice("local"), concurrency=1) as chat:
+        first = intake(CachingChatModel(chat, cache), PROBLEM)
+        counted = CachingChatModel(chat, cache)
+        second = intake(counted, PROBLEM)
+    cache.close()
+    assert first.call.error is None, first.call.error
+    for reply in first.call.replies[-1:]:
+        IntakeOutput.model_validate_json(extract_json(reply))  # the kept reply follows the schema
+    decision = first.decision
+    spans = [o.quote for o in decision.options] + [c.quote for c in decision.constraints]
+    spans += [decision.exclusive_quote] if decision.exclusive_quote else []
+    assert all(s is not None and normalise(s) in normalise(TEXT) for s in spans)
+    assert counted.misses == 0 and second.call.cached
+    assert second.decision == first.decision
