@@ -13,24 +13,36 @@ from typing import TYPE_CHECKING
 
 from hivemind_lab.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from hivemind_lab.agents.policy import OfflineAgentModel
-    from hivemind_lab.compliance import rescore
-    from hivemind_lab.deliberation import deliberate
-    from hivemind_lab.errors import HivemindError, InputError
-    from hivemind_lab.inputs import PRESETS, Calibrations, DeliberationRequest, Limits
-    from hivemind_lab.knowledge import Document, Slice, load_documents, slice_knowledge
-    from hivemind_lab.knowledge.slicing import plan_slices
-    from hivemind_lab.llm import OpenAIChatModel, OpenAIConfig
-    from hivemind_lab.problems import Problem, load_problem
-    from hivemind_lab.runs.audit import AuditLog, verify_log
-    from hivemind_lab.runs.chat_export import export_chat
-    from hivemind_lab.runs.results import DeliberationResult
-    from hivemind_lab.runs.rundir import load_result
+if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+    from hivemind_lab.agents.policy import OfflineAgentModel as OfflineAgentModel
+    from hivemind_lab.compliance import rescore as rescore
+    from hivemind_lab.deliberation import deliberate as deliberate
+    from hivemind_lab.errors import HivemindError as HivemindError
+    from hivemind_lab.errors import InputError as InputError
+    from hivemind_lab.inputs import PRESETS as PRESETS
+    from hivemind_lab.inputs import Calibrations as Calibrations
+    from hivemind_lab.inputs import DeliberationRequest as DeliberationRequest
+    from hivemind_lab.inputs import Limits as Limits
+    from hivemind_lab.knowledge import Document as Document
+    from hivemind_lab.knowledge import Slice as Slice
+    from hivemind_lab.knowledge import load_documents as load_documents
+    from hivemind_lab.knowledge import slice_knowledge as slice_knowledge
+    from hivemind_lab.knowledge.slicing import plan_slices as plan_slices
+    from hivemind_lab.llm import OpenAIChatModel as OpenAIChatModel
+    from hivemind_lab.llm import OpenAIConfig as OpenAIConfig
+    from hivemind_lab.problems import Problem as Problem
+    from hivemind_lab.problems import load_problem as load_problem
+    from hivemind_lab.runs.audit import AuditLog as AuditLog
+    from hivemind_lab.runs.audit import verify_log as verify_log
+    from hivemind_lab.runs.chat_export import export_chat as export_chat
+    from hivemind_lab.runs.results import DeliberationResult as DeliberationResult
+    from hivemind_lab.runs.rundir import load_result as load_result
+
 
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
+    "OfflineAgentModel": "hivemind_lab.agents.policy",
     "rescore": "hivemind_lab.compliance",
     "deliberate": "hivemind_lab.deliberation",
     "HivemindError": "hivemind_lab.errors",
@@ -46,7 +58,6 @@ _HOMES: dict[str, str] = {
     "plan_slices": "hivemind_lab.knowledge.slicing",
     "OpenAIChatModel": "hivemind_lab.llm",
     "OpenAIConfig": "hivemind_lab.llm",
-    "OfflineAgentModel": "hivemind_lab.agents.policy",
     "Problem": "hivemind_lab.problems",
     "load_problem": "hivemind_lab.problems",
     "AuditLog": "hivemind_lab.runs.audit",
@@ -55,33 +66,8 @@ _HOMES: dict[str, str] = {
     "DeliberationResult": "hivemind_lab.runs.results",
     "load_result": "hivemind_lab.runs.rundir",
 }
+"""Each public name and the module that defines it: the one table the package's ``__all__`` and
+``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
 
-
+__all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
-
-
-__all__ = [
-    "PRESETS",
-    "AuditLog",
-    "Calibrations",
-    "DeliberationRequest",
-    "DeliberationResult",
-    "Document",
-    "HivemindError",
-    "InputError",
-    "Limits",
-    "OfflineAgentModel",
-    "OpenAIChatModel",
-    "OpenAIConfig",
-    "Problem",
-    "Slice",
-    "deliberate",
-    "export_chat",
-    "load_documents",
-    "load_problem",
-    "load_result",
-    "plan_slices",
-    "rescore",
-    "slice_knowledge",
-    "verify_log",
-]

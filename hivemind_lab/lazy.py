@@ -3,6 +3,11 @@
 A light path (``--help``, checking a problem or experiment file) must not pay for what the heavy
 modules behind a package import (scikit-learn, polars, the engine), so packages name where each
 public attribute lives and import it when it is first read.
+
+Each such package writes its public names once, in a ``_HOMES`` table (name → defining module):
+``__all__ = sorted(_HOMES)`` and ``__getattr__ = lazy_exports(__name__, _HOMES)`` come from it,
+and a ``TYPE_CHECKING`` block re-exports the same names for type checkers (tests/test_lazy.py
+checks that the block and the table agree and that every name imports).
 """
 
 from __future__ import annotations

@@ -57,3 +57,54 @@ def test_no_module_of_the_wire_layer_imports_the_agents():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [module]
             offenders += [f"{path.name}: {n}" for n in names if n and "hivemind_lab.agents" in n]
     assert offenders == []
+
+
+def _lazy_packages() -> list[str]:
+    """Every package whose attributes load on first use (an ``__init__`` calling lazy_exports)."""
+    from pathlib import Path
+
+    import hivemind_lab
+
+    root = Path(hivemind_lab.__file__).parent
+    found = []
+    for init in sorted(root.rglob("__init__.py")):
+        if "lazy_exports(__name__" in init.read_text("utf-8"):
+            parts = init.parent.relative_to(root.parent).parts
+            found.append(".".join(parts))
+    return found
+
+
+def test_the_lazy_packages_are_found():
+    assert {"hivemind_lab", "hivemind_lab.llm", "hivemind_lab.problems"} <= set(_lazy_packages())
+
+
+@pytest.mark.parametrize("package", _lazy_packages())
+def test_a_lazy_package_derives_its_exports_and_type_stubs_from_one_table(package):
+    """``__all__`` is the table's names; the ``TYPE_CHECKING`` imports name exactly the table's
+    (name, module) pairs, so a name added, moved or removed in one place fails here."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    module = importlib.import_module(package)
+    table = module._HOMES
+    assert sorted(module.__all__) == sorted(table)
+    tree = ast.parse(Path(module.__file__).read_text("utf-8"))
+    stubs = {
+        (alias.asname or alias.name, node.module)
+        for block in tree.body
+        if isinstance(block, ast.If) and getattr(block.test, "id", "") == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert stubs == set(table.items())
+
+
+@pytest.mark.parametrize("package", _lazy_packages())
+def test_every_name_of_a_lazy_table_imports_from_its_home(package):
+    import importlib
+
+    module = importlib.import_module(package)
+    for name, home in module._HOMES.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), name), name

@@ -16,22 +16,23 @@ from typing import TYPE_CHECKING
 
 from hivemind_lab.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from hivemind_lab.deliberation.engine import check_run_dir
-    from hivemind_lab.deliberation.runner import (
-        build_manifest,
-        deliberate,
-        knowledge_for,
-        load_result,
-        new_run,
-        prepare_knowledge,
-        run_manifest,
-    )
-    from hivemind_lab.deliberation.state import Knowledge, Progress, ProgressCallback
+if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+    from hivemind_lab.deliberation.engine import check_run_dir as check_run_dir
+    from hivemind_lab.deliberation.runner import build_manifest as build_manifest
+    from hivemind_lab.deliberation.runner import deliberate as deliberate
+    from hivemind_lab.deliberation.runner import knowledge_for as knowledge_for
+    from hivemind_lab.deliberation.runner import load_result as load_result
+    from hivemind_lab.deliberation.runner import new_run as new_run
+    from hivemind_lab.deliberation.runner import prepare_knowledge as prepare_knowledge
+    from hivemind_lab.deliberation.runner import run_manifest as run_manifest
+    from hivemind_lab.deliberation.state import Knowledge as Knowledge
+    from hivemind_lab.deliberation.state import Progress as Progress
+    from hivemind_lab.deliberation.state import ProgressCallback as ProgressCallback
+
 
 _HOMES: dict[str, str] = {
-    "build_manifest": "hivemind_lab.deliberation.runner",
     "check_run_dir": "hivemind_lab.deliberation.engine",
+    "build_manifest": "hivemind_lab.deliberation.runner",
     "deliberate": "hivemind_lab.deliberation.runner",
     "knowledge_for": "hivemind_lab.deliberation.runner",
     "load_result": "hivemind_lab.deliberation.runner",
@@ -42,21 +43,8 @@ _HOMES: dict[str, str] = {
     "Progress": "hivemind_lab.deliberation.state",
     "ProgressCallback": "hivemind_lab.deliberation.state",
 }
+"""Each public name and the module that defines it: the one table the package's ``__all__`` and
+``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
 
-
+__all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
-
-
-__all__ = [
-    "Knowledge",
-    "Progress",
-    "ProgressCallback",
-    "build_manifest",
-    "check_run_dir",
-    "deliberate",
-    "knowledge_for",
-    "load_result",
-    "new_run",
-    "prepare_knowledge",
-    "run_manifest",
-]

@@ -13,41 +13,35 @@ from typing import TYPE_CHECKING
 
 from hivemind_lab.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from hivemind_lab.experiments.points import RunPoint, expand
-    from hivemind_lab.experiments.replay import ReplayReport, replay
-    from hivemind_lab.experiments.runner import RunSummary, run_point
-    from hivemind_lab.experiments.spec import ExperimentSpec, load_spec
-    from hivemind_lab.experiments.sweep import SweepReport, load, run
+if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+    from hivemind_lab.experiments.points import RunPoint as RunPoint
+    from hivemind_lab.experiments.points import expand as expand
+    from hivemind_lab.experiments.replay import ReplayReport as ReplayReport
+    from hivemind_lab.experiments.replay import replay as replay
+    from hivemind_lab.experiments.runner import RunSummary as RunSummary
+    from hivemind_lab.experiments.runner import run_point as run_point
+    from hivemind_lab.experiments.spec import ExperimentSpec as ExperimentSpec
+    from hivemind_lab.experiments.spec import load_spec as load_spec
+    from hivemind_lab.experiments.sweep import SweepReport as SweepReport
+    from hivemind_lab.experiments.sweep import load as load
+    from hivemind_lab.experiments.sweep import run as run
+
 
 _HOMES: dict[str, str] = {
-    "ExperimentSpec": "hivemind_lab.experiments.spec",
-    "load_spec": "hivemind_lab.experiments.spec",
     "RunPoint": "hivemind_lab.experiments.points",
     "expand": "hivemind_lab.experiments.points",
+    "ReplayReport": "hivemind_lab.experiments.replay",
+    "replay": "hivemind_lab.experiments.replay",
     "RunSummary": "hivemind_lab.experiments.runner",
     "run_point": "hivemind_lab.experiments.runner",
+    "ExperimentSpec": "hivemind_lab.experiments.spec",
+    "load_spec": "hivemind_lab.experiments.spec",
     "SweepReport": "hivemind_lab.experiments.sweep",
     "load": "hivemind_lab.experiments.sweep",
     "run": "hivemind_lab.experiments.sweep",
-    "ReplayReport": "hivemind_lab.experiments.replay",
-    "replay": "hivemind_lab.experiments.replay",
 }
+"""Each public name and the module that defines it: the one table the package's ``__all__`` and
+``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
 
-
+__all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
-
-
-__all__ = [
-    "ExperimentSpec",
-    "ReplayReport",
-    "RunPoint",
-    "RunSummary",
-    "SweepReport",
-    "expand",
-    "load",
-    "load_spec",
-    "replay",
-    "run",
-    "run_point",
-]

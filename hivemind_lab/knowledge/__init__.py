@@ -10,10 +10,16 @@ from typing import TYPE_CHECKING
 
 from hivemind_lab.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from hivemind_lab.knowledge.documents import Document, load_documents
-    from hivemind_lab.knowledge.retrieval import Passage, RetrievalIndex, split_passages
-    from hivemind_lab.knowledge.slicing import Slice, SlicingResult, slice_knowledge
+if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+    from hivemind_lab.knowledge.documents import Document as Document
+    from hivemind_lab.knowledge.documents import load_documents as load_documents
+    from hivemind_lab.knowledge.retrieval import Passage as Passage
+    from hivemind_lab.knowledge.retrieval import RetrievalIndex as RetrievalIndex
+    from hivemind_lab.knowledge.retrieval import split_passages as split_passages
+    from hivemind_lab.knowledge.slicing import Slice as Slice
+    from hivemind_lab.knowledge.slicing import SlicingResult as SlicingResult
+    from hivemind_lab.knowledge.slicing import slice_knowledge as slice_knowledge
+
 
 _HOMES: dict[str, str] = {
     "Document": "hivemind_lab.knowledge.documents",
@@ -25,18 +31,8 @@ _HOMES: dict[str, str] = {
     "SlicingResult": "hivemind_lab.knowledge.slicing",
     "slice_knowledge": "hivemind_lab.knowledge.slicing",
 }
+"""Each public name and the module that defines it: the one table the package's ``__all__`` and
+``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
 
-
+__all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
-
-
-__all__ = [
-    "Document",
-    "Passage",
-    "RetrievalIndex",
-    "Slice",
-    "SlicingResult",
-    "load_documents",
-    "slice_knowledge",
-    "split_passages",
-]

@@ -12,13 +12,21 @@ from typing import TYPE_CHECKING
 
 from hivemind_lab.lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from hivemind_lab.llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, Usage
-    from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
-    from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
-    from hivemind_lab.llm.structured import Structured, complete_structured
+if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+    from hivemind_lab.llm.base import ChatMessage as ChatMessage
+    from hivemind_lab.llm.base import ChatModel as ChatModel
+    from hivemind_lab.llm.base import ChatRequest as ChatRequest
+    from hivemind_lab.llm.base import ChatResponse as ChatResponse
+    from hivemind_lab.llm.base import Usage as Usage
+    from hivemind_lab.llm.cache import CachingChatModel as CachingChatModel
+    from hivemind_lab.llm.cache import ResponseCache as ResponseCache
+    from hivemind_lab.llm.openai_backend import OpenAIChatModel as OpenAIChatModel
+    from hivemind_lab.llm.openai_backend import OpenAIConfig as OpenAIConfig
+    from hivemind_lab.llm.structured import Structured as Structured
+    from hivemind_lab.llm.structured import complete_structured as complete_structured
 
-_HOMES = {
+
+_HOMES: dict[str, str] = {
     "ChatMessage": "hivemind_lab.llm.base",
     "ChatModel": "hivemind_lab.llm.base",
     "ChatRequest": "hivemind_lab.llm.base",
@@ -31,18 +39,8 @@ _HOMES = {
     "Structured": "hivemind_lab.llm.structured",
     "complete_structured": "hivemind_lab.llm.structured",
 }
+"""Each public name and the module that defines it: the one table the package's ``__all__`` and
+``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
 
+__all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
-__all__ = [
-    "CachingChatModel",
-    "ChatMessage",
-    "ChatModel",
-    "ChatRequest",
-    "ChatResponse",
-    "OpenAIChatModel",
-    "OpenAIConfig",
-    "ResponseCache",
-    "Structured",
-    "Usage",
-    "complete_structured",
-]
