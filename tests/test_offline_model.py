@@ -301,6 +301,15 @@ def _point(option: int, citation: str, strength: int = 4) -> CritiquePoint:
     )
 
 
+def engine_lists(critiques, stubbornness: float) -> dict:
+    """The points the engine tells the reviser to answer or weigh (every citation shown)."""
+    from hivemind_lab.deliberation.theory import weigh_points
+
+    shown = {c.critic_id: frozenset(p.citation for p in c.points if p.citation) for c in critiques}
+    weighing = weigh_points(critiques, shown, stubbornness)
+    return {"must_answer": weighing.must_answer, "may_weigh": weighing.may_weigh}
+
+
 def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> ReviseTask:
     current = ProposalOutput(
         title="Premium cargo bikes",
@@ -317,6 +326,7 @@ def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> Rev
         critiques=critiques,
         stubbornness=stubbornness,
         evidence=(LICENSING_GOOD,),
+        **engine_lists(critiques, stubbornness),
     )
 
 
@@ -596,6 +606,7 @@ def test_on_an_open_question_an_agent_adopts_a_course_peers_back_with_enough_evi
             current=_own("Open a shop"),
             critiques=critiques,
             stubbornness=stubbornness,
+            **engine_lists(critiques, stubbornness),
         )
         return course_of(revise_own(task).view())
 
@@ -626,6 +637,7 @@ def test_an_agent_without_evidence_adopts_a_lone_peers_course_that_has_some():
         current=_own("Decide from the client's own facts", backed=False),
         critiques=(ReceivedCritique(critic_id="c1", points=(point,)),),
         stubbornness=0.3,
+        **engine_lists((ReceivedCritique(critic_id="c1", points=(point,)),), 0.3),
     )
     assert course_of(revise_own(task).view()) == "Sell subscriptions"
 

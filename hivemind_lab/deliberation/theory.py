@@ -130,6 +130,9 @@ RepeatCheck = Callable[[SolutionView], bool]
 BAR_TOLERANCE = 0.05
 """Half-width of the band around an agent's bar: a point weighing within it may be weighed, one
 above it must be answered. Without a band, weights that sit on the bar flip with rounding."""
+SOURCE_SHARE = 0.75
+"""The most one source (one passage) can weigh: only several distinct passages make a point
+near-certain, however strongly one critic states it."""
 UNGROUNDED = 0.2
 """Share of its strength a point keeps when its citation is not in the evidence its critic was
 shown (cited nothing, or something else): every such point of one option and kind together
@@ -158,10 +161,10 @@ def bar(stubbornness: float) -> float:
 
 
 def point_weight(point: CritiquePoint, shown: frozenset[str]) -> float:
-    """A single point's weight: its stated strength (1-5) as a share, cut to `UNGROUNDED` of it
-    when its citation is not something its critic was shown."""
+    """A single point's weight: its stated strength (1-5) as a share of `SOURCE_SHARE`, cut to
+    `UNGROUNDED` of it when its citation is not something its critic was shown."""
     grounded = point.citation is not None and point.citation in shown
-    return point.strength / 5 * (1.0 if grounded else UNGROUNDED)
+    return SOURCE_SHARE * point.strength / 5 * (1.0 if grounded else UNGROUNDED)
 
 
 def weigh_points(
@@ -171,8 +174,8 @@ def weigh_points(
 ) -> Weighing:
     """Weigh every critique point one agent received and sort it against the agent's bar.
 
-    Points are weighed together with the others on the same option and of the same kind: each
-    distinct cited passage counts once (at the strongest weight any critic gave it), however
+    Points are weighed together with the others on the same option, of the same kind (and, on
+    an open question, for the same course): each distinct cited passage counts once (at the strongest weight any critic gave it), however
     many critics repeat it, and the group's weight is ``1 - prod(1 - w)`` over its sources.
 
     Args:
@@ -180,13 +183,13 @@ def weigh_points(
         shown: critic id → the passage and fact ids that critic was shown.
         stubbornness: the agent's stubbornness (0 to 1).
     """
-    sources: dict[tuple[int | None, str], dict[str, float]] = {}
+    sources: dict[tuple[int | None, str, str | None], dict[str, float]] = {}
     for critique in received:
         grounded = shown.get(critique.critic_id, frozenset())
         for point in critique.points:
             weight = point_weight(point, grounded)
             cited = point.citation if point.citation in grounded else None
-            group = sources.setdefault((point.option, point.kind), {})
+            group = sources.setdefault((point.option, point.kind, point.course), {})
             source = cited or "ungrounded"
             group[source] = max(group.get(source, 0.0), weight)
     combined = {
@@ -198,7 +201,7 @@ def weigh_points(
     below: list[PointRef] = []
     for critique in received:
         for index, point in enumerate(critique.points[:MAX_POINTS]):
-            weight = round(combined[(point.option, point.kind)], 6)
+            weight = round(combined[(point.option, point.kind, point.course)], 6)
             ref = PointRef(
                 critic_id=critique.critic_id, point=index, option=point.option, weight=weight
             )

@@ -92,7 +92,8 @@ def _point(
 
 
 def revise_own(task: ReviseTask) -> RevisionOutput:
-    """Adopt the peer course whose distinct evidence weighs most, if it clears stubbornness.
+    """Adopt the peer course whose distinct evidence weighs most, if the engine listed a point
+    proposing it (to answer or to weigh: stubbornness is the engine's).
 
     A passage cited by several critics counts once. Between two lone proposers the one whose
     course sorts first yields, so two agents never swap courses round after round."""
@@ -101,17 +102,20 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
     evidenceless = current.course is not None and not current.course.backed
     backing: dict[str, dict[str, float]] = {}
     critics: dict[str, set[str]] = {}
+    listed = {(r.critic_id, r.point) for r in (*task.must_answer, *task.may_weigh)}
+    cleared: set[str] = set()
     for received in task.critiques:
-        for point in received.points:
+        for index, point in enumerate(received.points):
             course = (point.course or "").strip()
             if point.kind != "contradiction" or not course or course == mine:
                 continue
+            if (received.critic_id, index) in listed:
+                cleared.add(course)
             source = point.citation or f"uncited:{received.critic_id}"
             weight = point.strength / 5 * (1.0 if point.citation else 0.5)
             group = backing.setdefault(course, {})
             group[source] = max(group.get(source, 0.0), weight)
             critics.setdefault(course, set()).add(received.critic_id)
-    s = task.stubbornness
     ranked = sorted(
         backing,
         key=lambda c: (
@@ -124,7 +128,7 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
     for course in ranked:
         weight = 1 - math.prod(1 - 0.75 * w for w in backing[course].values())
         lone = len(critics[course]) == 1 and course > mine and not evidenceless
-        if weight > s and s < 1.0 and not lone:  # a course with evidence beats none
+        if course in cleared and not lone:  # a course with evidence beats none
             recs = [fit_text(f"{OWN}{course}")]
             fact = relevant_fact(course, (course,), list(task.facts))
             if fact is not None:
@@ -136,8 +140,7 @@ def revise_own(task: ReviseTask) -> RevisionOutput:
                 recommendations=recs,
                 rationale=fit_text(
                     f"The problem names no options; adopted a peer's course backed by "
-                    f"{len(critics[course])} critic(s) with evidence weight {weight:.2f} over "
-                    f"stubbornness {s:.2f}."
+                    f"{len(critics[course])} critic(s) with evidence weight {weight:.2f}."
                 ),
                 citations=[c for c in backing[course] if not c.startswith("uncited:")][:8],
                 facts_used=[fact.id] if fact else [],

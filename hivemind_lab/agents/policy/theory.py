@@ -4,14 +4,13 @@
   recommend a choice or a sequence among the options, each recommendation naming an option or
   a client fact; the reason is written in the model's own words and cites passage and fact ids.
 - critique: see `critique` (option by option: support, contradiction, gap).
-- revise: weigh critique points by the distinct evidence behind them (a passage cited by five
-  critics counts once), adopt the points whose weight clears the agent's stubbornness, and
-  re-decide from the moved option scores.
+- revise: take the critique points the engine lists to answer (and those it may weigh, unless
+  the agent's own evidence says otherwise), move the option scores by their evidence weight
+  and re-decide. The engine applies stubbornness; the agent only judges.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -276,49 +275,51 @@ def _direction(point: CritiquePoint, stance: str | None) -> float:
 
 
 def revise(task: ReviseTask) -> RevisionOutput:
-    """Move option scores by the evidence-weighted critique points that clear stubbornness."""
+    """Move option scores by the critique points the engine listed: every point to answer is
+    taken (its option's score moves by the point's evidence weight in its direction), a point
+    the agent may weigh is taken unless the agent's own evidence backs the stance it argues
+    against, and every other point is rejected. Stubbornness is the engine's (its lists)."""
     current = task.current
     if not task.options:
         return revise_own(task)
     judgements = judge(task.options, task.evidence, task.facts)
     held = stance_map(current.stances)
     base = [0.5 * j.score + 0.5 * STANCE_VALUE.get(held.get(j.option, ""), 0.0) for j in judgements]
-    groups: dict[tuple[int, float], dict[str, float]] = {}
-    key: tuple[int, float]
-    claims: dict[tuple[int, float], list[str]] = {}
-    fact_gaps: dict[str, tuple[float, str]] = {}
+    must = {(r.critic_id, r.point): r.weight for r in task.must_answer}
+    may = {(r.critic_id, r.point): r.weight for r in task.may_weigh}
+    moves: dict[tuple[int, float], float] = {}
+    claims: dict[tuple[int, float], str] = {}
+    rejected: list[str] = []
+    fact_gaps: dict[str, str] = {}
     fact_ids = {f.id for f in task.facts}
     for received in task.critiques:
-        for point in received.points:
-            if point.option is None or point.option >= len(task.options):
+        for index, point in enumerate(received.points):
+            listed = (received.critic_id, index)
+            weight = must.get(listed, may.get(listed))
+            if point.kind == "support" or point.option is None:
+                continue
+            if point.option >= len(task.options) or weight is None:
+                rejected.append(point.claim)
+                continue
+            direction = _direction(point, held.get(point.option))
+            own = judgements[point.option].score
+            if listed not in must and own * direction < -CLEAR:
+                rejected.append(point.claim)  # may weigh: the agent's evidence says otherwise
                 continue
             if point.kind == "gap" and point.citation in fact_ids:
-                prev = fact_gaps.get(point.citation, (0.0, point.claim))
-                fact_gaps[point.citation] = (max(prev[0], point.strength / 5), point.claim)
+                fact_gaps.setdefault(point.citation, point.claim)
                 continue
-            key = (point.option, _direction(point, held.get(point.option)))
-            source = point.citation or f"uncited:{received.critic_id}"
-            weight = point.strength / 5 * (1.0 if point.citation else 0.5)
-            group = groups.setdefault(key, {})
-            group[source] = max(group.get(source, 0.0), weight)  # one passage counts once
-            claims.setdefault(key, []).append(point.claim)
-    adopted: list[str] = []
-    rejected: list[str] = []
+            key = (point.option, direction)
+            if key[1] < 0 and held.get(key[0]) is None:
+                continue  # an argument against an option the agent does not hold
+            moves[key] = max(moves.get(key, 0.0), weight)  # one group moves once
+            claims.setdefault(key, point.claim)
     scores = list(base)
-    s = task.stubbornness
-    for key in sorted(groups, key=lambda k: (k[0], -k[1])):
-        weight = 1.0 - math.prod(1.0 - 0.75 * w for w in groups[key].values())
-        claim = claims[key][0]
-        if key[1] < 0 and held.get(key[0]) is None:
-            continue  # an argument against an option the agent does not hold
-        if weight > s and s < 1.0:
-            scores[key[0]] += key[1] * weight * (1.0 - s)
-            adopted.append(claim)
-        else:
-            rejected.append(claim)
-    prefer = [fid for fid, (w, claim) in sorted(fact_gaps.items()) if w > s and s < 1.0]
-    adopted += [fact_gaps[f][1] for f in prefer]
-    rejected += [fact_gaps[f][1] for f in sorted(fact_gaps) if f not in prefer]
+    for (option, direction), weight in sorted(moves.items()):
+        scores[option] += direction * weight
+    adopted = [claims[k] for k in sorted(claims)]
+    prefer = sorted(fact_gaps)
+    adopted += [fact_gaps[f] for f in prefer]
     if not adopted:
         return RevisionOutput(**current.model_dump(), adopted=[], rejected=rejected[:MAX_POINTS])
     allowed = lawful(
@@ -329,8 +330,8 @@ def revise(task: ReviseTask) -> RevisionOutput:
         task, plan, judgements, scores, prefer_facts=prefer, limit=task.max_recommendations
     )
     rationale = (
-        f"{w.rationale} Revision: adopted {len(adopted)} of {len(adopted) + len(rejected)} "
-        f"critique point group(s) whose evidence weight cleared stubbornness {s:.2f}."
+        f"{w.rationale} Revision: took {len(adopted)} critique point group(s) the engine "
+        f"listed to answer or weigh; rejected {len(rejected)} point(s)."
     )
     return RevisionOutput(
         title=w.title,
