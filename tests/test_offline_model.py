@@ -381,15 +381,22 @@ def test_red_flags_match_as_phrases_in_context():
     assert not matched(["market allocation"], ["Do not agree a market allocation."])
 
 
-async def test_severity_lowers_scores_and_flags_and_facts_weigh_on_committing_options():
+async def test_flags_become_concerns_and_severity_is_left_to_the_engine():
+    from hivemind_lab.agents.schemas import ScoreOutput
+    from hivemind_lab.deliberation.practicality import constraint_score
+
     risky = ("Fund a debt-financed acquisition of a rival.",)
     lenient = await ask(_score_task(risky, 0.1))
     strict = await ask(_score_task(risky, 0.9))
-    assert strict["score"] > -1 and lenient["score"] > strict["score"]
+    assert lenient == strict  # the stand-in only judges; severity acts in the engine
     assert "debt-financed acquisition" in strict["flags"]
-    assert strict["score"] % 5 == 0
-    clean = await ask(_score_task(("License the drivetrain with a staged rollout.",), 0.5))
-    assert clean["score"] > (await ask(_score_task(risky, 0.5)))["score"]
+    assert any(not c["mitigated"] for c in strict["concerns"])
+    risky_out = ScoreOutput.model_validate(strict)
+    assert constraint_score(risky_out, 0.1) > constraint_score(risky_out, 0.9)
+    clean = ScoreOutput.model_validate(
+        await ask(_score_task(("License the drivetrain with a staged rollout.",), 0.5))
+    )
+    assert constraint_score(clean, 0.5) > constraint_score(risky_out, 0.5)
 
 
 async def test_offline_model_refuses_prompts_that_are_not_agent_tasks():

@@ -5,7 +5,9 @@ occur in order and adjacent (articles aside) in a recommendation that does not r
 ("Do not pursue the acquisition" raises no acquisition flag), outside the client facts it quotes
 ("market allocation" is not found in "new market space"). The client's facts that concern
 this constraint (the words of its red flags and mitigations) and speak of strain weigh on
-the options the solution pursues, in proportion to how committing they are.
+the options the solution pursues, in proportion to how committing they are. Both come out as
+concerns graded by how committing the move is; severity is applied by the engine
+(`hivemind_lab.deliberation.practicality.constraint_score`), not here.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import functools
 import re
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.phrasing import fit_text
 from hivemind_lab.agents.policy.reading import commitment, polarity
-from hivemind_lab.agents.schemas import MAX_TEXT, ScoreOutput, ScoreTask
-from hivemind_lab.problems.decision import fact_snippet
+from hivemind_lab.agents.schemas import MAX_TEXT, Concern, ScoreOutput, ScoreTask
+from hivemind_lab.problems.decision import Fact, fact_snippet
 from hivemind_lab.text import overlap, stems, term_set, word_stems
 
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -56,6 +59,42 @@ def matched(
     return [p for p in phrases if any(phrase_in(phrase_stems(p), run) for run in kept)]
 
 
+def _concerns(
+    flags: Sequence[str],
+    mitigations: Sequence[str],
+    strained: Sequence[Fact],
+    *,
+    exposure: float,
+    option: int | None,
+) -> list[Concern]:
+    """The concerns behind a score: each risk signal (critical on a fully committing move,
+    else major; mitigated while the solution states mitigations, one per signal), then each
+    client fact that strains the move (major on a fully committing move, else minor)."""
+    out = [
+        Concern.model_validate(
+            {
+                "option": option,
+                "grade": "critical" if exposure >= 1.0 else "major",
+                "mitigated": i < len(mitigations),
+                "text": fit_text(f"Risk signal under this constraint: {flag}."),
+            }
+        )
+        for i, flag in enumerate(flags)
+    ]
+    out += [
+        Concern.model_validate(
+            {
+                "option": option,
+                "grade": "major" if exposure >= 1.0 else "minor",
+                "basis": fact.id,
+                "text": fit_text(f"A client fact strains it: {fact_snippet(fact)}"),
+            }
+        )
+        for fact in strained[:3]
+    ]
+    return out[:6]
+
+
 def score(task: ScoreTask) -> ScoreOutput:
     """Feasibility under one constraint from flags, mitigations, knowledge and client facts."""
     texts = [task.solution.title, *task.solution.recommendations]
@@ -66,8 +105,8 @@ def score(task: ScoreTask) -> ScoreOutput:
     )
     flags = sorted(set(matched(task.red_flags, texts, quoted=quoted)))
     mitigations = sorted(set(matched(task.mitigations, texts, quoted=quoted)))
-    pursued = [
-        task.options[s.option]
+    pursued: list[int] = [
+        s.option
         for s in task.solution.stances
         if s.stance in ("pursue", "later") and s.option < len(task.options)
     ]
@@ -81,23 +120,26 @@ def score(task: ScoreTask) -> ScoreOutput:
         for f in task.facts
         if f.source != "market" and polarity(f.text) < 0 and set(stems(f.text)) & vocabulary
     ]
-    exposure = max((commitment(o) for o in pursued), default=0.5)
-    fact_penalty = 5.0 * min(3, len(strained)) * exposure
-    penalty = max(
-        0.0, 12.0 * len(flags) + 10.0 * engagement + fact_penalty - 7.0 * len(mitigations)
+    exposure = max((commitment(task.options[o]) for o in pursued), default=0.5)
+    exposed: int | None = (
+        max(pursued, key=lambda o: commitment(task.options[o])) if pursued else None
     )
-    s = task.severity
-    value = 95.0 - 20.0 * s - (0.5 + 1.5 * s) * penalty
-    rounded = max(0, min(100, 5 * round(value / 5)))
-    subject = pursued[0] if pursued else task.solution.title
+    concerns = _concerns(flags, mitigations, strained, exposure=exposure, option=exposed)
+    # The anchor: how far the solution engages this constraint's knowledge at all; what it
+    # risks is in the concerns, which the engine weighs by severity.
+    anchor = max(0, min(100, 5 * round((95.0 - 15.0 * engagement) / 5)))
+    subject = task.options[exposed] if exposed is not None else task.solution.title
     parts = [
         f"{task.constraint} on {subject}: {len(flags)} risk signal(s)"
         + (f" ({', '.join(flags[:6])})" if flags else ""),
         f"client facts: {fact_snippet(strained[0])}" if strained else "",
         f"mitigations: {', '.join(mitigations)}" if mitigations else "",
-        f"severity {s:.2f}.",
+        f"{len(concerns)} concern(s).",
     ]
     reason = "; ".join(p for p in parts if p)
     if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
         reason = "; ".join(p for p in (parts[0], parts[2], parts[3]) if p)[:MAX_TEXT]
-    return ScoreOutput.model_validate({"score": rounded, "reason": reason, "flags": flags[:6]})
+    out = ScoreOutput.model_validate(
+        {"score": anchor, "reason": reason, "flags": flags[:6], "concerns": concerns}
+    )
+    return out
