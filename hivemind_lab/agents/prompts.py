@@ -31,7 +31,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.4"
+PROMPT_VERSION = "2026-12-01.6"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
@@ -89,11 +89,13 @@ _INSTRUCTIONS = {
     ),
     "revise": (
         "Revise your solution after reading every critique of it, with your own evidence shown "
-        "again. Weigh each point by the evidence behind it, not by how many critics repeated "
-        "it. Stubbornness (0 to 1) sets how far you move: at 0 adopt every well-supported "
-        "point, at 1 change nothing, and in between adopt only points whose evidence outweighs "
-        "your own by that margin. Keep addressing the client's options and facts; list the "
-        "claims you adopted and rejected."
+        "again. The engine has weighed every point by the distinct evidence behind it and your "
+        "stubbornness: `must_answer` lists the points (critic_id, 0-based point index, weight) "
+        "you must answer, by adopting each or rebutting it from your evidence; `may_weigh` "
+        "lists points near your bar that you may adopt or not; every other point you may leave. "
+        "Change your stance only on options those points address: any other stance change is "
+        "not taken. Keep addressing the client's options and facts; list the claims you "
+        "adopted and rejected."
     ),
     "synthesize": (
         "Write the conclusion's combined rationale: in `shared`, the reasons its members have "
@@ -106,10 +108,13 @@ _INSTRUCTIONS = {
         "Score the solution's feasibility for this client under your constraint, on this "
         "rubric: 100 no concern; 75 manageable concerns with known mitigations; 50 serious "
         "concerns that need conditions the solution does not state; 25 likely to fail under "
-        "this constraint given the client's facts; 0 infeasible or unlawful. Severity (0 to 1) "
-        "shifts you: at 0 give the benefit of the doubt, at 1 score one anchor lower whenever "
-        "a concern is not explicitly mitigated. Give a short reason naming the option and the "
-        "fact or knowledge that decides it, and the risk signals you found."
+        "this constraint given the client's facts; 0 infeasible or unlawful. Then list your "
+        "concerns (at most six): the option each bears on, its grade (minor: a cost or a "
+        "condition; major: likely harm unless handled; critical: it blocks the move), whether "
+        "the solution or the client's facts already mitigate it, and the fact, passage or "
+        "constraint id behind it. Do not adjust for severity: the engine weighs unmitigated "
+        "concerns by it. Give a short reason naming the option and the fact or knowledge that "
+        "decides it, and the risk signals you found."
     ),
 }
 
