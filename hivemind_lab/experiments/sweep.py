@@ -263,6 +263,9 @@ class Dispatcher:
     def _ray(self, jobs: Sequence[Job]) -> list[RunSummary]:
         import ray
 
+        from hivemind_lab.experiments import remote
+
+        assert self.ray_address is not None
         if not ray.is_initialized():
             if self.ray_address == "local":
                 ray.init(
@@ -272,16 +275,30 @@ class Dispatcher:
                     _node_ip_address="127.0.0.1",
                 )
             else:
-                ray.init(address=self.ray_address, log_to_driver=False)
-        task = ray.remote(run_point)
-        pending = [
-            task.remote(self.spec, p, self.root, self.project, b, self.endpoint)  # type: ignore[call-arg]
+                ray.init(
+                    address=self.ray_address,
+                    log_to_driver=False,
+                    _node_ip_address=remote.driver_address(self.ray_address),
+                )
+        # Runs come back as files to this folder: a task never writes on its node's disk.
+        task = ray.remote(remote.run_on_node)
+        pending = {
+            task.remote(
+                self.spec,
+                p,
+                self.project,
+                b,
+                self.endpoint,
+                remote.prepare(self.spec, p, self.root, self.project, b),
+            ): p
             for p, b in jobs
-        ]
+        }
         out = []
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            out.append(self._report(ray.get(done[0])))
+            (done,), _ = ray.wait(list(pending), num_returns=1)
+            point, back = pending.pop(done), ray.get(done)
+            remote.unpack(back.files, self.root / point.run_id(self.spec))
+            out.append(self._report(back.summary))
         return out
 
 
