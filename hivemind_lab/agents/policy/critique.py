@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.binding import ban_points
 from hivemind_lab.agents.policy.open_ended import critique_own
 from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, shorten
 from hivemind_lab.agents.policy.reading import (
@@ -191,7 +192,7 @@ def _point(
 def critique(task: CritiqueTask) -> CritiqueOutput:
     """Critique one target, option by option."""
     points, summary = _critique_points(task, task.critic_position, task.target, task.evidence)
-    return CritiqueOutput(points=points, summary=summary)
+    return CritiqueOutput(points=ban_points(task, task.target, points), summary=summary)
 
 
 def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
@@ -199,5 +200,6 @@ def critique_batch(task: BatchCritiqueTask) -> BatchCritiqueOutput:
     out = []
     for target in task.targets:
         points, summary = _critique_points(task, task.critic_position, target.target, task.evidence)
+        points = ban_points(task, target.target, points)
         out.append(TargetCritique(target_id=target.target_id, points=points, summary=summary))
     return BatchCritiqueOutput(critiques=out)
