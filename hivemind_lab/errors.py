@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class HivemindError(Exception):
     """Base class for every error hivemind_lab raises on purpose."""
@@ -12,16 +15,30 @@ class InputError(HivemindError, ValueError):
 
     Attributes:
         field: the name of the offending field (or file path).
+        message: what is wrong with it, without the field's name.
         allowed: a human description of the allowed values.
     """
 
     def __init__(self, field: str, message: str, *, allowed: str | None = None) -> None:
         self.field = field
+        self.message = message
         self.allowed = allowed
-        text = f"{field}: {message}"
-        if allowed:
-            text += f" (allowed: {allowed})"
-        super().__init__(text)
+        super().__init__(self.worded(field))
+
+    def worded(self, name: str) -> str:
+        """The message under another name for the field: the CLI names the flag the user typed
+        (``--similarity``) where the library names its field (``similarity_threshold``)."""
+        text = f"{name}: {self.message}"
+        if self.allowed:
+            text += f" (allowed: {self.allowed})"
+        return text
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """The hint "did you mean 'x'? " naming the choice nearest to a mistyped ``value``, or ""
+    when no choice is close (difflib's ratio ≥ 0.6, its default cut-off)."""
+    near = difflib.get_close_matches(value.strip().lower(), [str(c) for c in choices], n=1)
+    return f"did you mean {near[0]!r}? " if near else ""
 
 
 class DocumentError(HivemindError):

@@ -389,3 +389,56 @@ def test_version_and_deliberate_listed_first():
     assert version.exit_code == 0 and re.fullmatch(r"hivemind-lab \d+\.\d+\.\d+\s*", version.stdout)
     commands = re.findall(r"│ (\w+)\s{2,}", _help().split("Commands")[1])
     assert commands[0] == "deliberate"
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "internal"),
+    [
+        (["--similarity", "2"], "--similarity:", "similarity_threshold"),
+        (["--critique-mode", "both"], "--critique-mode:", "critique_mode"),
+        (["--max-rounds", "0"], "--max-rounds:", "max_rounds"),
+        (
+            ["--preset", "adversrial"],
+            "--preset: unknown 'adversrial'; did you mean 'adversarial'?",
+            "error: preset",
+        ),
+    ],
+)
+def test_errors_name_the_flag_the_user_typed(args, flag, internal, tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["deliberate", "--problem", GROCER, *args, "--out", str(tmp_path / "run")],
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 2
+    error = result.stderr.strip().splitlines()[-1]
+    assert flag in error and internal not in error, error
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_profile_names_the_profiles(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["deliberate", "--problem", GROCER, "--profile", "entreprise", "--out", str(tmp_path)],
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 2
+    error = " ".join(result.stderr.split())
+    assert "--profile: unknown profile 'entreprise'; did you mean 'enterprise'?" in error
+    assert "enterprise or individual" in error
+
+
+def test_a_mistyped_sweep_key_names_the_nearest_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "typo.toml"
+    spec.write_text(
+        'name = "typo"\nproblems = ["data/problems/regional-grocer-discounter-price-war.toml"]\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+        "[space]\nstubbornes = [0.1, 0.5]\n"
+    )
+    result = CliRunner().invoke(app, ["sweep", str(spec)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    error = " ".join(result.stderr.split())
+    assert "space.stubbornes: not a key of [space]; did you mean 'stubbornness'?" in error
+    assert "Extra inputs" not in error
+    assert list(tmp_path.iterdir()) == [spec]

@@ -2,21 +2,72 @@
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
+from typer.models import ArgumentInfo, OptionInfo
 
-from hivemind_lab.errors import HivemindError
+from hivemind_lab.errors import HivemindError, InputError
 
 console = Console()
 err_console = Console(stderr=True)
 
+FIELD_PARAMETERS: dict[str, str] = {
+    "similarity_threshold": "similarity",
+    "run_dir": "out",
+    "knowledge_base": "kb",
+    "options": "option",
+    "constraints": "constraint",
+}
+"""Library field → the command parameter that sets it, where the two names differ (every other
+field is set by the parameter of its own name, when the command has one)."""
 
-def fail(exc: Exception) -> typer.Exit:
-    """Print an error (escaped: messages quote values like ".[sweeps]") and exit with 2."""
+
+def flags_of(command: Callable[..., Any]) -> dict[str, str]:
+    """Each option of a typer command → its flag as the user types it (``critique_mode`` →
+    ``--critique-mode``, ``exclusive`` → ``--exclusive``; an argument by its upper-case name),
+    read from the command's own declarations so the two cannot drift."""
+    flags: dict[str, str] = {}
+    for name, hint in typing.get_type_hints(command, include_extras=True).items():
+        for meta in getattr(hint, "__metadata__", ()):
+            if isinstance(meta, OptionInfo):
+                declared = [d for d in meta.param_decls or () if d.startswith("--")]
+                flags[name] = (
+                    declared[0].split("/")[0] if declared else "--" + name.replace("_", "-")
+                )
+            elif isinstance(meta, ArgumentInfo):
+                flags[name] = name.upper()  # as --help shows it: RUN_DIR
+    return flags
+
+
+def fail(
+    exc: Exception,
+    *,
+    command: Callable[..., Any] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> typer.Exit:
+    """Print an error (escaped: messages quote values like ".[sweeps]") and exit with 2.
+
+    With ``command``, an `InputError` about a field the command sets by a flag names the flag
+    as typed (``--similarity``, not ``similarity_threshold``); ``names`` maps further fields
+    to the words to use (``run_dir`` → ``--resume`` when the run came from --resume)."""
+    text = str(exc)
+    if isinstance(exc, InputError):
+        flags = flags_of(command) if command is not None else {}
+        name = (
+            (names or {}).get(exc.field)
+            or flags.get(exc.field)
+            or flags.get(FIELD_PARAMETERS.get(exc.field, ""))
+        )
+        if name:
+            text = exc.worded(name)
     err_console.print(
-        f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True
+        f"[bold red]error:[/] {escape(text)}", highlight=False, markup=True, soft_wrap=True
     )
     return typer.Exit(code=2)
 

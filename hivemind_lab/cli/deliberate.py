@@ -22,7 +22,7 @@ from rich.table import Table
 from hivemind_lab.cli.common import console, err_console
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
-from hivemind_lab.errors import HivemindError, InputError
+from hivemind_lab.errors import HivemindError, InputError, did_you_mean
 from hivemind_lab.inputs import PRESETS
 
 _BALANCED = PRESETS["balanced"]
@@ -176,12 +176,16 @@ def deliberate(
             run_dir = resume
         else:
             if problem is None:
-                raise HivemindError(
-                    "problem: required (a .toml, .txt or .md problem file, or the problem text)"
+                raise InputError(
+                    "problem", "required", allowed="a .toml, .txt or .md problem file, or its text"
                 )
             prob = resolve_problem(problem)
             if preset not in PRESETS:
-                raise HivemindError(f"preset: unknown {preset!r} (allowed: {', '.join(PRESETS)})")
+                raise InputError(
+                    "preset",
+                    f"unknown {preset!r}; {did_you_mean(preset, PRESETS)}".rstrip("; "),
+                    allowed=", ".join(PRESETS),
+                )
             base = PRESETS[preset]
             cal = build(
                 Calibrations,
@@ -240,7 +244,7 @@ def deliberate(
             backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
         )
     except HivemindError as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
     from hivemind_lab.agents.backends import open_model
     from hivemind_lab.deliberation import Progress as RunProgress
     from hivemind_lab.deliberation import deliberate as run_deliberation
@@ -308,10 +312,15 @@ def deliberate(
             and not (run_dir / "result.json").exists()
         ):
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
-        raise _fail(failure)
+        raise _fail(failure, command=deliberate, names=_run_dir_name(resume))
     report = write_report(run_dir, force=True)
     _print_summary(result, run_dir, wall_s=time.monotonic() - started)
     console.print(f"report: {report} (and report.md)")
+
+
+def _run_dir_name(resume: Path | None) -> dict[str, str]:
+    """The run directory came from --resume or --out (the default for an error about it)."""
+    return {"run_dir": "--resume"} if resume is not None else {}
 
 
 def _interrupted(run_dir: Path) -> typer.Exit:

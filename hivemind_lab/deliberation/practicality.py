@@ -21,7 +21,7 @@ from hivemind_lab.agents.schemas import (
     ScoreTask,
     SolutionView,
 )
-from hivemind_lab.errors import InputError
+from hivemind_lab.errors import InputError, did_you_mean
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.problems.model import ConstraintKind
@@ -110,10 +110,22 @@ def resolve_constraints(root: str | Path, profile: str | Sequence[str]) -> tuple
     available = constraint_folders(root)
     for name in constraints:
         if name not in available:
+            # A lone unknown name is most often a mistyped profile ("entreprise").
+            named = [] if isinstance(profile, str) else sorted(set(load_profiles(root)) - {"*"})
+            allowed = ", ".join(available)
+            if named:
+                allowed = f"{' or '.join(named)}, or a comma-separated list of {allowed}"
+            hint = did_you_mean(name, named) if len(constraints) == 1 else ""
+            if hint:
+                raise InputError(
+                    "profile", f"unknown profile {name!r}; {hint.strip()}", allowed=allowed
+                )
+            hint = did_you_mean(name, available)
             raise InputError(
                 "profile",
-                f"no constraint knowledge for {name!r} in {str(root)!r}",
-                allowed=", ".join(available),
+                f"no constraint knowledge for {name!r} in {str(root)!r}"
+                + (f"; {hint.strip()}" if hint else ""),
+                allowed=allowed,
             )
     return tuple(constraints)
 

@@ -10,11 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
-from hivemind_lab.errors import InputError
+from hivemind_lab.errors import InputError, did_you_mean
 from hivemind_lab.inputs import Calibrations, Limits
 from hivemind_lab.models import FrozenRecord as Frozen
 
@@ -119,4 +119,25 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = ".".join(str(p) for p in err["loc"]) or "spec"
+        if err["type"] == "extra_forbidden":
+            *section, key = (str(p) for p in err["loc"])
+            known = _keys_at(section)
+            where = f"a key of [{'.'.join(section)}]" if section else "a top-level key"
+            hint = did_you_mean(key, known)
+            raise InputError(
+                f"{path}: {loc}",
+                f"not {where}" + (f"; {hint.strip()}" if hint else ""),
+                allowed=", ".join(known),
+            ) from None
         raise InputError(f"{path}: {loc}", err["msg"]) from None
+
+
+def _keys_at(section: list[str]) -> list[str]:
+    """The keys a spec allows in a section (``[]`` the top level, ``["space"]`` [space])."""
+    model: type[BaseModel] = ExperimentSpec
+    for name in section:
+        inner = model.model_fields[name].annotation
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return []
+        model = inner
+    return list(model.model_fields)
