@@ -145,3 +145,32 @@ def test_the_offline_fingerprint_covers_the_code_the_model_reasons_with():
         "agents/prompts.py",
     } <= names
     assert identity.code_fingerprint() == identity.code_fingerprint()
+
+
+def test_a_sweep_folder_lists_its_runs_and_reads_its_notes(tmp_path, grocer):
+    """Only run directories are runs (not stale/, the lock or the shared cache); a missing or
+    garbled note reads as none; a moved run keeps its files and says why."""
+    from hivemind_lab.runs.sweepdir import LastSweep, SweepDir
+
+    sweep = SweepDir(tmp_path)
+    assert sweep.runs() == [] and sweep.read_last_sweep() is None
+    for name in ("b-run", "a-run"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text("{}")
+    (tmp_path / "half-made").mkdir()  # killed before its manifest
+    sweep.lock_path.touch()
+    sweep.shared_cache_path("shared-cache.sqlite").touch()
+    sweep.last_sweep_path.write_text("{not json")
+    assert [r.path.name for r in sweep.runs()] == ["a-run", "b-run"]
+    assert sweep.read_last_sweep() is None
+    note = LastSweep(reused=1, stale={"prompt": 1}, new=0, summary="1 reused")
+    sweep.write_last_sweep(note)
+    assert sweep.read_last_sweep() == note
+    moved = sweep.move_aside(
+        sweep.run("a-run"), created_at="2026-12-01T10:00:00+00:00", reasons=["prompt"]
+    )
+    assert (moved.path / "manifest.json").exists() and moved.path.parent == sweep.stale_path
+    assert [r.path.name for r in sweep.runs()] == ["b-run"]
+    assert [(m.run_id, m.moved_to, m.reasons) for m in sweep.read_moved()] == [
+        ("a-run", moved.path.name, ("prompt",))
+    ]

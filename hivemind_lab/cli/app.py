@@ -204,8 +204,9 @@ def audit_verify(
 ) -> None:
     """Check the hash chain; exits non-zero naming the first bad record."""
     from hivemind_lab.runs.audit import verify_log
+    from hivemind_lab.runs.rundir import RunDir
 
-    target = path / "audit.jsonl" if path.is_dir() else path
+    target = RunDir(path).audit_path if path.is_dir() else path
     try:
         report = verify_log(target)
     except HivemindError as exc:
@@ -240,13 +241,14 @@ def audit_export(
 ) -> None:
     """Export a verified audit trail (chat-jsonl: every agent call as a training record)."""
     from hivemind_lab.runs.audit import export_log
+    from hivemind_lab.runs.rundir import RunDir
 
     if format == "chat-jsonl":
         loops.chat_export(
             path, out, roles=role, outcome=outcome, include_client_data=include_client_data
         )
         return
-    target = path / "audit.jsonl" if path.is_dir() else path
+    target = RunDir(path).audit_path if path.is_dir() else path
     if format not in ("parquet", "jsonl"):
         raise _fail(
             HivemindError(f"format: unknown {format!r} (allowed: parquet, jsonl, chat-jsonl)")

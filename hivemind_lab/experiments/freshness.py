@@ -8,7 +8,7 @@ each as the point would record now; otherwise it is stale.
 
 Design (2026-12-01): stale runs keep their id and are *moved aside* to
 ``<root>/stale/<run-id>-<created>/`` (whole, resumable and replayable, never deleted) before the
-point runs again, rather than folding the fingerprints into the id. With moved runs the
+point runs again (`SweepDir.move_aside`), rather than folding the fingerprints into the id. With moved runs the
 experiment folder holds exactly one run per point, made by the current code, so every reader of
 it — `load()`, `compare()`, the reports, figures, notebooks and anything that globs
 ``<root>/*/`` — sees only current runs without knowing about staleness. New ids would leave old
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from pathlib import Path
 from typing import Literal
 
@@ -33,13 +32,11 @@ from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.problems import load_problem
-from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest, utc_now
+from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest
 
 StaleReason = Literal["problem", "prompt", "model", "knowledge", "budget"]
 """Why a run no longer stands for its point: the request read from the problem file, the prompt
 version, the model's code, the knowledge's content, or (baselines) the compute allowed."""
-STALE = "stale"
-"""Subfolder of an experiment's runs where stale runs are kept."""
 
 
 class Current(BaseModel):
@@ -109,20 +106,3 @@ def stale_reasons(
     if budget is not None and manifest.budget != budget:
         reasons.append("budget")
     return tuple(reasons)
-
-
-def move_aside(run_dir: Path, manifest: RunManifest, reasons: tuple[StaleReason, ...]) -> Path:
-    """Move a stale run to ``<root>/stale/<run-id>-<created>/`` (never deleted: it stays a
-    complete artifact) and note why in ``<root>/stale/moved.jsonl``."""
-    stale = run_dir.parent / STALE
-    stale.mkdir(exist_ok=True)
-    created = re.sub(r"[^0-9T]", "", manifest.created_at.split("+")[0]) + "Z"
-    target, n = stale / f"{run_dir.name}-{created}", 1
-    while target.exists():
-        n += 1
-        target = stale / f"{run_dir.name}-{created}-{n}"
-    run_dir.rename(target)
-    note = {"run_id": run_dir.name, "moved_to": target.name, "reasons": reasons, "at": utc_now()}
-    with (stale / "moved.jsonl").open("a", encoding="utf-8") as log:
-        log.write(json.dumps(note) + "\n")
-    return target

@@ -56,6 +56,7 @@ from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.manifest import RunManifest
 from hivemind_lab.runs.results import Critique, Solution
 from hivemind_lab.runs.rundir import RunDir
+from hivemind_lab.runs.sweepdir import SweepDir
 from hivemind_lab.text import normalise
 
 DOMAIN = "strategy"
@@ -383,13 +384,12 @@ def run_order(run_dir: Path) -> tuple[Any, ...]:
 def deliberations(root: Path) -> list[Path]:
     """The finished deliberation runs directly under ``root`` (by their manifests' strategy)."""
     found = []
-    for path in sorted(root.iterdir()):
-        run = RunDir(path)
+    for run in SweepDir(root).runs():
         if not run.finished:
             continue
-        manifest = _manifest(path)
+        manifest = _manifest(run.path)
         if manifest is not None and manifest.strategy == "deliberation":
-            found.append(path)
+            found.append(run.path)
     return found
 
 

@@ -28,7 +28,6 @@ from hivemind_lab.experiments.freshness import (
     Current,
     StaleReason,
     current,
-    move_aside,
     stale_reasons,
 )
 from hivemind_lab.experiments.points import RunPoint
@@ -40,6 +39,7 @@ from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo
 from hivemind_lab.runs.rundir import RunDir
+from hivemind_lab.runs.sweepdir import SweepDir
 
 
 class RunSummary(BaseModel):
@@ -125,7 +125,7 @@ def finished(
 ) -> RunSummary | None:
     """The summary of a point whose run is complete (result and metrics written) and not stale
     (``now``: what the point would record now, if already known), else None."""
-    run = RunDir(root / point.run_id(spec))
+    run = SweepDir(root).run(point.run_id(spec))
     if not (run.finished and run.metrics_path.exists()):
         return None
     now = now or current(spec, point, project)
@@ -144,18 +144,19 @@ def run_point(
 ) -> RunSummary:
     """Run one point into ``root/<run-id>``: skip it if finished and current, resume it if
     interrupted and current, else move its stale run aside and run it anew."""
-    run = RunDir(root / point.run_id(spec))
+    sweep = SweepDir(root)
+    run = sweep.run(point.run_id(spec))
     stale: tuple[StaleReason, ...] = ()
     if run.started:
         before = run.read_manifest()
         stale = stale_reasons(before, current(spec, point, project), budget)
         if stale:
-            move_aside(run.path, before, stale)
+            sweep.move_aside(run, created_at=before.created_at, reasons=stale)
         elif run.finished and run.metrics_path.exists():
             return summarise(run.path, point, reused=0, skipped=True)
     if run.path.exists() and not run.started:  # killed before its manifest: nothing to keep
         shutil.rmtree(run.path)
-    shared = ResponseCache(root / _shared_cache(spec))
+    shared = ResponseCache(sweep.shared_cache_path(_shared_cache(spec)))
     model = CachingChatModel(make_model(spec, endpoint), shared)
     try:
         if run.started:

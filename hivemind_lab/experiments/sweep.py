@@ -25,17 +25,15 @@ from pydantic import BaseModel, ConfigDict
 from hivemind_lab.agents import backends as factory
 from hivemind_lab.agents.backends import BackendChoice
 from hivemind_lab.errors import InputError
-from hivemind_lab.experiments.freshness import STALE, Current, current
+from hivemind_lab.experiments.freshness import Current, current
 from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.runner import RunSummary, finished, run_point
 from hivemind_lab.experiments.spec import CALIBRATIONS, ExperimentSpec
 from hivemind_lab.inputs import Calibrations
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.runs.manifest import Budget
-from hivemind_lab.runs.rundir import write_json_atomic
-
-LAST_SWEEP = "last-sweep.json"
-"""What the latest sweep of an experiment reused, re-ran because stale, and ran anew."""
+from hivemind_lab.runs.rundir import RunDir
+from hivemind_lab.runs.sweepdir import STALE, LastSweep, OptunaBest, SweepDir
 
 
 class SweepReport(BaseModel):
@@ -337,7 +335,7 @@ def _one_sweep(spec: ExperimentSpec, root: Path, project: Path) -> Iterator[None
     points into the same run directories) is refused at once, naming the folder, unless every
     point is finished already (then it only reads, as notebooks do)."""
     root.mkdir(parents=True, exist_ok=True)
-    with (root / ".sweep.lock").open("a") as handle:
+    with SweepDir(root).lock_path.open("a") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -364,9 +362,7 @@ def _run(
     on_done: Callable[[RunSummary], None] | None,
     total: Callable[[int], None] | None,
 ) -> SweepReport:
-    write_json_atomic(
-        root / "spec.json", {"spec": spec.model_dump(mode="json"), "spec_hash": spec.digest}
-    )
+    SweepDir(root).write_spec(spec.model_dump(mode="json"), spec.digest)
     done = on_done or (lambda s: None)
     started = time.perf_counter()
     summaries: list[RunSummary] = []
@@ -410,14 +406,13 @@ def _run(
         runs=tuple(summaries),
         wall_time_s=round(time.perf_counter() - started, 3),
     )
-    write_json_atomic(
-        root / LAST_SWEEP,
-        {
-            "reused": report.reused_runs,
-            "stale": report.stale_runs,
-            "new": report.new_runs,
-            "summary": report.reuse_line(),
-        },
+    SweepDir(root).write_last_sweep(
+        LastSweep(
+            reused=report.reused_runs,
+            stale=report.stale_runs,
+            new=report.new_runs,
+            summary=report.reuse_line(),
+        )
     )
     return report
 
@@ -446,9 +441,8 @@ def _optuna(
         batch = dispatcher.run([(p, None) for p in points])
         study.tell(trial, objective(batch, spec.space.objective))
         out += batch
-    write_json_atomic(
-        dispatcher.root / "optuna.json",
-        {"best_value": study.best_value, "best_params": study.best_params},
+    SweepDir(dispatcher.root).write_optuna(
+        OptunaBest(best_value=study.best_value, best_params=study.best_params)
     )
     return out
 
@@ -461,12 +455,8 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
         per_round: one row per theory-loop round instead of per run.
         pandas: return a pandas DataFrame instead (needs pandas installed).
     """
-    path = Path(path)
-    files = (
-        [path / "metrics.parquet"]
-        if (path / "metrics.parquet").exists()
-        else sorted(path.glob("*/metrics.parquet"))
-    )
+    run = RunDir(path)
+    files = [run.metrics_path] if run.metrics_path.exists() else SweepDir(path).metrics_paths()
     if not files:
         return pl.DataFrame()
     rounds = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")

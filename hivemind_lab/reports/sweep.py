@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hivemind_lab import plots
 from hivemind_lab.errors import InputError
 from hivemind_lab.reports.page import Figure, figure_list, render
+from hivemind_lab.runs.sweepdir import SweepDir
 
 
 @dataclass(frozen=True)
@@ -106,12 +106,5 @@ def render_sweep_html(root: str | Path) -> str:
 
 def _last_sweep(root: Path) -> list[str]:
     """What the latest sweep reused, re-ran because stale and ran anew (none for a lone run)."""
-    from hivemind_lab.experiments.sweep import LAST_SWEEP
-
-    try:
-        note = json.loads((root / LAST_SWEEP).read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    return (
-        [f"last sweep: {note['summary']}"] if isinstance(note, dict) and "summary" in note else []
-    )
+    note = SweepDir(root).read_last_sweep()
+    return [f"last sweep: {note.summary}"] if note else []
