@@ -80,8 +80,15 @@ class AgentCaller:
     async def ask(
         self, actor: str, task: Task, output_type: type[T], *, seed: int | None = None
     ) -> T:
-        """Send one task and return the validated answer (``seed`` overrides the run's seed)."""
-        request = render(task, seed=self.seed if seed is None else seed)
+        """Send one task and return the validated answer (``seed`` overrides the run's seed).
+
+        The request carries ``actor`` as its affinity key: a theory agent's, a constraint
+        agent's or the monitor's calls go to one server slot, where each extends the cached
+        prompt prefix of the last (the key is no part of the prompt or the cache key).
+        """
+        request = render(task, seed=self.seed if seed is None else seed).model_copy(
+            update={"affinity": actor}
+        )
         async with self._semaphore:
             self._check_budget()
             result = await complete_structured(
@@ -98,6 +105,7 @@ class AgentCaller:
                 model_calls=u.model_calls + 1 - hit,
                 cache_hits=u.cache_hits + hit,
                 prompt_tokens=u.prompt_tokens + response.usage.prompt_tokens,
+                cached_prompt_tokens=u.cached_prompt_tokens + response.usage.cached_prompt_tokens,
                 completion_tokens=u.completion_tokens + response.usage.completion_tokens,
                 tokens=u.tokens + response.usage.total_tokens,
                 cost_usd=round(u.cost_usd + response.usage.cost_usd, 10),

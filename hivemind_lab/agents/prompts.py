@@ -1,11 +1,15 @@
 """Versioned prompts: pure functions from a task model to a ChatRequest.
 
-The task travels as a JSON block between ``<task>`` tags after plain-language instructions, so
-an LLM reads instructions plus data, and the offline model reads the same data.
+The task travels as a JSON block between ``<task>`` tags, so an LLM reads instructions plus
+data, and the offline model reads the same data. Every prompt runs from the most shared to the
+least (the role's system text and rules, the decision, the agent's own evidence, what is
+particular to the call, then the call's instructions), so a server that caches prompt prefixes
+re-reads only the end of an agent's next call.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import NamedTuple
 
@@ -17,6 +21,7 @@ from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
     CritiqueOutput,
     CritiqueTask,
+    DecisionContext,
     IntakeOutput,
     IntakeTask,
     ProposalOutput,
@@ -176,6 +181,26 @@ OUTPUT_TYPES: dict[str, type[BaseModel]] = {
 }
 
 
+SHARED_KEYS: tuple[str, ...] = tuple(DecisionContext.model_fields)
+"""The decision every agent of a run sees: the first keys of every task block."""
+AGENT_KEYS = ("constraint", "severity", "red_flags", "mitigations", "evidence")
+"""What one agent's calls repeat (its constraint, its evidence): the next keys, before the
+call's own (the target, the critiques, the current solution) in their declared order. A
+practicality agent's evidence is retrieved per solution, so it comes last of these."""
+
+
+def task_json(task: Task) -> str:
+    """The task block's JSON, keys from the most shared to the least: a server that caches
+    prompt prefixes (llama-server's slots, hosted prefix caches) then re-reads only the part
+    particular to a call. The order carries no meaning; `parse_task` reads any."""
+    data = task.model_dump(mode="json")
+    first = [key for key in (*SHARED_KEYS, *AGENT_KEYS) if key in data]
+    ordered = {key: data[key] for key in first} | {
+        key: value for key, value in data.items() if key not in first
+    }
+    return json.dumps(ordered, indent=1, ensure_ascii=False)
+
+
 def render(
     task: Task,
     *,
@@ -190,10 +215,13 @@ def render(
         if isinstance(task, SynthesizeTask)
         else "theory"
     )
-    rule = f"\n\n{ONE_OF_RULE}" if task.exclusive else ""
+    rules = [ONE_OF_RULE] if task.exclusive else []
     if task.constraints and role in BINDING_RULES:
-        rule += f"\n\n{BINDING_RULES[role]}"
-    user = f"{_INSTRUCTIONS[task.task]}{rule}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
+        rules.append(BINDING_RULES[role])
+    # Most shared first: the role's rules, the task block (ordered by `task_json`), then the
+    # instructions of this kind of call, so one agent's calls share their prompt prefix.
+    shared = "".join(f"{rule}\n\n" for rule in rules)
+    user = f"{shared}<task>\n{task_json(task)}\n</task>\n\n{_INSTRUCTIONS[task.task]}"
     return ChatRequest(
         messages=(
             ChatMessage(role="system", content=_SYSTEM[role]),

@@ -1,0 +1,289 @@
+"""Prompts laid out for prefix reuse, and the caller's slot pinning and reuse accounting.
+
+A server that caches prompt prefixes (llama-server's slots, hosted prefix caches) re-reads only
+what follows the longest prefix a request shares with the one before it. The pure tests render
+one agent's propose, critique and revise tasks and check that their text is the same up to the
+part particular to each call: the system text, the rules, the decision (problem, options,
+facts, constraints) and the agent's evidence. The caller tests watch requests on a function
+model; the slow test runs the bundled model on llama-server and reads what it reused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab.agents.caller import AgentCaller
+from hivemind_lab.agents.prompts import parse_task, render
+from hivemind_lab.agents.schemas import (
+    BatchCritiqueTask,
+    BindingConstraint,
+    CritiqueOutput,
+    CritiqueTarget,
+    CritiqueTask,
+    DecisionContext,
+    Evidence,
+    OptionStance,
+    ProposalOutput,
+    ProposeTask,
+    ReceivedCritique,
+    ReviseTask,
+    RevisionOutput,
+    ScoreOutput,
+    ScoreTask,
+    SolutionView,
+    SynthesizeTask,
+)
+from hivemind_lab.agents.testing import TestModel
+from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.problems.model import Fact
+
+CONTEXT = DecisionContext(
+    problem="A regional grocer faces a hard discounter entering its towns. Match or not?",
+    options=("Match the discounter's prices", "Build a loyalty programme", "Sell the chain"),
+    facts=(
+        Fact(id="client.1", text="Margins are 2.1% of sales.", source="client"),
+        Fact(id="market.1", text="The discounter opened 14 stores last year.", source="market"),
+    ),
+    exclusive=True,
+    constraints=(
+        BindingConstraint(
+            id="constraint.1", text="Below-cost pricing is unlawful.", kind="legal", forbids=(0,)
+        ),
+    ),
+)
+
+
+def _evidence(agent: str) -> tuple[Evidence, ...]:
+    return tuple(
+        Evidence(
+            id=f"{agent}-p{i}",
+            document_id=f"{agent}-doc",
+            text=f"Passage {i} of {agent}: incumbents that avoid price wars keep their margins.",
+            title=f"Evidence of {agent}",
+            about=(i % 3,),
+        )
+        for i in range(4)
+    )
+
+
+def _view(title: str) -> SolutionView:
+    return SolutionView(
+        title=title,
+        recommendations=(f"{title} now.",),
+        stances=(OptionStance(option=1, stance="pursue"), OptionStance(option=0, stance="avoid")),
+    )
+
+
+def _tasks(agent: str, peer: str) -> dict[str, ProposeTask | CritiqueTask | ReviseTask]:
+    own = _evidence(agent)
+    current = ProposalOutput(
+        title="Loyalty first",
+        stances=[OptionStance(option=1, stance="pursue")],
+        recommendations=["Build a loyalty programme."],
+        rationale="From the evidence.",
+    )
+    return {
+        "propose": ProposeTask(**dict(CONTEXT), agent_id=agent, evidence=own),
+        "critique": CritiqueTask(
+            **dict(CONTEXT),
+            critic_id=agent,
+            critic_position=_view("Loyalty first"),
+            target_id=peer,
+            target=_view("Sell the chain"),
+            evidence=own,
+        ),
+        "critique_batch": BatchCritiqueTask(
+            **dict(CONTEXT),
+            critic_id=agent,
+            critic_position=_view("Loyalty first"),
+            targets=(CritiqueTarget(target_id=peer, target=_view("Sell the chain")),),
+            evidence=own,
+        ),
+        "revise": ReviseTask(
+            **dict(CONTEXT),
+            agent_id=agent,
+            current=current,
+            critiques=(ReceivedCritique(critic_id=peer, points=()),),
+            stubbornness=0.5,
+            evidence=own,
+        ),
+    }
+
+
+def _text(request: ChatRequest) -> str:
+    """The messages in order, as a chat template lays them out (one prefix)."""
+    return "\n".join(f"<{m.role}>\n{m.content}" for m in request.messages)
+
+
+def _common(a: str, b: str) -> int:
+    """Length of the longest common prefix of two texts."""
+    pairs = zip(a, b, strict=False)
+    return next((i for i, (x, y) in enumerate(pairs) if x != y), min(len(a), len(b)))
+
+
+def _end_of(text: str, part: str) -> int:
+    at = text.index(part)
+    return at + len(part)
+
+
+def test_an_agents_calls_share_their_prefix_through_its_evidence():
+    prompts = {kind: _text(render(task)) for kind, task in _tasks("agent-0", "agent-1").items()}
+    last_passage = _evidence("agent-0")[-1].text
+    for kind, text in prompts.items():
+        shared = _common(prompts["propose"], text)
+        # The whole decision and the agent's evidence lie inside the shared prefix …
+        for part in (
+            CONTEXT.problem,
+            *CONTEXT.options,
+            *(f.text for f in CONTEXT.facts),
+            CONTEXT.constraints[0].text,
+            last_passage,
+        ):
+            assert _end_of(prompts["propose"], part) <= shared, (kind, part)
+        # … and the prompts part only after it: the rest is the call's own.
+        if kind != "propose":
+            assert shared < len(text)
+
+
+def test_agents_share_the_decision_but_not_each_others_evidence():
+    mine = _text(render(_tasks("agent-0", "agent-1")["propose"]))
+    theirs = _text(render(_tasks("agent-1", "agent-0")["propose"]))
+    shared = _common(mine, theirs)
+    assert _end_of(mine, CONTEXT.constraints[0].text) <= shared
+    assert shared < mine.index(_evidence("agent-0")[0].text)
+
+
+def test_a_constraint_agents_scores_share_their_prefix_through_the_constraint():
+    def score(solution: str, passage: str) -> ChatRequest:
+        return render(
+            ScoreTask(
+                **dict(CONTEXT),
+                constraint="legal",
+                severity=0.5,
+                solution_id=solution,
+                solution=_view(solution),
+                evidence=(Evidence(id=passage, document_id="legal", text=f"Law {passage}."),),
+                red_flags=("below-cost pricing",),
+                mitigations=("counsel review",),
+            )
+        )
+
+    first, second = _text(score("s1", "l1")), _text(score("s2", "l2"))
+    shared = _common(first, second)
+    assert _end_of(first, "counsel review") <= shared
+    assert _end_of(first, CONTEXT.constraints[0].text) <= shared
+
+
+def test_every_task_reads_back_from_its_reordered_block():
+    tasks = [
+        *_tasks("agent-0", "agent-1").values(),
+        SynthesizeTask(**dict(CONTEXT), cluster_index=0, members=()),
+    ]
+    for task in tasks:
+        assert parse_task(render(task)) == task
+
+
+# -- the caller ------------------------------------------------------------------------------
+
+
+class ReusingModel(TestModel):
+    """The content-free model, reporting the prompt's first 40 tokens as reused from cache."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        response = await super().complete(request)
+        usage = response.usage.model_copy(update={"cached_prompt_tokens": 40})
+        return response.model_copy(update={"usage": usage})
+
+
+async def test_the_caller_pins_each_actor_and_sums_what_was_reused():
+    model = ReusingModel()
+    caller = AgentCaller(model)
+    tasks = _tasks("agent-0", "agent-1")
+    await caller.ask("agent-0", tasks["propose"], ProposalOutput)
+    await caller.ask("agent-0", tasks["critique"], CritiqueOutput)
+    await caller.ask("agent-1", _tasks("agent-1", "agent-0")["revise"], RevisionOutput)
+    score = ScoreTask(
+        **dict(CONTEXT),
+        constraint="legal",
+        severity=0.5,
+        solution_id="s1",
+        solution=_view("s1"),
+        evidence=(),
+    )
+    await caller.ask("constraint-legal", score, ScoreOutput)
+    assert [r.affinity for r in model.requests] == [
+        "agent-0",
+        "agent-0",
+        "agent-1",
+        "constraint-legal",
+    ]
+    # The key routes; it is no part of what the model reads or of the response cache's key.
+    pinned = model.requests[0]
+    assert pinned.cache_key(backend="b", model="m") == pinned.model_copy(
+        update={"affinity": None}
+    ).cache_key(backend="b", model="m")
+    usage = caller.usage
+    assert usage.calls == 4
+    assert usage.cached_prompt_tokens == 4 * 40
+    assert usage.processed_prompt_tokens == usage.prompt_tokens - 4 * 40
+
+
+def test_usage_reads_a_result_written_before_reuse_was_counted():
+    from hivemind_lab.agents.usage import UsageSummary
+
+    old = UsageSummary.model_validate({"calls": 2, "prompt_tokens": 100, "tokens": 120})
+    assert old.cached_prompt_tokens == 0
+    assert old.processed_prompt_tokens == 100
+
+
+# -- a real local server ---------------------------------------------------------------------
+
+from tests.test_local_llm import llama_binary  # noqa: E402,F401  (the build fixture)
+
+
+@pytest.mark.slow
+async def test_an_agents_later_calls_reuse_its_prefix_on_the_bundled_model(
+    llama_binary: Path,  # noqa: F811
+):
+    from hivemind_lab.llm.local import (
+        LocalChatModel,
+        LocalServer,
+        LocalServerConfig,
+        resolve_model_file,
+    )
+
+    class Recording:
+        """Keeps each reply's usage by the actor that asked."""
+
+        def __init__(self, inner: LocalChatModel) -> None:
+            self.inner, self.backend, self.model = inner, inner.backend, inner.model
+            self.seen: dict[str, list[Usage]] = {}
+
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            response = await self.inner.complete(request)
+            self.seen.setdefault(request.affinity or "", []).append(response.usage)
+            return response
+
+    config = LocalServerConfig(
+        binary=llama_binary, model_file=resolve_model_file(env={}), slots=2, context_size=4096
+    )
+    with LocalServer(config) as server:
+        local = LocalChatModel(server.endpoint)
+        model = Recording(local)
+        caller = AgentCaller(model, concurrency=2)
+        agents = ("agent-0", "agent-1")
+        for kind, output in (("propose", ProposalOutput), ("critique", CritiqueOutput)):
+            for agent in agents:  # the two agents' calls interleave, as in a round
+                peer = agents[1 - agents.index(agent)]
+                await caller.ask(agent, _tasks(agent, peer)[kind], output)
+        await local.aclose()
+    for agent in agents:
+        calls = model.seen[agent]
+        assert len(calls) >= 2
+        assert all(0 <= u.cached_prompt_tokens <= u.prompt_tokens for u in calls)
+        assert all(u.cached_prompt_tokens > 0 for u in calls[1:]), calls
+    total = [u for calls in model.seen.values() for u in calls]
+    assert caller.usage.cached_prompt_tokens == sum(u.cached_prompt_tokens for u in total) > 0
+    assert caller.usage.prompt_tokens == sum(u.prompt_tokens for u in total)
