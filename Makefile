@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup demo test lint typecheck unit bench browser llama clean conformance
+.PHONY: setup demo test check lint typecheck unit fast bench browser llama clean conformance
 
 setup: $(VENV)/.installed
 
@@ -20,8 +20,16 @@ demo: setup
 	rm -rf $(DEMO_OUT)
 	$(BIN)/hivemind-lab deliberate --problem $(DEMO_PROBLEM) --out $(DEMO_OUT)
 
-## Every check CI runs: lint, types, all tests.
+## Every check CI runs: lint, types, all tests (the 15 slowest are listed at the end).
 test: setup browser llama lint typecheck unit
+
+## The day-to-day lane (under 2 minutes on 2 idle cores): lint, types and the tests that start
+## no server, browser, local model, Ray or Node and are not marked slow. CI runs `make test`.
+FAST := not (slow or neo4j or local_llm or browser or ray or conformance)
+check: setup lint typecheck fast
+
+fast: setup
+	$(BIN)/pytest -q --durations=15 -m "$(FAST)"
 
 ## The local LLM backend: the bundled SmolLM2-135M model, then llama.cpp's server built from
 ## source once per configuration (~7 min on 2 cores, cached in .cache/llama.cpp/), which must
@@ -59,7 +67,7 @@ typecheck: setup
 ## The contract suite runs on real Neo4j too: start the project's own server around the tests.
 unit: setup conformance
 	scripts/neo4j start
-	$(BIN)/pytest -q && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
+	$(BIN)/pytest -q --durations=15 && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
 	  status=$$?; scripts/neo4j stop; exit $$status
 
 bench: setup llama

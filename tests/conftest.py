@@ -88,6 +88,24 @@ def store_kind(request) -> str:
     return request.param
 
 
+# Fixtures that start an outside service, and the marker `make check` deselects them by.
+SERVICE_FIXTURES = {"neo4j_settings": "neo4j", "llama_binary": "local_llm"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that starts a service, however it asks for it (the Neo4j store is also
+    reached through the ``store_kind`` parameter, whose fixture asks for the server late)."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        needs = {
+            SERVICE_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_FIXTURES
+        }
+        if params.get("store_kind") == "neo4j":
+            needs.add("neo4j")
+        for name in sorted(needs):
+            item.add_marker(name)
+
+
 @pytest.fixture
 def graph_factory(store_kind, tmp_path, request) -> Iterator:
     """Builds HivemindGraph instances on a fresh, empty store of the parametrised kind."""

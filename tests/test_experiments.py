@@ -302,6 +302,7 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_sweep_on_a_local_ray_instance(tmp_path):
     import ray
 

@@ -28,7 +28,7 @@ NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 BIN = Path(sys.executable).parent
 LOCAL = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 def _free_port() -> int:
