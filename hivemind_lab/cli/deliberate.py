@@ -12,10 +12,12 @@ from typing import Annotated, Any
 import typer
 from rich.progress import (
     BarColumn,
+    MofNCompleteColumn,
     Progress,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 
@@ -246,6 +248,7 @@ def deliberate(
     except HivemindError as exc:
         raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
     from hivemind_lab.agents.backends import open_model
+    from hivemind_lab.agents.usage import CallMeter, planned_calls
     from hivemind_lab.deliberation import Progress as RunProgress
     from hivemind_lab.deliberation import deliberate as run_deliberation
     from hivemind_lab.reports import write_report
@@ -254,24 +257,49 @@ def deliberate(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        TextColumn("{task.fields[detail]}"),
+        MofNCompleteColumn(),
+        TextColumn("calls · {task.fields[detail]}"),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     failure: HivemindError | None = None
     interrupted = False
-    with Progress(*columns, console=err_console, transient=False) as bar:
-        task_id = bar.add_task("deliberating", total=limits.max_rounds, detail="")
+    # Calls done of those planned, tokens/s and the time left, updated as each call finishes.
+    with Progress(*columns, console=err_console, transient=False, speed_estimate_period=600) as bar:
+        task_id = bar.add_task("deliberating", total=None, detail="")
+        planned = 0
 
         def on_progress(p: RunProgress) -> None:
             bar.update(
                 task_id,
-                completed=p.round,
-                description=f"generation {p.regeneration} · round {p.round} · {p.phase}",
-                detail=f"calls {p.calls} · tokens {p.tokens}"
+                description=f"generation {p.regeneration} · round {p.round} · {p.phase}"
                 + (f" · distinct {p.distinct}" if p.distinct is not None else ""),
             )
 
+        def on_call(meter: CallMeter) -> None:
+            reused = meter.usage.cached_prompt_tokens
+            bar.update(
+                task_id,
+                total=max(planned, meter.calls),
+                completed=meter.calls,
+                detail=f"{meter.usage.total_tokens:,} tokens · "
+                f"{meter.tokens_per_second():.0f} tok/s"
+                + (f" · {reused:,} reused" if reused else ""),
+            )
+
         try:
+            from hivemind_lab.deliberation.runner import prepare_knowledge
+
+            known = prepare_knowledge(
+                request, knowledge_base=kb, practicality_kb=practicality_kb, seed=seed
+            )
+            planned = planned_calls(
+                len(known.theory_agents),
+                len(known.constraint_agents),
+                max_rounds=limits.max_rounds,
+                critique_mode=request.critique_mode,
+            )
+            bar.update(task_id, total=planned)
             # A local server lives for this block only and is stopped by its PID on any exit.
             with open_model(choice, concurrency=limits.concurrency) as chat:
                 served = getattr(chat, "server", None)
@@ -286,7 +314,7 @@ def deliberate(
                     request,
                     cal,
                     limits,
-                    model=chat,
+                    model=CallMeter(chat, on_call),
                     run_dir=run_dir,
                     seed=seed,
                     knowledge_base=kb,
@@ -294,7 +322,8 @@ def deliberate(
                     on_progress=on_progress,
                     resume=resume is not None,
                 )
-            bar.update(task_id, completed=limits.max_rounds)  # a finished bar is full
+            done = bar.tasks[0].completed
+            bar.update(task_id, total=done or 1, completed=done or 1)  # a finished bar is full
         except HivemindError as exc:
             failure = _erase(bar, exc)
         except KeyboardInterrupt:
@@ -355,7 +384,13 @@ def _print_summary(result: Any, run_dir: Path, *, wall_s: float) -> None:
         f"{plural(result.rounds, 'round')} in the final attempt, "
         f"{plural(result.regenerations, 'regeneration')}, {result.n_agents} theory agents; "
         f"{result.usage.calls} calls, {result.usage.tokens:,} tokens, "
-        f"{result.usage.cache_hits} cache hits; {wall_s:.1f} s in all "
+        + (
+            f"{result.usage.prompt_tokens:,} prompt tokens of which "
+            f"{result.usage.cached_prompt_tokens:,} reused from the server's cache, "
+            if result.usage.cached_prompt_tokens
+            else ""
+        )
+        + f"{result.usage.cache_hits} cache hits; {wall_s:.1f} s in all "
         f"({result.wall_time_s:.1f} s deliberating)",
         highlight=False,
     )
