@@ -230,6 +230,28 @@ async def test_the_caller_pins_each_actor_and_sums_what_was_reused():
     assert usage.processed_prompt_tokens == usage.prompt_tokens - 4 * 40
 
 
+async def test_the_call_meter_counts_calls_and_tokens_as_they_finish():
+    from hivemind_lab.agents.usage import CallMeter
+
+    seen: list[tuple[int, int]] = []
+    meter = CallMeter(TestModel(), lambda m: seen.append((m.calls, m.usage.total_tokens)))
+    caller = AgentCaller(meter)
+    tasks = _tasks("agent-0", "agent-1")
+    await caller.ask("agent-0", tasks["propose"], ProposalOutput)
+    await caller.ask("agent-0", tasks["critique"], CritiqueOutput)
+    assert [calls for calls, _ in seen] == [1, 2]
+    assert seen[-1][1] == caller.usage.tokens > seen[0][1]
+    assert meter.tokens_per_second() > 0
+
+
+def test_planned_calls_of_a_generation():
+    from hivemind_lab.agents.usage import planned_calls
+
+    # 2 proposals, a round of 2 critiques and 2 revisions, 2 x 2 scores, 2 rationales at most.
+    assert planned_calls(2, 2, max_rounds=1) == 12
+    assert planned_calls(6, 5, max_rounds=2, critique_mode="batched") == 6 + 2 * 12 + 30 + 6
+
+
 def test_usage_reads_a_result_written_before_reuse_was_counted():
     from hivemind_lab.agents.usage import UsageSummary
 
