@@ -480,7 +480,13 @@ def summarise(evidence: RunEvidence) -> RunReport:
         ("Model", evidence.model_label()),
         (
             "Cost",
-            f"{r.usage.calls} model calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}",
+            f"{r.usage.calls} model calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}"
+            + (
+                f" · {r.usage.cached_prompt_tokens:,} of {r.usage.prompt_tokens:,} prompt tokens "
+                "reused from the server's cache"
+                if r.usage.cached_prompt_tokens
+                else ""
+            ),
         ),
         ("Wall time of the deliberation", f"{r.wall_time_s:.1f} s"),
         ("Run status (as recorded)", r.status),
