@@ -214,7 +214,7 @@ def test_manifest_is_typed_versioned_and_old_versions_stay_readable(tmp_path):
     report = run(spec(space={"kind": "grid", "stubbornness": [0.3]}), project=REPO, root=root)
     run_dir = root / report.runs[0].run_id
     text = (run_dir / "manifest.json").read_text()
-    assert text.lstrip("{\n ").startswith('"schema_version": 2')
+    assert text.lstrip("{\n ").startswith('"schema_version": 3')
     manifest = read_manifest(run_dir)
     assert manifest.strategy == "deliberation"
     assert manifest.embedder.name and manifest.embedder.version not in ("", "unknown")
@@ -228,7 +228,7 @@ def test_manifest_is_typed_versioned_and_old_versions_stay_readable(tmp_path):
     old["baseline"] = {"strategy": "vote", "budget": 40}
     (run_dir / "manifest.json").write_text(json.dumps(old))
     upgraded = read_manifest(run_dir)
-    assert upgraded.schema_version == 2 and upgraded.embedder.version == "unknown"
+    assert upgraded.schema_version == 3 and upgraded.embedder.version == "unknown"
     assert upgraded.strategy == "vote" and upgraded.budget and upgraded.budget.calls == 40
     (run_dir / "manifest.json").write_text(json.dumps({**old, "schema_version": 9}))
     with pytest.raises(InputError, match="schema_version"):

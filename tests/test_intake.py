@@ -106,7 +106,12 @@ def test_the_intake_is_cached_by_content_and_replayed_with_no_call(tmp_path: Pat
     cache.close()
     assert inner.calls == 1
     assert not first.call.cached and second.call.cached and replay.call.cached
-    assert first.decision == second.decision == replay.decision
+
+    def read(d: object) -> object:
+        return d.model_copy(update={"intake": None})  # type: ignore[attr-defined]
+
+    assert read(first.decision) == read(second.decision) == read(replay.decision)
+    assert first.decision.intake is not None and first.decision.intake.replies
     assert first.decision.reader_version.startswith("intake-")
     # the decision built from the reading keeps the intake's options and links
     decision = decide(PROBLEM, reading=first.decision)
@@ -132,4 +137,4 @@ def test_the_bundled_local_model_reads_quotes_from_the_text(tmp_path: Path) -> N
     spans += [decision.exclusive_quote] if decision.exclusive_quote else []
     assert all(s is not None and normalise(s) in normalise(TEXT) for s in spans)
     assert counted.misses == 0 and second.call.cached
-    assert second.decision == first.decision
+    assert second.decision.options == first.decision.options

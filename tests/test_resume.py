@@ -186,8 +186,10 @@ def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
     )
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["request"]["exclusive"] is True  # a yes/no question, read today
-    for key in ("exclusive", "exclusive_source"):
+    for key in ("exclusive", "exclusive_source", "decision"):
         del manifest["request"][key]
+    del manifest["decision"]  # a version-2 manifest from before decisions were recorded
+    manifest["schema_version"] = 2
     for path in run.iterdir():  # as if killed right after the manifest was written
         path.unlink()
     (run / "manifest.json").write_text(json.dumps(manifest))

@@ -122,9 +122,11 @@ def build_manifest(
     budget: Budget | None = None,
 ) -> RunManifest:
     """Everything needed to understand and rebuild the run."""
+    assert request.decision is not None  # set by the request's validator
     return RunManifest(
         created_at=utc_now(),
         strategy=strategy,
+        decision=request.decision,
         request=request,
         calibrations=calibrations,
         limits=limits,
@@ -215,6 +217,8 @@ async def run_manifest(
         spend_limits=deliberating,
         on_progress=on_progress,
     )
+    if not (deliberating and resume):  # a baseline starts its audit afresh
+        engine.record(("client", events.DecisionRecorded(decision=manifest.decision)))
     strategy: PhasePlan[DeliberationResult]
     if deliberating:
         strategy = DeliberationStrategy(

@@ -153,6 +153,7 @@ def decide(
         exclusive_source=excl_source,
         reader_version=read.reader_version,
         refusal=refusal,
+        intake=read.intake,
     )
 
 

@@ -8,8 +8,8 @@ there is dropped (a constraint's links to dropped options go with them); when no
 survives, the decision is a refusal that lists what was dropped and why. The call goes
 through whatever `ChatModel` it is given: wrapped in the response cache
 (`hivemind_lab.llm.cache.CachingChatModel`) a second intake of the same text is served from
-the cache and a replay makes no call. The call itself (request, reply, cache hit) is kept as an
-`IntakeCall` for the audit trail. The offline backend never gets here: it reads with the rule
+the cache and a replay makes no call. The call itself (its cache key, replies, cache hit, what was dropped) is kept
+on the decision (`IntakeRecord`), so the manifest and the audit trail record it. The offline backend never gets here: it reads with the rule
 reader (`hivemind_lab.problems.reading`).
 """
 
@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from hivemind_lab.agents.prompts import render_intake
 from hivemind_lab.agents.schemas import IntakeOutput, IntakeTask
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
-from hivemind_lab.models import Frozen
 from hivemind_lab.problems.loading import Problem
 from hivemind_lab.problems.model import (
     MAX_FACT_CHARS,
     Constraint,
     Decision,
     Fact,
+    IntakeRecord,
     Option,
     Refusal,
 )
@@ -56,26 +56,10 @@ def quoted(quote: str | None, text: str) -> bool:
     return bool(found) and found in normalise(text)
 
 
-class IntakeCall(Frozen):
-    """One intake call as the audit trail records it."""
-
-    backend: str
-    model: str
-    request: dict[str, Any]
-    """The rendered request (messages and parameters)."""
-    replies: tuple[str, ...]
-    """Each reply's content (more than one when a reply was repaired)."""
-    cached: bool
-    """Every reply was served from the response cache."""
-    dropped: tuple[str, ...] = ()
-    """What the checks dropped, each with why."""
-    error: str | None = None
-    """Why the model's reply could not be read (then nothing of it was kept)."""
-
-
 class IntakeResult(NamedTuple):
     decision: Decision
-    call: IntakeCall
+    """The decision read, with its `IntakeRecord` (``decision.intake``)."""
+    call: IntakeRecord
 
 
 def checked(
@@ -175,35 +159,31 @@ async def read_intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> I
     that never follows the schema (after the usual repairs) is a refusal, not an error."""
     request = render_intake(IntakeTask(text=problem.question), seed=seed)
     reader_version = f"{INTAKE_VERSION}:{model.backend}/{model.model}"
-    sent = request.model_dump(mode="json")
+    key = request.cache_key(backend=model.backend, model=model.model)
     try:
         result = await complete_structured(model, request, IntakeOutput)
     except StructuredOutputError as exc:
+        call = IntakeRecord(
+            backend=model.backend, model=model.model, request_key=key, error=str(exc)[:1000]
+        )
         decision = Decision(
             reader_version=reader_version,
             refusal=Refusal(
                 reason=f"the model's reading did not follow the schema ({str(exc)[:200]})"
             ),
-        )
-        call = IntakeCall(
-            backend=model.backend,
-            model=model.model,
-            request=sent,
-            replies=(),
-            cached=False,
-            error=str(exc)[:1000],
+            intake=call,
         )
         return IntakeResult(decision, call)
     decision, dropped = checked(result.value, problem, reader_version=reader_version)
-    call = IntakeCall(
+    call = IntakeRecord(
         backend=model.backend,
         model=model.model,
-        request=sent,
+        request_key=key,
         replies=tuple(r.content for r in result.responses),
         cached=all(r.cached for r in result.responses),
         dropped=dropped,
     )
-    return IntakeResult(decision, call)
+    return IntakeResult(decision.model_copy(update={"intake": call}), call)
 
 
 def intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> IntakeResult:

@@ -80,6 +80,24 @@ class Refusal(_Frozen):
     """Candidate options the reader found, each with why it was rejected."""
 
 
+class IntakeRecord(_Frozen):
+    """How a language model read the decision (`hivemind_lab.problems.intake`): enough to find
+    the call in the response cache and to see what the quote checks dropped."""
+
+    backend: str
+    model: str
+    request_key: str
+    """The call's response-cache key (backend, model and the whole request)."""
+    replies: tuple[str, ...] = ()
+    """Each reply's content (more than one when a reply was repaired)."""
+    cached: bool = False
+    """Every reply was served from the response cache."""
+    dropped: tuple[str, ...] = ()
+    """What the checks dropped (not quoted from the text), each with why."""
+    error: str | None = None
+    """Why the reply could not be read (then nothing of it was kept)."""
+
+
 class Decision(_Frozen):
     """The client's decision as a run deliberates it."""
 
@@ -101,6 +119,8 @@ class Decision(_Frozen):
     derived: bool = False
     """Built when a run recorded before decisions existed was read: its options and
     exclusivity are the recorded ones, its facts derived once from its question."""
+    intake: IntakeRecord | None = None
+    """The model intake's call, when a language model read the text (None otherwise)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Decision:

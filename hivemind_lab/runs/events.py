@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from hivemind_lab.problems.model import Decision
 from hivemind_lab.runs.results import (
     ConstraintScore,
     Critique,
@@ -38,6 +39,13 @@ class Event(BaseModel):
 
 
 # -- the client's request -------------------------------------------------------------------
+class DecisionRecorded(Event):
+    """The client's decision as the run deliberates it: the audit trail's first record."""
+
+    kind: Literal["decision.recorded"] = "decision.recorded"
+    decision: Decision
+
+
 class DeliberationRequested(Event):
     """A new deliberation: its request, calibrations, limits, seed and slices."""
 
@@ -328,7 +336,8 @@ class Unknown(Event):
 
 
 Known = Annotated[
-    DeliberationRequested
+    DecisionRecorded
+    | DeliberationRequested
     | BaselineRequested
     | Resume
     | Checkpoint

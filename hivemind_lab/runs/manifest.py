@@ -1,6 +1,14 @@
 """What a run was: its versioned manifest (``schema_version`` first) and the environment it
 records, so that a run can be understood and rebuilt from its directory alone. Manifests of
-version 1 (an untyped dict) are upgraded in memory by `upgrade_manifest` when read.
+version 1 (an untyped dict) and 2 (no top-level decision) are upgraded in memory by
+`upgrade_manifest` when read.
+
+Version 3 records the client's `Decision` (options and where each came from, facts, binding
+constraints, exclusivity, the reader's version) as the run deliberated it. Everything that
+reads a run takes the decision from here and never reads the question again, so replay,
+resume, rescore and reports see what was deliberated after any reader changes. A version-2
+manifest whose request carries no decision (runs from before decisions existed) gets one
+derived once on read, from its recorded options and question, and marked ``derived``.
 """
 
 from __future__ import annotations
@@ -18,8 +26,9 @@ from pydantic import Field, model_validator
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.models import FrozenRecord as Frozen
+from hivemind_lab.problems.model import Decision
 
-MANIFEST_VERSION: Literal[2] = 2
+MANIFEST_VERSION: Literal[3] = 3
 Strategy = Literal["deliberation", "vote", "single_agent"]
 """How a run reached its conclusions: the theory loop, or a baseline at equal compute."""
 _PACKAGES = (
@@ -111,9 +120,11 @@ class RescoreOrigin(Frozen):
 class RunManifest(Frozen):
     """Everything needed to understand and rebuild one run."""
 
-    schema_version: Literal[2] = MANIFEST_VERSION
+    schema_version: Literal[3] = MANIFEST_VERSION
     created_at: str
     strategy: Strategy = "deliberation"
+    decision: Decision
+    """The client's decision as the run deliberated it (the request carries the same one)."""
     request: DeliberationRequest
     calibrations: Calibrations
     limits: Limits
@@ -144,6 +155,27 @@ class RunManifest(Frozen):
 
     @model_validator(mode="before")
     @classmethod
+    def _one_decision(cls, data: Any) -> Any:
+        # The request is validated with the recorded decision, so it never reads its question.
+        if not isinstance(data, dict):
+            return data
+        decision, request = data.get("decision"), data.get("request")
+        if decision is None and isinstance(request, DeliberationRequest):
+            return {**data, "decision": request.decision}
+        if decision is None and isinstance(request, dict) and request.get("decision"):
+            return {**data, "decision": request["decision"]}
+        if decision is not None and isinstance(request, dict):
+            return {**data, "request": {**request, "decision": decision}}
+        return data
+
+    @model_validator(mode="after")
+    def _same_decision(self) -> RunManifest:
+        if self.request.decision != self.decision:
+            raise ValueError("the request's decision differs from the manifest's")
+        return self
+
+    @model_validator(mode="before")
+    @classmethod
     def _combinable_before_exclusivity(cls, data: Any) -> Any:
         # A run recorded before requests had ``exclusive`` ran its options as combinable;
         # reading its question again could make a yes/no run exclusive on rebuild.
@@ -153,11 +185,39 @@ class RunManifest(Frozen):
             data["request"].setdefault("exclusive_source", "default")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_min_rounds_before_it_existed(cls, data: Any) -> Any:
+        # A run recorded before ``min_rounds`` let the monitor halt the proposals (0).
+        limits = data.get("limits") if isinstance(data, dict) else None
+        if isinstance(limits, dict) and "min_rounds" not in limits:
+            data = {**data, "limits": {**limits, "min_rounds": 0}}
+        return data
+
 
 def upgrade_manifest(raw: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 manifest (untyped) as version 2."""
+    """A version-1 or version-2 manifest as version 3: a request recorded with its decision
+    keeps it; one recorded before decisions existed gets it derived once, here, from its own
+    options and question (marked ``derived``)."""
     data = dict(raw)
+    version = data.get("schema_version")
     data["schema_version"] = MANIFEST_VERSION
+    request = data.get("request")
+    if isinstance(request, dict) and "decision" not in data:
+        if request.get("decision") is None and "options_source" not in request:
+            # Older than options: it deliberated an open question (no options).
+            request = {**request, "options": [], "options_source": "agents"}
+        if request.get("decision") is None and "exclusive" not in request:
+            # Older than exclusivity: its options ran combinable.
+            request = {**request, "exclusive": False, "exclusive_source": "default"}
+        if request.get("decision") is None:
+            derived = DeliberationRequest.model_validate(request).decision
+            assert derived is not None  # set by the request's validator
+            data["decision"] = derived.model_dump(mode="json")
+        else:
+            data["decision"] = request["decision"]
+    if version == 2:
+        return data
     if isinstance(data.get("embedder"), str):
         data["embedder"] = {"name": data["embedder"], "version": "unknown"}
     baseline = data.pop("baseline", None)

@@ -80,13 +80,13 @@ class RunDir:
         except (OSError, json.JSONDecodeError) as exc:
             raise InputError("manifest", f"{str(path)!r} is not valid JSON ({exc})") from None
         version = raw.get("schema_version") if isinstance(raw, dict) else None
-        if version == 1:
+        if version in (1, 2):
             raw = upgrade_manifest(raw)
         elif version != MANIFEST_VERSION:
             raise InputError(
                 "manifest.schema_version",
                 f"{str(path)!r} has version {version!r}",
-                allowed=f"1 or {MANIFEST_VERSION}",
+                allowed=f"1 to {MANIFEST_VERSION}",
             )
         try:
             return RunManifest.model_validate(raw)
