@@ -157,13 +157,12 @@ class AssertOps(GraphCore):
         model: str,
     ) -> _Claim:
         model = self._model(model)
-        subject = self._name("subject", subject)
-        predicate = self._name("predicate", predicate)
-        obj = self._name("obj", obj)
+        subject, sk = self._name("subject", subject, text_key)
+        predicate, pk = self._name("predicate", predicate, predicate_key)
+        obj, ok = self._name("obj", obj, text_key)
         evidence = self._text("evidence", evidence, limit=self.config.max_evidence, required=False)
         confidence = self._confidence("confidence", confidence)
         domain = self._domain(domain)
-        sk, pk, ok = text_key(subject), predicate_key(predicate), text_key(obj)
         if not WORD.search(pk):
             raise InputError("predicate", f"must contain a word, got {predicate!r}")
         return _Claim(
@@ -302,10 +301,9 @@ class AssertOps(GraphCore):
         assertions: list[dict[str, Any]] = []
         entities: dict[str, str] = {}
         for row in rows:
-            subject = self._name("subject", row["subject"])
-            obj = self._name("obj", row["obj"])
-            predicate = self._name("predicate", row["predicate"])
-            sk, ok, pk = text_key(subject), text_key(obj), predicate_key(predicate)
+            subject, sk = self._name("subject", row["subject"], text_key)
+            obj, ok = self._name("obj", row["obj"], text_key)
+            predicate, pk = self._name("predicate", row["predicate"], predicate_key)
             if not WORD.search(pk):
                 raise InputError("predicate", f"must contain a word, got {predicate!r}")
             entities.setdefault(sk, subject)

@@ -21,7 +21,6 @@ from typing import Any
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
 from hivemind_lab.graph.config import GraphConfig
-from hivemind_lab.graph.keys import has_visible
 from hivemind_lab.graph.models import Assertion, Settlement
 from hivemind_lab.graph.predicates import PredicateRegistry
 from hivemind_lab.graph.store import GraphStore, Tx
@@ -113,17 +112,19 @@ class GraphCore:
             )
         return cleaned
 
-    def _name(self, field: str, value: object) -> str:
-        """A subject, predicate or object: text that shows something once invisible
-        characters are removed (the stored text stays as given; its key drops them)."""
+    def _name(self, field: str, value: object, key: Callable[[str], str]) -> tuple[str, str]:
+        """A subject, predicate or object and its comparison key: text that shows something
+        once invisible characters are removed (the stored text stays as given; the key drops
+        them)."""
         text = self._text(field, value, limit=self.config.max_text)
-        if not has_visible(text):
+        found = key(text)
+        if not found:
             raise InputError(
                 field,
                 "has no visible characters (only zero-width, bidi, control or space characters)",
                 allowed="text with at least one visible character",
             )
-        return text
+        return text, found
 
     def _domain(self, domain: object) -> str:
         if domain not in self.config.domains:

@@ -30,7 +30,7 @@ _MERGE_FRESH_ENTITIES = (
 )
 """Creates missing entities and returns their keys (to delete them again if the load fails)."""
 _CREATE_ASSERTIONS = (
-    "UNWIND $rows AS r MATCH (m:Model {name: $m}) MATCH (s:Entity {key: r.subject_key}) "
+    "MATCH (m:Model {name: $m}) UNWIND $rows AS r MATCH (s:Entity {key: r.subject_key}) "
     "MATCH (o:Entity {key: r.object_key}) CREATE (a:Assertion) SET a = r "
     "CREATE (a)-[:ASSERTED_BY]->(m), (a)-[:SUBJECT_REF]->(s), (a)-[:OBJECT_REF]->(o), "
     "(s)-[:RELATES_TO {predicate: r.predicate_key, confidence: r.confidence, source: $m, "
