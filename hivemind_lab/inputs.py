@@ -45,6 +45,7 @@ ALLOWED: dict[str, str] = {
     "similarity_threshold": "0.0-1.0",
     "severity": "0.0-1.0",
     "max_rounds": "integer 1-100",
+    "min_rounds": "integer 0-100, at most max_rounds",
     "max_regenerations": "integer 0-50",
     "max_tokens": "integer > 0 or none",
     "max_cost_usd": "number > 0 or none",
@@ -90,6 +91,10 @@ class Limits(BaseModel):
 
     max_rounds: int = Field(default=6, ge=1, le=100)
     """Critique-and-revise rounds per generation before stopping as non_converged."""
+    min_rounds: int = Field(default=1, ge=0, le=100)
+    """Critique-and-revise rounds that run before the monitor may halt the loop (the spec's
+    order: propose, critique, revise, then halt); 0 lets the monitor halt the proposals.
+    Runs recorded before this limit existed read as 0."""
     max_regenerations: int = Field(default=3, ge=0, le=50)
     """Regenerations after vetoes before stopping as vetoed_out."""
     max_tokens: int | None = Field(default=None, gt=0)
@@ -98,6 +103,14 @@ class Limits(BaseModel):
     """Cost budget for the whole run (None: unlimited)."""
     concurrency: int = Field(default=16, ge=1, le=512)
     """Model calls in flight at once."""
+
+    @model_validator(mode="after")
+    def _rounds_in_order(self) -> Limits:
+        if self.min_rounds > self.max_rounds:
+            raise ValueError(
+                f"min_rounds ({self.min_rounds}) exceeds max_rounds ({self.max_rounds})"
+            )
+        return self
 
 
 class DeliberationRequest(BaseModel):

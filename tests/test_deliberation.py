@@ -2,12 +2,11 @@
 
 The engine's mechanics (audit, critique modes, vetoes and regeneration, budgets, concurrency,
 seeds, replay) run with the content-free `TestModel`, so they cannot rest on the offline
-stand-in's judgement. The calibration directions at the end measure the stand-in itself."""
+stand-in's judgement."""
 
 from __future__ import annotations
 
 import json
-import statistics
 
 import pytest
 
@@ -116,7 +115,9 @@ def test_no_justification_reaches_a_constraint_agent(tmp_path, grocer):
 
 
 def test_veto_regenerates_without_repeats(tmp_path, grocer):
-    calibrations = Calibrations(severity=0.5)
+    # The content-free model's placeholder texts read alike, so its plans are told apart by
+    # their decisions alone: a threshold above the text's share (0.3) leaves room for new ones.
+    calibrations = Calibrations(severity=0.5, similarity_threshold=0.6)
     result = run_free(
         tmp_path / "r",
         grocer,
@@ -151,7 +152,13 @@ def test_veto_regenerates_without_repeats(tmp_path, grocer):
 
 
 def test_vetoed_out_after_max_regenerations(tmp_path, grocer):
-    result = run_free(tmp_path / "r", grocer, feasibility=100, limits=Limits(max_regenerations=1))
+    result = run_free(
+        tmp_path / "r",
+        grocer,
+        feasibility=100,
+        calibrations=Calibrations(similarity_threshold=0.6),  # see the test above
+        limits=Limits(max_regenerations=1),
+    )
     assert result.status == "vetoed_out"
     assert result.regenerations == 1
     assert [v.vetoed for v in result.vetoes] == [True, True]
@@ -187,76 +194,9 @@ def test_same_seed_same_result_and_other_seed_differs(tmp_path, grocer):
     assert first_proposals(tmp_path / "a") != first_proposals(tmp_path / "c")
 
 
-# -- the calibrations must matter --------------------------------------------------------------
-
-
-def _mean(values):
-    return statistics.fmean(values)
-
-
-def test_higher_stubbornness_means_smaller_revisions_and_more_rounds(tmp_path, grocer):
-    rounds, magnitude = {}, {}
-    for s in (0.1, 0.5, 0.8):
-        results = [
-            run(
-                tmp_path / f"s{s}-{seed}",
-                grocer,
-                seed=seed,
-                sufficiency=1,
-                calibrations=Calibrations(stubbornness=s),
-                limits=Limits(max_rounds=6),
-            )
-            for seed in SEEDS
-        ]
-        rounds[s] = _mean([r.rounds for r in results])
-        magnitude[s] = _mean(
-            [m.revision_magnitude for r in results for m in r.metrics if m.round > 0]
-        )
-    assert rounds[0.1] <= rounds[0.5] <= rounds[0.8] and rounds[0.1] < rounds[0.8]
-    assert magnitude[0.1] > magnitude[0.5] > magnitude[0.8]
-
-
-def test_higher_similarity_threshold_means_more_distinct_conclusions(tmp_path, grocer):
-    distinct = {}
-    thresholds = (0.1, 0.4, 0.8, 0.95)
-    for t in thresholds:
-        results = [
-            run(
-                tmp_path / f"t{t}-{seed}",
-                grocer,
-                seed=seed,
-                sufficiency=1,
-                calibrations=Calibrations(similarity_threshold=t),
-                limits=Limits(max_rounds=1),
-            )
-            for seed in SEEDS
-        ]
-        distinct[t] = _mean([r.monitor[0].distinct_conclusions for r in results])
-    # Never fewer conclusions at a higher threshold; the effect comes in steps: plans with
-    # different first moves part first, plans with the same first move only near the top.
-    values = [distinct[t] for t in thresholds]
-    assert values == sorted(values)
-    assert distinct[0.1] < distinct[0.4] and distinct[0.8] < distinct[0.95]
-
-
-def test_higher_severity_means_lower_scores_and_more_vetoes(tmp_path, grocer):
-    score, vetoes = {}, {}
-    for sev in (0.1, 0.5, 0.9):
-        results = [
-            run(
-                tmp_path / f"v{sev}-{seed}",
-                grocer,
-                seed=seed,
-                feasibility=75,
-                calibrations=Calibrations(severity=sev),
-                limits=Limits(max_regenerations=2),
-            )
-            for seed in SEEDS
-        ]
-        score[sev] = _mean([r.vetoes[0].mean_score for r in results])
-        vetoes[sev] = _mean([sum(v.vetoed for v in r.vetoes) for r in results])
-    assert score[0.1] > score[0.5] > score[0.9]
-    assert vetoes[0.1] <= vetoes[0.5] <= vetoes[0.9] and vetoes[0.1] < vetoes[0.9]
+# The calibrations' directions are tested at the engine's stage boundaries with the content-free
+# model in tests/test_calibrations.py; their curves on the stand-in and the local model are in
+# reports/calibration-curves.md.
 
 
 @pytest.mark.parametrize("mode", ["pairwise", "batched"])

@@ -131,6 +131,13 @@ def deliberate(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for slicing and agents.")] = 0,
     max_rounds: Annotated[int, typer.Option(help="Rounds before stopping as non_converged.")] = 6,
+    min_rounds: Annotated[
+        int,
+        typer.Option(
+            help="Critique-and-revise rounds before the monitor may halt (0: it may halt the "
+            "proposals)."
+        ),
+    ] = 1,
     max_regenerations: Annotated[
         int, typer.Option(help="Regenerations before stopping as vetoed_out.")
     ] = 3,
@@ -230,6 +237,7 @@ def deliberate(
             limits = build(
                 Limits,
                 max_rounds=max_rounds,
+                min_rounds=min_rounds,
                 max_regenerations=max_regenerations,
                 max_tokens=max_tokens,
                 concurrency=concurrency,

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from hivemind_lab.agents.schemas import OptionStance, Stance
 
-COMMITMENT: Mapping[Stance, float] = {"pursue": 1.0, "later": 0.5, "avoid": 0.0}
-"""Commitment to an option: do it now 1, sequence it after the options pursued now 0.5, do not
-do it 0."""
+COMMITMENT: Mapping[Stance, float] = {"pursue": 1.0, "later": 1 / 3, "avoid": 0.0}
+"""Commitment to an option: do it now 1, sequence it after the options pursued now 1/3 (nearer
+not doing it than doing it now: a plan is first of all its first move), do not do it 0."""
 NEUTRAL = 0.5
 """An option the solution does not address: no commitment either way."""
 
@@ -24,15 +24,16 @@ def commitments(stances: Iterable[OptionStance]) -> dict[int, float]:
 
 
 def decision_distance(a: Sequence[OptionStance], b: Sequence[OptionStance]) -> float:
-    """Mean absolute difference in commitment over the options either solution addresses,
-    in [0, 1] (0 when neither addresses any: nothing tells them apart).
+    """Mean absolute difference in commitment over the options either solution commits to
+    (pursues, sequences or leaves open), in [0, 1]; 0 when neither commits to any.
 
-    Pursue-versus-avoid on one option of two is 0.5, pursue-versus-later on it 0.25: two plans
-    with the same first move and different sequels are closer than plans with different first
-    moves, by a measure that changes by small steps instead of all or nothing.
+    Options both solutions avoid do not count: agreeing on what not to do says little about
+    whether two plans agree. Pursuing different options is 1, "A then B" against "B then A"
+    2/3, the same first move with a different sequel 1/6 to 2/9: plans with the same first move
+    are closer than plans with different first moves, by steps, not all or nothing.
     """
     ca, cb = commitments(a), commitments(b)
-    options = ca.keys() | cb.keys()
+    options = {o for o in ca.keys() | cb.keys() if ca.get(o, NEUTRAL) or cb.get(o, NEUTRAL)}
     if not options:
         return 0.0
     return sum(abs(ca.get(o, NEUTRAL) - cb.get(o, NEUTRAL)) for o in options) / len(options)

@@ -495,6 +495,7 @@ async def revise(
         )
         if kept_back:
             held[agent.id] = kept_back
+            revised = revised.model_copy(update={"held": kept_back})
         if is_repeat(revised.view()):
             kept = current.model_copy(update={"id": revised.id, "round": round, "adopted": ()})
             return kept, revised.id

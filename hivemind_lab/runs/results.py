@@ -36,6 +36,9 @@ class Solution(Frozen):
     """Ids of the client facts the solution relies on."""
     course: OwnCourse | None = None
     """On an open question: the course of action proposed."""
+    held: tuple[int, ...] = ()
+    """Options whose stance change in this revision the engine did not take (no critique
+    point that cleared the agent's bar addressed them): the previous stance is kept."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
@@ -160,7 +163,9 @@ class RoundMetrics(Frozen):
     agents: int
     distinct_conclusions: int
     revision_magnitude: float
-    """Mean Jaccard distance between each agent's previous and new recommendations."""
+    """Mean movement of the agents' decisions in this round: the decision distance between
+    each agent's stances before and after its revision (`deliberation.theory.revision_movement`,
+    0 none, 1 every option reversed)."""
     diversity: float
     """Mean pairwise dissimilarity (1 - similarity) of the solutions."""
     adopted_points: int

@@ -18,18 +18,11 @@ from hivemind_lab.agents.schemas import DecisionContext, RationaleOutput, Soluti
 from hivemind_lab.deliberation import monitor, practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder
 from hivemind_lab.deliberation.engine import Engine
+from hivemind_lab.deliberation.evidence import without_evidence
 from hivemind_lab.deliberation.state import Knowledge, Phase, RunState
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.runs import events
-from hivemind_lab.runs.results import DeliberationResult, RoundMetrics, Solution
-from hivemind_lab.text import normalise
-
-
-def revision_magnitude(old: Solution, new: Solution) -> float:
-    """Jaccard distance between two solutions' normalised recommendations."""
-    a = {normalise(r) for r in old.recommendations}
-    b = {normalise(r) for r in new.recommendations}
-    return 1.0 - len(a & b) / len(a | b) if a | b else 0.0
+from hivemind_lab.runs.results import DeliberationResult, RoundMetrics
 
 
 @dataclass(frozen=True)
@@ -89,9 +82,7 @@ class DeliberationStrategy:
             }
         )
 
-    def _observe(
-        self, e: Engine, s: RunState, before: dict[str, Solution] | None, adopted: int
-    ) -> RunState:
+    def _observe(self, e: Engine, s: RunState, magnitude: float, adopted: int) -> RunState:
         solutions = [s.solutions[k] for k in sorted(s.solutions)]
         report = monitor.observe(
             solutions,
@@ -104,12 +95,6 @@ class DeliberationStrategy:
         e.record(("monitor", events.Clusters.of(report)))
         previous_calls = sum(m.calls for m in s.metrics)
         previous_tokens = sum(m.tokens for m in s.metrics)
-        magnitude = (
-            sum(revision_magnitude(before[k], s.solutions[k]) for k in s.solutions if k in before)
-            / max(1, len(s.solutions))
-            if before
-            else 0.0
-        )
         metrics = RoundMetrics(
             regeneration=s.regeneration,
             round=s.round,
@@ -122,7 +107,11 @@ class DeliberationStrategy:
             calls=e.caller.usage.calls - previous_calls,
             tokens=e.caller.usage.tokens - previous_tokens,
         )
-        if report.halted:
+        # The spec's loop: every agent critiques every other and revises at least
+        # ``min_rounds`` times before the monitor may halt (with a peer to critique).
+        debated = s.round >= self.limits.min_rounds or len(solutions) < 2
+        halted = report.halted and debated
+        if halted:
             phase: Phase = "score"
         elif s.round >= self.limits.max_rounds:
             e.record(
@@ -138,7 +127,7 @@ class DeliberationStrategy:
             phase = "score"
         else:
             phase = "critique"
-        status = None if report.halted or phase == "critique" else "non_converged"
+        status = None if halted or phase == "critique" else "non_converged"
         return s.model_copy(
             update={
                 "phase": phase,
@@ -175,7 +164,6 @@ class DeliberationStrategy:
             *((sol.agent_id, events.Revision.of(sol)) for sol in out.solutions.values()),
             *(("monitor", events.RepeatRefused(solution=r)) for r in out.refused),
         )
-        before = s.solutions
         s = s.model_copy(
             update={
                 "solutions": out.solutions,
@@ -188,7 +176,7 @@ class DeliberationStrategy:
             }
         )
         adopted = sum(len(x.adopted) for x in out.solutions.values())
-        return self._observe(e, s, before, adopted)
+        return self._observe(e, s, out.magnitude(), adopted)
 
     async def _score(self, e: Engine, s: RunState) -> RunState:
         solutions = [s.solutions[k] for k in sorted(s.solutions)]
@@ -271,7 +259,7 @@ class DeliberationStrategy:
         if s.phase == "generate":
             return await self._generate(e, s)
         if s.phase == "monitor":
-            return self._observe(e, s, None, 0)
+            return self._observe(e, s, 0.0, 0)
         if s.phase == "critique":
             return await self._critique(e, s)
         if s.phase == "revise":
@@ -306,8 +294,11 @@ class DeliberationStrategy:
             if last_report is not None and s.status in ("converged", "non_converged")
             else ()
         )
+        status = s.status or "non_converged"
+        if status in ("converged", "non_converged") and without_evidence(solutions):
+            status = "no_evidence"  # the plans cite nothing: no conclusion from the knowledge
         return DeliberationResult(
-            status=s.status or "non_converged",
+            status=status,
             problem_id=self.request.problem_id,
             options=self.request.options,
             options_source=self.request.options_source,

@@ -1,0 +1,253 @@
+"""The three calibrations act in the engine, the same way for any model.
+
+Every test here runs at a stage boundary (the engine's weighing, the monitor's clustering, the
+constraint score, a whole run) with the content-free test model or a function model, so none
+rests on the offline stand-in's judgement.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.prompts import Task
+from hivemind_lab.agents.schemas import (
+    Concern,
+    CritiquePoint,
+    OptionStance,
+    ReceivedCritique,
+    ReviseTask,
+    RevisionOutput,
+    ScoreOutput,
+    Stance,
+)
+from hivemind_lab.agents.testing import FunctionModel, answer
+from hivemind_lab.deliberation.practicality import constraint_score
+from hivemind_lab.deliberation.theory import (
+    BAR_TOLERANCE,
+    SOURCE_SHARE,
+    UNGROUNDED,
+    bar,
+    hold_unanswered,
+    weigh_points,
+)
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.results import Solution
+from tests.support import run
+
+# -- the spec's loop: a debate always happens ------------------------------------------------------
+
+
+def test_a_critique_and_revise_round_runs_before_the_monitor_may_halt(tmp_path, grocer, test_model):
+    # Sufficiency far above the number of agents: the monitor would halt the proposals.
+    debated = run(tmp_path / "one", grocer, model=test_model, sufficiency=50)
+    assert debated.status == "converged" and debated.rounds == 1
+    assert [m.round for m in debated.metrics] == [0, 1]
+    kinds = [r.kind for r in read_records(tmp_path / "one" / "audit.jsonl")]
+    assert kinds.index("theory.critique") < kinds.index("theory.revision")
+    assert kinds.index("theory.revision") < kinds.index("practicality.score")
+    manifest = json.loads((tmp_path / "one" / "manifest.json").read_text())
+    assert manifest["limits"]["min_rounds"] == 1
+    two = run(
+        tmp_path / "two", grocer, model=test_model, sufficiency=50, limits=Limits(min_rounds=2)
+    )
+    assert two.rounds == 2
+    today = run(
+        tmp_path / "zero", grocer, model=test_model, sufficiency=50, limits=Limits(min_rounds=0)
+    )
+    assert today.rounds == 0 and [m.round for m in today.metrics] == [0]
+
+
+def test_min_rounds_cannot_exceed_max_rounds():
+    with pytest.raises(ValueError, match="min_rounds"):
+        Limits(min_rounds=3, max_rounds=2)
+
+
+# -- stubbornness: which points clear an agent's bar ---------------------------------------------
+
+
+def _point(option: int, citation: str | None, strength: int, kind: str = "contradiction"):
+    return CritiquePoint.model_validate(
+        {
+            "kind": kind,
+            "option": option,
+            "claim": f"{kind} on {option} ({citation})",
+            "strength": strength,
+            "citation": citation,
+        }
+    )
+
+
+SHOWN = {c: frozenset({"p1", "p2", "p3", "p4", "p5", "p6"}) for c in "abcdef"}
+RECEIVED = (
+    # option 0: three distinct decisive passages (weight 1 - 0.25**3 ≈ 0.98)
+    ReceivedCritique(critic_id="a", points=(_point(0, "p1", 5), _point(1, "p4", 4))),
+    ReceivedCritique(critic_id="b", points=(_point(0, "p2", 5), _point(2, "elsewhere", 5))),
+    ReceivedCritique(critic_id="c", points=(_point(0, "p3", 5), _point(3, "p5", 2, "support"))),
+)
+"""Option 1: one passage of strength 4 (0.6). Option 2: a decisive point citing nothing its critic
+was shown (0.15). Option 3: a support point (never to answer)."""
+
+
+def _classes(stubbornness: float) -> dict[int, str]:
+    w = weigh_points(RECEIVED, SHOWN, stubbornness)
+    out = {p.option: "must" for p in w.must_answer if p.option is not None}
+    out |= {p.option: "may" for p in w.may_weigh if p.option is not None}
+    out |= {p.option: "below" for p in w.below if p.option is not None}
+    return out
+
+
+def test_points_clear_the_bar_by_evidence_weight():
+    assert _classes(0.0) == {0: "must", 1: "must", 2: "must", 3: "below"}
+    assert _classes(0.5) == {0: "must", 1: "must", 2: "below", 3: "below"}
+    assert _classes(0.95) == {0: "may", 1: "below", 2: "below", 3: "below"}
+    assert _classes(1.0) == {0: "below", 1: "below", 2: "below", 3: "below"}
+
+
+def test_a_point_near_the_bar_may_be_weighed_on_both_sides_of_it():
+    weight = 0.6  # option 1's point
+    line = (weight + 0.05) / (1 + 2 * BAR_TOLERANCE)  # stubbornness whose bar is 0.05 above it
+    for s in (line - 0.04, line, line + 0.04):
+        assert _classes(s)[1] == "may", s
+    assert _classes(line - 0.1)[1] == "must" and _classes(line + 0.1)[1] == "below"
+
+
+def test_a_passage_repeated_by_many_critics_counts_once():
+    same = tuple(ReceivedCritique(critic_id=c, points=(_point(0, "p1", 5),)) for c in "abcdef")
+    distinct = tuple(
+        ReceivedCritique(critic_id=c, points=(_point(0, f"p{i + 1}", 5),))
+        for i, c in enumerate("abcdef")
+    )
+    once = weigh_points(same, SHOWN, 0.5).must_answer[0].weight
+    many = weigh_points(distinct, SHOWN, 0.5).must_answer[0].weight
+    assert once == pytest.approx(SOURCE_SHARE)
+    assert many > 0.99
+    ungrounded = weigh_points(
+        (ReceivedCritique(critic_id="a", points=(_point(0, None, 5), _point(0, "zz", 5))),),
+        SHOWN,
+        0.0,
+    )
+    assert ungrounded.must_answer[0].weight == pytest.approx(SOURCE_SHARE * UNGROUNDED)
+
+
+def test_the_default_stubbornness_sits_off_the_weight_lattice():
+    singles = [SOURCE_SHARE * k / 5 * g for k in range(1, 6) for g in (1.0, UNGROUNDED)]
+    lattice = {
+        round(1 - np.prod([1 - w for w in combo]), 9)
+        for n in (1, 2, 3)
+        for combo in itertools.combinations_with_replacement(singles, n)
+    }
+    line = bar(Calibrations().stubbornness)
+    edges = (line - BAR_TOLERANCE, line + BAR_TOLERANCE)
+    assert min(abs(w - e) for w in lattice for e in edges) > 1e-3  # no rounding decides
+
+
+# -- stubbornness: the engine takes only the moves a cleared point licenses ----------------------
+
+
+def _solution(*stances: tuple[int, Stance], round: int = 0) -> Solution:
+    return Solution(
+        id=f"g0.r{round}.t",
+        agent_id="t",
+        regeneration=0,
+        round=round,
+        title="t",
+        recommendations=(f"r{round}",),
+        rationale="",
+        stances=tuple(OptionStance(option=o, stance=s) for o, s in stances),  # type: ignore[arg-type]
+    )
+
+
+def test_a_stance_change_no_cleared_point_addresses_is_not_taken():
+    before = _solution((0, "pursue"), (1, "avoid"), (2, "later"))
+    after = _solution((0, "avoid"), (1, "pursue"), (2, "later"), round=1)
+    taken, held = hold_unanswered(before, after, {0}, exclusive=False)
+    assert held == (1,)
+    assert {s.option: s.stance for s in taken.stances} == {0: "avoid", 1: "avoid", 2: "later"}
+    kept, held = hold_unanswered(before, after, set(), exclusive=False)
+    assert held == (0, 1) and kept.stances == before.stances and kept.round == 1
+    # exclusive: the stances move together when a cleared point addresses any changed option
+    taken, held = hold_unanswered(before, after, {1}, exclusive=True)
+    assert taken.stances == after.stances and held == ()
+
+
+def _flipper(task: Task, seed: int | None):
+    """Content-free answers, except that every revision flips every stance."""
+    if not isinstance(task, ReviseTask):
+        return answer(task, seed)
+    flip: dict[str, Stance] = {"pursue": "avoid", "avoid": "pursue", "later": "pursue"}
+    current = task.current
+    return RevisionOutput(
+        **current.model_dump(exclude={"stances", "recommendations"}),
+        stances=[OptionStance(option=s.option, stance=flip[s.stance]) for s in current.stances],
+        recommendations=[f"{r} (revised)" for r in current.recommendations],
+    )
+
+
+def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(tmp_path, grocer):
+    magnitude = {}
+    for s in (0.0, 0.35, 0.7, 0.95, 1.0):
+        result = run(
+            tmp_path / f"s{s}",
+            grocer,
+            model=FunctionModel(_flipper),
+            sufficiency=1,
+            calibrations=Calibrations(stubbornness=s),
+            limits=Limits(max_rounds=1, max_regenerations=0),
+        )
+        revised = [m for m in result.metrics if m.round == 1]
+        assert revised, "a critique and revise round must run"
+        magnitude[s] = revised[0].revision_magnitude
+    values = list(magnitude.values())
+    assert values == sorted(values, reverse=True), magnitude
+    assert magnitude[0.0] > 0 and magnitude[1.0] == 0
+
+
+# -- severity ------------------------------------------------------------------------------------
+
+
+def _scored(anchor: int, *grades: str, mitigated: bool = False) -> ScoreOutput:
+    return ScoreOutput.model_validate(
+        {
+            "score": anchor,
+            "reason": "r",
+            "concerns": [
+                Concern.model_validate(
+                    {"option": 0, "grade": g, "mitigated": mitigated, "text": "concern"}
+                )
+                for g in grades
+            ],
+        }
+    )
+
+
+def test_severity_moves_constraint_scores_monotonically_and_spreads_solutions():
+    solutions = {
+        "clean": _scored(85),
+        "mitigated": _scored(85, "critical", mitigated=True),
+        "minor": _scored(85, "minor"),
+        "major": _scored(85, "major"),
+        "critical": _scored(85, "critical", "major"),
+    }
+    by_severity = {
+        sev: {name: constraint_score(out, sev) for name, out in solutions.items()}
+        for sev in (0.0, 0.5, 1.0)
+    }
+    for name in solutions:
+        row = [by_severity[sev][name] for sev in (0.0, 0.5, 1.0)]
+        assert row == sorted(row, reverse=True), name
+    for sev, scores in by_severity.items():
+        assert scores["clean"] == scores["mitigated"] == 85
+        assert scores["clean"] > scores["minor"] > scores["major"] > scores["critical"], sev
+        assert all(0 <= v <= 100 for v in scores.values())
+    # continuous in severity: a small step moves a score by a small amount
+    out = solutions["major"]
+    assert abs(constraint_score(out, 0.5) - constraint_score(out, 0.51)) < 1.0
+    assert by_severity[1.0]["critical"] == 0  # clipped, never negative
+
+
+# -- similarity ------------------------------------------------------------------------------------
