@@ -86,6 +86,7 @@ def test_a_run_killed_before_its_first_checkpoint_leaves_an_audit_trail_that_ver
     assert report.records >= 1
 
 
+@pytest.mark.slow
 def test_a_second_writer_of_a_run_is_refused_and_the_trail_stays_whole(tmp_path):
     victim = killed_run(tmp_path, kill_at=10)
     before = (victim / "audit.jsonl").read_bytes()
@@ -310,6 +311,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 def test_killing_a_sweep_stops_its_worker_processes_and_the_sweep_resumes(tmp_path):
     import os
     import signal

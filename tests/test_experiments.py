@@ -265,6 +265,7 @@ def test_random_and_optuna_spaces(tmp_path):
     assert set(best["best_params"]) == {"stubbornness", "similarity_threshold", "severity"}
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
     exp = tmp_path / "exp.toml"
     name = f"kill-{os.getpid()}"  # two test runs at once (two engineers) use two folders
@@ -315,6 +316,7 @@ def test_sweep_on_a_local_ray_instance(tmp_path):
     assert pl.read_parquet(next((tmp_path / "ray").glob("*/metrics.parquet"))).height >= 1
 
 
+@pytest.mark.slow
 def test_process_workers_give_the_same_results_as_one_process(tmp_path):
     one = run(spec(), project=REPO, root=tmp_path / "one")
     two = run(spec(), project=REPO, root=tmp_path / "two", workers=2)

@@ -112,6 +112,7 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-c", "from hivemind_lab.cli import main; main()", *args]
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     problem = str(PROBLEMS / "regional-grocer-discounter-price-war.toml")
     common = [
@@ -170,6 +171,7 @@ def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     assert verify_log(victim / "audit.jsonl").ok
 
 
+@pytest.mark.slow
 def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
     """A run recorded before requests carried ``exclusive`` ran its options as combinable; the
     CLI's resume reads the typed, upgraded manifest, so re-reading a yes/no question cannot
