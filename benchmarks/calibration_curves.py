@@ -1,9 +1,12 @@
-"""Calibration curves: every calibration over its whole range (0.0-1.0 in steps of 0.1) on four
-problems × three seeds, with Student-t intervals; checks the documented direction and reports
-dead zones. Writes reports/calibration-curves.md.
+"""Calibration curves: every calibration over its range on problems kept apart from the ones
+the stand-in was developed on, with Student-t intervals clipped to what each metric allows;
+checks the documented direction and reports dead zones, labelled by the model that made them.
+Writes (or adds a model's section to) reports/calibration-curves.md.
 
-Usage: python benchmarks/calibration_curves.py [--workers 2] [--embedder tfidf|wordllama]
-       [--root FOLDER]  (finished runs there are reused: a changed model needs a new folder)
+Usage: python benchmarks/calibration_curves.py [--backend offline|local] [--workers 2]
+       [--values 0,0.1,...] [--problems N] [--seeds 0,1] [--density 6000]
+       [--embedder tfidf|wordllama] [--root FOLDER] [--append]
+       (finished runs there are reused: a changed model needs a new folder)
 """
 
 from __future__ import annotations
@@ -27,12 +30,19 @@ from hivemind_lab.experiments.curves import (
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = (
-    "data/problems/regional-grocer-discounter-price-war.toml",
-    "data/problems/insurer-analytics-acquisition.toml",
-    "data/problems/ebike-battery-make-or-buy.toml",
-    "data/problems/engineer-startup-decision.toml",
+    "data/problems/dental-imaging-low-end-entrant.toml",
+    "data/problems/regional-bank-digital-challenger.toml",
+    "data/problems/pet-food-vet-clinic-diversification.toml",
+    "data/problems/industrial-distributor-platform-launch.toml",
 )
-SEEDS = (0, 1, 2)
+"""Curve problems: none of the sample problems the stand-in's tests, its default sweep and its
+removed problem-specific stems were developed on (grocer, e-bike, engineer, physician, paper
+mill, insurer, utility)."""
+SEEDS = (0, 1)
+MODELS = {
+    "offline": "the offline stand-in (agents/policy)",
+    "local": "the bundled local model (SmolLM2-135M through llama-server)",
+}
 
 
 def _commit() -> str:
@@ -50,14 +60,16 @@ def _commit() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=sorted(MODELS), default="offline")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
-    parser.add_argument(
-        "--also-threshold-with",
-        default="wordllama",
-        help="a second embedder whose similarity-threshold curve is measured too",
-    )
+    parser.add_argument("--values", default=",".join(f"{0.1 * i:.1f}" for i in range(11)))
+    parser.add_argument("--problems", type=int, default=len(PROBLEMS))
+    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)))
+    parser.add_argument("--density", type=int, default=6000)
+    parser.add_argument("--only", default="", help="comma-separated calibrations (default all)")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "calibration-curves.md")
+    parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument(
         "--root",
         type=Path,
@@ -66,25 +78,33 @@ def main() -> None:
         "model into a new folder",
     )
     args = parser.parse_args()
+    values = tuple(float(v) for v in args.values.split(","))
+    problems = PROBLEMS[: args.problems]
+    seeds = tuple(int(x) for x in args.seeds.split(","))
+    wanted = [c for c in DESIGNS if not args.only or c in args.only.split(",")]
     lines = [
-        "# Calibration curves",
         "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d} at commit {_commit()} on the offline model, "
-        f"embedder {args.embedder}, "
-        f"{len(PROBLEMS)} problems × {len(SEEDS)} seeds per value (n = runs per value), other "
-        "calibrations at their defaults; mean ± 95 % Student-t interval. A dead zone is a pair "
-        "of adjacent values between which no run's figure changes; where every run is already at "
-        "the metric's limit (rounds at max_rounds) the pair is listed as at the limit instead. "
-        "Intervals are not clipped to the metric's range (a count's lower bound may fall below "
-        "0); ± 0.000 means every run gave the same figure. "
-        "Regenerate: `python benchmarks/calibration_curves.py`.",
+        f"# Curves of {MODELS[args.backend]}",
+        "",
+        f"Model: **{args.backend}** — {MODELS[args.backend]}. Measured "
+        f"{datetime.now(UTC):%Y-%m-%d} at commit {_commit()}, embedder {args.embedder}, density "
+        f"{args.density}, {len(problems)} problem(s) × {len(seeds)} seed(s) per value (n = runs "
+        "per value); mean, 95 % Student-t interval clipped to what the metric allows [low, "
+        "high]. A dead zone is a pair of adjacent values between which no run's figure "
+        "changes; where every run is already at the metric's limit the pair is listed as at "
+        "the limit instead. Problems: " + ", ".join(Path(p).stem for p in problems) + ".",
     ]
-    jobs = [(calibration, args.embedder) for calibration in DESIGNS]
-    if args.also_threshold_with and args.also_threshold_with != args.embedder:
-        jobs.append(("similarity_threshold", args.also_threshold_with))
-    for calibration, embedder in jobs:
+    for calibration in wanted:
         designs = DESIGNS[calibration]
-        spec = curve_spec(calibration, problems=PROBLEMS, seeds=SEEDS, embedder=embedder)
+        spec = curve_spec(
+            calibration,
+            problems=problems,
+            seeds=seeds,
+            values=values,
+            density=args.density,
+            embedder=args.embedder,
+            backend=args.backend,
+        )
         started = time.perf_counter()
         report = run(spec, project=ROOT, root=args.root / spec.name, workers=args.workers)
         runs = load(report.root)
@@ -93,16 +113,22 @@ def main() -> None:
             f"in {time.perf_counter() - started:.0f} s"
         )
         first = designs[0]
+        held = (
+            f", similarity threshold held at {first.similarity_threshold}"
+            if first.similarity_threshold is not None
+            else ""
+        )
         lines += [
             "",
-            f"## {calibration} ({embedder})",
+            f"## {calibration} — {args.backend}",
             "",
             f"Inputs: sufficiency {first.sufficiency}, feasibility {first.feasibility}, "
-            f"max_rounds {first.max_rounds}, max_regenerations {first.max_regenerations}.",
+            f"min_rounds {first.min_rounds}, max_rounds {first.max_rounds}, max_regenerations "
+            f"{first.max_regenerations}{held}; other calibrations at their defaults.",
             "",
         ]
         for design in designs:
-            points = curve(runs, calibration, design.metric)
+            points = curve(runs, calibration, design.metric, bounds=design.bounds)
             zones = dead_zones(runs, calibration, design.metric, limit=design.limit)
             capped = at_limit(runs, calibration, design.metric, design.limit)
             holds = direction_holds(points, design.direction)
@@ -117,11 +143,15 @@ def main() -> None:
                     else ""
                 ),
                 "",
-                f"| {calibration} | mean ± 95 % CI | n |",
-                "| --- | --- | --- |",
+                f"| {calibration} | mean | 95 % interval | n |",
+                "| --- | --- | --- | --- |",
                 *(
-                    f"| {row[calibration]} | {row['mean']:.3f}"
-                    + (f" ± {row['ci95']:.3f}" if row["ci95"] is not None else "")
+                    f"| {row[calibration]} | {row['mean']:.3f} | "
+                    + (
+                        f"[{row['low']:.3f}, {row['high']:.3f}]"
+                        if row["low"] is not None
+                        else "(one run)"
+                    )
                     + f" | {row['n']} |"
                     for row in points.iter_rows(named=True)
                 ),
@@ -132,7 +162,11 @@ def main() -> None:
                 "   ",
                 " ".join(f"{r[calibration]}:{r['mean']:.2f}" for r in points.iter_rows(named=True)),
             )
-    args.out.write_text("\n".join(lines) + "\n", "utf-8")
+    if args.append and args.out.exists():
+        text = args.out.read_text("utf-8").rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    else:
+        text = "# Calibration curves\n" + "\n".join(lines) + "\n"
+    args.out.write_text(text, "utf-8")
     print(f"wrote {args.out}")
 
 

@@ -34,8 +34,8 @@ def test_curve_points_are_means_with_t_intervals_and_their_n():
 
 def test_runs_at_the_limit_are_not_a_dead_zone():
     design = next(d for d in DESIGNS["stubbornness"] if d.metric == "total_rounds")
-    assert design.limit == 10.0
-    runs = _runs({0.0: [2, 3], 0.5: [3, 3], 0.8: [3, 3], 0.9: [10, 10], 1.0: [10, 10]})
+    assert design.limit == 6.0
+    runs = _runs({0.0: [2, 3], 0.5: [3, 3], 0.8: [3, 3], 0.9: [6, 6], 1.0: [6, 6]})
     assert at_limit(runs, "stubbornness", "total_rounds", design.limit) == [(0.9, 1.0)]
     assert dead_zones(runs, "stubbornness", "total_rounds", limit=design.limit) == [(0.5, 0.8)]
     assert dead_zones(runs, "stubbornness", "total_rounds") == [(0.5, 0.8), (0.9, 1.0)]
@@ -49,3 +49,11 @@ def test_direction_allows_noise_within_the_intervals_only():
     up = pl.DataFrame({"mean": [1.0, 0.9, 3.0], "ci95": [0.2, 0.2, None]})
     assert direction_holds(up, "up")
     assert not direction_holds(up.with_columns(pl.Series("ci95", [0.01, 0.01, None])), "up")
+
+
+def test_intervals_are_clipped_to_what_the_metric_allows():
+    design = next(d for d in DESIGNS["stubbornness"] if d.metric == "mean_revision_magnitude")
+    runs = _runs({0.0: [0.0, 0.0, 0.9], 1.0: [0.9, 1.0, 1.0]}, metric=design.metric)
+    points = curve(runs, "stubbornness", design.metric, bounds=design.bounds)
+    assert points["low"].to_list()[0] == 0.0 and points["high"].to_list()[1] == 1.0
+    assert points["ci95"].to_list()[0] > points["mean"].to_list()[0]  # the raw interval is not

@@ -36,6 +36,12 @@ class CurveDesign:
     feasibility: int
     max_rounds: int
     max_regenerations: int
+    min_rounds: int = 1
+    """The spec's loop: at least one critique and revise round before the monitor may halt."""
+    similarity_threshold: float | None = None
+    """The threshold held while another calibration moves (None: the default). Stubbornness
+    acts through rounds only while the agents' plans stay apart, so its curve holds a threshold
+    at which they do."""
 
     @property
     def limit(self) -> float | None:
@@ -45,13 +51,26 @@ class CurveDesign:
             return float(self.max_rounds * (self.max_regenerations + 1))
         return None
 
+    @property
+    def bounds(self) -> tuple[float, float | None]:
+        """The range the metric can take: intervals are clipped to it."""
+        if self.metric == "mean_revision_magnitude":
+            return 0.0, 1.0
+        if self.metric == "first_feasibility":
+            return 0.0, 100.0
+        if self.metric == "vetoes":
+            return 0.0, float(self.max_regenerations + 1)
+        if self.metric == "initial_conclusions":
+            return 1.0, None
+        return 0.0, self.limit
+
 
 DESIGNS: dict[Calibration, tuple[CurveDesign, ...]] = {
     # Higher stubbornness ⇒ smaller revisions, more rounds to halt (sufficiency 1: the loop runs
     # until the agents agree; feasibility 1: no veto mixes in).
     "stubbornness": (
-        CurveDesign("stubbornness", "mean_revision_magnitude", "down", 1, 1, 10, 0),
-        CurveDesign("stubbornness", "total_rounds", "up", 1, 1, 10, 0),
+        CurveDesign("stubbornness", "mean_revision_magnitude", "down", 1, 1, 6, 0, 1, 0.7),
+        CurveDesign("stubbornness", "total_rounds", "up", 1, 1, 6, 0, 1, 0.7),
     ),
     # Higher threshold ⇒ more distinct conclusions (counted on the first proposals).
     "similarity_threshold": (
@@ -76,18 +95,21 @@ def curve_spec(
     values: tuple[float, ...] = VALUES,
     density: int = 6000,
     embedder: str | None = None,
+    backend: str = "offline",
 ) -> ExperimentSpec:
-    """The sweep of one calibration over ``values`` (the others at their defaults)."""
+    """The sweep of one calibration over ``values`` (the others at their defaults, or as its
+    design holds them) with one backend (the model the curve is labelled with)."""
     design = DESIGNS[calibration][0]
     defaults = Calibrations()
-    space: dict[str, object] = {
-        "kind": "grid",
-        **{name: [getattr(defaults, name)] for name in DESIGNS},
-        calibration: list(values),
-    }
+    held: dict[str, object] = {name: [getattr(defaults, name)] for name in DESIGNS}
+    if design.similarity_threshold is not None:
+        held["similarity_threshold"] = [design.similarity_threshold]
+    space: dict[str, object] = {"kind": "grid", **held, calibration: list(values)}
+    name = f"curve-{calibration.replace('_', '-')}" + (f"-{embedder}" if embedder else "")
     return ExperimentSpec.model_validate(
         {
-            "name": f"curve-{calibration.replace('_', '-')}" + (f"-{embedder}" if embedder else ""),
+            "name": name + ("" if backend == "offline" else f"-{backend}"),
+            "backend": backend,
             "problems": list(problems),
             "inputs": {
                 "sufficiency": design.sufficiency,
@@ -96,6 +118,7 @@ def curve_spec(
             },
             "limits": {
                 "max_rounds": design.max_rounds,
+                "min_rounds": design.min_rounds,
                 "max_regenerations": design.max_regenerations,
             },
             "space": space,
@@ -105,8 +128,15 @@ def curve_spec(
     )
 
 
-def curve(runs: pl.DataFrame, calibration: Calibration, metric: str) -> pl.DataFrame:
-    """Mean, 95 % Student-t half-width and n of ``metric`` at each value of ``calibration``."""
+def curve(
+    runs: pl.DataFrame,
+    calibration: Calibration,
+    metric: str,
+    *,
+    bounds: tuple[float, float | None] = (0.0, None),
+) -> pl.DataFrame:
+    """Mean, 95 % Student-t half-width and n of ``metric`` at each value of ``calibration``,
+    with the interval's ends (``low``, ``high``) clipped to what the metric allows."""
     rows = (
         runs.filter(pl.col("strategy") == "deliberation")
         .group_by(calibration)
@@ -118,8 +148,19 @@ def curve(runs: pl.DataFrame, calibration: Calibration, metric: str) -> pl.DataF
         .sort(calibration)
     )
     halves = [t_half_width(sd, n) for sd, n in zip(rows["sd"], rows["n"], strict=True)]
+    lowest, highest = bounds
+    low = [
+        None if h is None else max(lowest, m - h) for m, h in zip(rows["mean"], halves, strict=True)
+    ]
+    high = [
+        None if h is None else (m + h if highest is None else min(highest, m + h))
+        for m, h in zip(rows["mean"], halves, strict=True)
+    ]
     return rows.with_columns(
-        pl.col("mean").round(3), pl.Series("ci95", halves, dtype=pl.Float64).round(3)
+        pl.col("mean").round(3),
+        pl.Series("ci95", halves, dtype=pl.Float64).round(3),
+        pl.Series("low", low, dtype=pl.Float64).round(3),
+        pl.Series("high", high, dtype=pl.Float64).round(3),
     ).drop("sd")
 
 

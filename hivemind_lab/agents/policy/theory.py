@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -314,9 +315,22 @@ def revise(task: ReviseTask) -> RevisionOutput:
                 continue  # an argument against an option the agent does not hold
             moves[key] = max(moves.get(key, 0.0), weight)  # one group moves once
             claims.setdefault(key, point.claim)
+    # Peers who back the stance a point argues against weigh against that point: an agent
+    # holding the majority's stance stays, one holding a lone stance moves towards it.
+    backing: dict[int, dict[str, float]] = {}
+    for received in task.critiques:
+        for point in received.points:
+            if point.kind == "support" and point.option is not None:
+                group = backing.setdefault(point.option, {})
+                source = point.citation or f"uncited:{received.critic_id}"
+                group[source] = max(group.get(source, 0.0), 0.75 * point.strength / 5)
+    support = {o: 1.0 - math.prod(1.0 - w for w in g.values()) for o, g in backing.items()}
     scores = list(base)
     for (option, direction), weight in sorted(moves.items()):
-        scores[option] += direction * weight
+        held_against = direction < 0 and held.get(option) is not None
+        scores[option] += direction * max(
+            0.0, weight - (support.get(option, 0.0) if held_against else 0.0)
+        )
     adopted = [claims[k] for k in sorted(claims)]
     prefer = sorted(fact_gaps)
     adopted += [fact_gaps[f] for f in prefer]
