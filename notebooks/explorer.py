@@ -1,7 +1,8 @@
 """Calibration explorer: reactive sliders over a cached sweep (`marimo run notebooks/explorer.py`).
 
 Move the severity and similarity-threshold sliders (they step through the values the sweep ran);
-the charts show rounds to halt and mean feasibility against stubbornness at that point.
+the charts show rounds to halt, revision magnitude, distinct conclusions and mean feasibility
+against stubbornness at that point, labelled with the model that made them.
 Everything is served from this machine: the sweep runs offline and charts embed no remote assets.
 """
 
@@ -18,18 +19,26 @@ def _():
 
     from hivemind_lab import plots
     from hivemind_lab.experiments.compare import compare
+    from hivemind_lab.experiments.spec import load_spec
     from hivemind_lab.workbench import cached_sweep, project_root
 
-    return cached_sweep, compare, mo, pl, plots, project_root
+    return cached_sweep, compare, load_spec, mo, pl, plots, project_root
 
 
 @app.cell
-def _(mo):
+def _(load_spec, mo, project_root):
+    spec = load_spec(project_root() / "experiments" / "grocer-calibration.toml")
+    made_by = {
+        "offline": "the offline stand-in (not an LLM): illustrative figures",
+        "local": f"the local model {spec.model_file or '(bundled SmolLM2-135M)'}",
+        "openai": f"the model {spec.model or 'of the endpoint'}",
+    }[spec.backend]
     mo.md(
         "# Calibration explorer\n"
-        "Rounds to halt and mean feasibility against stubbornness, for the severity and "
-        "similarity threshold chosen below, over the `grocer-calibration` sweep. "
-        "*Offline stand-in (not an LLM): illustrative figures.*"
+        "Rounds to halt, revision magnitude, distinct conclusions and mean feasibility against "
+        "stubbornness, for the severity and similarity threshold chosen below, over the "
+        f"`grocer-calibration` sweep (at least {spec.limits.min_rounds} critique and revise "
+        f"round(s) before the monitor may halt). *Model: {made_by}.*"
     )
     return
 
@@ -75,6 +84,20 @@ def _(delib, mo, pl, plots, severity, similarity):
         plots.line_by(
             view,
             "stubbornness",
+            "mean_revision_magnitude",
+            title="Revision magnitude against stubbornness",
+            ylabel="mean decision movement per revision (0-1)",
+        ),
+        plots.line_by(
+            view,
+            "stubbornness",
+            "distinct_conclusions",
+            title="Distinct conclusions at the end against stubbornness",
+            ylabel="distinct conclusions",
+        ),
+        plots.line_by(
+            view,
+            "stubbornness",
             "mean_feasibility",
             title="Mean feasibility against stubbornness",
             ylabel="mean feasibility (0-100)",
@@ -87,7 +110,7 @@ def _(delib, mo, pl, plots, severity, similarity):
                 f"**{view.height} runs** at severity {severity.value}, "
                 f"similarity threshold {similarity.value}"
             ),
-            mo.iframe(figures(charts, first=True), height="720px"),
+            mo.iframe(figures(charts, first=True), height="1400px"),
         ]
     )
     return (view,)

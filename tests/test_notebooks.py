@@ -14,4 +14,4 @@ def test_marimo_explorer_runs_over_the_cached_sweep():
     _, defs = module.app.run()
     assert defs["runs"].height >= 27
     assert defs["view"].height >= 1
-    assert set(defs["view"]["stubbornness"].to_list()) == {0.1, 0.5, 0.8}
+    assert set(defs["view"]["stubbornness"].to_list()) == {0.1, 0.5, 0.9}

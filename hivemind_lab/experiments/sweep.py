@@ -484,7 +484,12 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
         )
     )
     extra = rounds.group_by("run_id").agg(
-        pl.col("revision_magnitude").mean().alias("mean_revision_magnitude"),
+        # Revisions only: round 0 holds the proposals, which revise nothing.
+        pl.col("revision_magnitude")
+        .filter(pl.col("round") > 0)
+        .mean()
+        .fill_null(0.0)
+        .alias("mean_revision_magnitude"),
         pl.col("distinct_conclusions").sort_by(order).first().alias("initial_conclusions"),
     )
     frame = frame.join(extra, on="run_id", how="left").sort("run_id")
