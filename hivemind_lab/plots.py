@@ -197,7 +197,10 @@ def heatmap(
     """Mean of ``value`` over a calibration grid (e.g. rounds to halt, veto rate), each cell
     with its n; the subtitle names the settings pooled into each cell. ``zrange`` fixes the
     colour scale (rates: (0, 1)) so figures compare; otherwise it starts at 0 (counts)."""
-    name = title or f"{value} by {x} × {y}"
+    from hivemind_lab.reports.calibrations import measure
+
+    mx, my, mv = measure(x), measure(y), measure(value)
+    name = title or f"{mv.label} by {mx.label.lower()} × {my.label.lower()}"
     if runs.is_empty() or value not in runs.columns:
         return empty_figure(name, f"No runs with {value!r} to show.")
     grid = (
@@ -210,7 +213,9 @@ def heatmap(
     z = [[cells.get((a, b), (None, 0))[0] for a in xs] for b in ys]
     text = [
         [
-            "" if (c := cells.get((a, b))) is None or c[0] is None else f"{c[0]:.2f}<br>n={c[1]}"
+            ""
+            if (c := cells.get((a, b))) is None or c[0] is None
+            else f"{mv.number(c[0])}<br>n={c[1]}"
             for a in xs
         ]
         for b in ys
@@ -219,7 +224,7 @@ def heatmap(
     low, high = zrange or (min(0.0, *values), max(values) if values else 1.0)
     if high <= low:
         high = low + 1.0
-    same = f"every cell {values[0]:.2f}" if values and len(set(values)) == 1 else ""
+    same = f"every cell {mv.number(values[0])}" if values and len(set(values)) == 1 else ""
     subtitle = _subtitle(
         "mean per cell",
         _n_text(grid["n"].to_list(), "runs per cell"),
@@ -230,22 +235,77 @@ def heatmap(
     # and label cells by plotly's own ticks, not the values the grid ran).
     fig = go.Figure(
         go.Heatmap(
-            x=[str(a) for a in xs],
-            y=[str(b) for b in ys],
+            x=[f"{a:g}" for a in xs],
+            y=[f"{b:g}" for b in ys],
             z=z,
             text=text,
             texttemplate="%{text}",
-            hovertemplate=f"{x} %{{x}}, {y} %{{y}}: %{{text}}<extra></extra>",
+            hovertemplate=f"{mx.label} %{{x}}, {my.label} %{{y}}: %{{text}}<extra></extra>",
             zmin=low,
             zmax=high,
             colorscale="Blues",
-            colorbar={"title": value},
+            colorbar={"title": mv.unit or mv.label},
         )
     )
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
-        xaxis={"title": x, "type": "category"},
-        yaxis={"title": y, "type": "category"},
+        xaxis={"title": mx.title, "type": "category"},
+        yaxis={"title": my.title, "type": "category"},
+        height=380,
+    )
+    return fig
+
+
+def is_grid(runs: pl.DataFrame, x: str, y: str, *, filled: float = 0.5) -> bool:
+    """Whether the runs fill at least ``filled`` of the cells of an x × y grid: a random
+    search's scattered values give one run per row and column, a mostly empty grid."""
+    if runs.is_empty() or x not in runs.columns or y not in runs.columns:
+        return False
+    cells = runs.select(x, y).unique().height
+    return cells >= filled * runs[x].n_unique() * runs[y].n_unique()
+
+
+def points(
+    runs: pl.DataFrame,
+    value: str,
+    *,
+    x: str = "stubbornness",
+    y: str = "severity",
+    title: str | None = None,
+) -> go.Figure:
+    """Each run as a point at its calibrations, coloured and labelled by ``value``: the chart
+    for a random search, whose points fit no grid."""
+    from hivemind_lab.reports.calibrations import measure
+
+    mx, my, mv = measure(x), measure(y), measure(value)
+    name = title or f"{mv.label} by {mx.label.lower()} and {my.label.lower()}"
+    if runs.is_empty() or value not in runs.columns:
+        return empty_figure(name, f"No runs with {value!r} to show.")
+    values = runs[value].cast(pl.Float64).to_list()
+    fig = go.Figure(
+        go.Scatter(
+            x=runs[x].to_list(),
+            y=runs[y].to_list(),
+            mode="markers+text",
+            text=[mv.number(v) for v in values],
+            textposition="top center",
+            marker={
+                "size": 14,
+                "color": values,
+                "colorscale": "Blues",
+                "cmin": min(0.0, *values),
+                "showscale": True,
+                "colorbar": {"title": mv.unit or mv.label},
+                "line": {"width": 1, "color": "#59636e"},
+            },
+            hovertemplate=f"{mx.label} %{{x:.2f}}, {my.label} %{{y:.2f}}: %{{text}}<extra></extra>",
+        )
+    )
+    subtitle = _subtitle(_count(runs.height, "run"), _pooled(runs, (x, y)))
+    fig.update_layout(
+        title=f"{name}<br><sup>{subtitle}</sup>",
+        xaxis={"title": mx.title, "range": [-0.05, 1.05], "tickformat": ".1f"},
+        yaxis={"title": my.title, "range": [-0.05, 1.05], "tickformat": ".1f"},
         height=380,
     )
     return fig
@@ -258,13 +318,26 @@ def _interval_trace(
     ns: Sequence[int],
     name: str,
     colour: str,
+    column: str = "",
 ) -> go.Scatter:
+    """Means with their intervals, each bound clipped to what ``column`` can take (a count
+    never below 0, a score never above 100)."""
+    from hivemind_lab.reports.calibrations import measure
+
+    m = measure(column)
+    pairs = list(zip(means, halves, strict=True))
+    up = [None if h is None or v is None else m.clip(v + h) - v for v, h in pairs]
+    down = [None if h is None or v is None else v - m.clip(v - h) for v, h in pairs]
     return go.Scatter(
         x=list(xs),
         y=list(means),
-        error_y={"type": "data", "array": list(halves), "visible": True},
+        error_y={"type": "data", "array": up, "arrayminus": down, "visible": True},
         customdata=list(ns),
-        hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + name + "</extra>",
+        hovertemplate="%{x}: %{y:."
+        + str(m.digits)
+        + "f} (n=%{customdata})<extra>"
+        + name
+        + "</extra>",
         mode="lines+markers",
         name=name,
         line={"color": colour},
@@ -288,7 +361,9 @@ def line_by(
 ) -> go.Figure:
     """Mean of ``y`` against ``x`` with 95 % Student-t intervals (none at n = 1), optionally
     one line per ``color`` value; the subtitle gives n and the settings pooled."""
-    name = title or f"{y} against {x}"
+    from hivemind_lab.reports.calibrations import measure
+
+    name = title or f"{measure(y).label} against {measure(x).label.lower()}"
     if runs.is_empty() or y not in runs.columns:
         return empty_figure(name, f"No runs with {y!r} to show.")
     keys = [x] + ([color] if color else [])
@@ -312,8 +387,13 @@ def line_by(
                 part["mean"].to_list(),
                 halves,
                 part["n"].to_list(),
-                f"{color} {group}" if color else y,
+                f"{measure(color).label.lower()} {group:g}"
+                if color and isinstance(group, float)
+                else f"{color} {group}"
+                if color
+                else measure(y).label,
                 PALETTE[i % len(PALETTE)],
+                y,
             )
         )
     counts = grid["n"].to_list()
@@ -324,8 +404,8 @@ def line_by(
     )
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
-        xaxis=_x_axis(x, grid[x].to_list()),
-        yaxis_title=ylabel or y,
+        xaxis=_x_axis(measure(x).title, grid[x].to_list()),
+        yaxis_title=ylabel or measure(y).title,
         showlegend=bool(color),
         height=360,
     )
@@ -343,7 +423,9 @@ def curve_figure(
     """A calibration curve (`experiments.curves.curve` output: mean, ci95, n per value) with its
     intervals; ``cap`` draws a limit the metric cannot pass (e.g. max_rounds), so a flat end
     reads as the cap and not as insensitivity."""
-    name = title or f"{metric} against {calibration}"
+    from hivemind_lab.reports.calibrations import measure
+
+    name = title or f"{measure(metric).label} against {measure(calibration).label.lower()}"
     if points.is_empty():
         return empty_figure(name, "No runs at any value of the calibration.")
     counts = points["n"].to_list()
@@ -353,8 +435,9 @@ def curve_figure(
             points["mean"].to_list(),
             points["ci95"].to_list(),
             counts,
-            metric,
+            measure(metric).label,
             PALETTE[0],
+            metric,
         )
     )
     if cap is not None:
@@ -362,8 +445,8 @@ def curve_figure(
     subtitle = _subtitle(_interval_note(counts), _n_text(counts, "runs per value"))
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
-        xaxis={"title": calibration, "range": [-0.05, 1.05]},
-        yaxis={"title": metric, "rangemode": "tozero"},
+        xaxis={"title": measure(calibration).title, "range": [-0.05, 1.05]},
+        yaxis={"title": measure(metric).title, "rangemode": "tozero"},
         showlegend=cap is not None,
         height=360,
     )

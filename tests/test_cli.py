@@ -442,3 +442,41 @@ def test_a_mistyped_sweep_key_names_the_nearest_key(tmp_path, monkeypatch):
     assert "space.stubbornes: not a key of [space]; did you mean 'stubbornness'?" in error
     assert "Extra inputs" not in error
     assert list(tmp_path.iterdir()) == [spec]
+
+
+def _tiny_spec(tmp_path: Path, name: str, problem: str) -> Path:
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(
+        f'name = "{name}"\nproblems = ["{problem}"]\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+    )
+    return spec
+
+
+def test_a_sweep_refused_before_its_first_run_leaves_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = _tiny_spec(tmp_path, "gone", "data/problems/no-such-problem.toml")
+    result = CliRunner().invoke(app, ["sweep", str(spec)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert "no-such-problem" in result.stderr
+    assert not (tmp_path / "experiments" / "runs" / "gone").exists()
+
+
+def test_ctrl_c_on_a_sweep_says_what_was_kept_and_the_command_to_carry_on(tmp_path, monkeypatch):
+    import hivemind_lab.experiments as experiments
+
+    monkeypatch.chdir(tmp_path)
+    spec = _tiny_spec(tmp_path, "halted", GROCER)
+    done = tmp_path / "experiments" / "runs" / "halted" / "point-a"
+
+    def interrupted(*args, **kwargs):
+        done.mkdir(parents=True)
+        (done / "result.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiments, "run", interrupted)
+    result = CliRunner().invoke(app, ["sweep", str(spec), "--workers", "2"], env={"COLUMNS": "300"})
+    assert result.exit_code == 130
+    said = " ".join(result.stderr.split())
+    assert "keeps 1 finished runs" in said
+    assert f"hivemind-lab sweep {spec} --workers 2" in said

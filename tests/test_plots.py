@@ -115,7 +115,9 @@ def test_heatmap_cells_carry_their_n_and_the_title_names_what_was_pooled():
     fig = plots.heatmap(GRID, "total_rounds")
     heat = fig.data[0]
     assert [list(r) for r in heat.z] == [[2.0, 4.0], [2.0, 1.0]]
-    assert heat.text[0][0] == "2.00<br>n=2"
+    assert heat.text[0][0] == "2.0<br>n=2"  # rounds to one decimal, not four
+    assert fig.layout.xaxis.title.text.startswith("Stubbornness (")  # a name and a unit
+    assert list(heat.x) == ["0.1", "0.8"]
     assert "similarity_threshold (2 values)" in fig.layout.title.text
     assert "n = 2 runs per cell" in fig.layout.title.text
     assert heat.zmin == 0  # counts start at zero, not at the smallest cell
@@ -125,7 +127,32 @@ def test_heatmap_of_a_rate_uses_a_fixed_scale_and_says_when_every_cell_is_equal(
     rate = GRID.with_columns(pl.lit(0.0).alias("veto_rate"))
     fig = plots.heatmap(rate, "veto_rate", zrange=(0, 1))
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 1)
-    assert "every cell 0.00" in fig.layout.title.text
+    assert "every cell 0.0" in fig.layout.title.text
+
+
+def test_intervals_are_clipped_to_what_the_metric_can_take():
+    """A count's interval stops at 0 and a score's at 100, whatever the t interval says."""
+    runs = pl.DataFrame(
+        {"severity": [0.5, 0.5, 0.5], "vetoes": [0, 0, 3], "mean_feasibility": [99.0, 100.0, 90.0]}
+    )
+    for column, low, high in (("vetoes", 0.0, None), ("mean_feasibility", None, 100.0)):
+        trace = plots.line_by(runs, "severity", column).data[0]
+        mean = trace.y[0]
+        if low is not None:
+            assert mean - trace.error_y.arrayminus[0] == pytest.approx(low)
+        if high is not None:
+            assert mean + trace.error_y.array[0] == pytest.approx(high)
+
+
+def test_a_random_search_is_drawn_as_points_not_a_mostly_empty_grid():
+    rng = [0.13, 0.27, 0.41, 0.58, 0.72, 0.9]
+    scattered = pl.DataFrame(
+        {"stubbornness": rng, "severity": rng[::-1], "total_rounds": [1, 2, 3, 2, 1, 4]}
+    )
+    assert not plots.is_grid(scattered, "stubbornness", "severity")
+    assert plots.is_grid(GRID, "stubbornness", "severity")
+    fig = plots.points(scattered, "total_rounds")
+    assert len(fig.data[0].x) == 6 and fig.data[0].type == "scatter"
 
 
 def test_line_intervals_are_student_t_with_n_minus_one_df_and_absent_at_n_1():
@@ -205,6 +232,6 @@ def test_curve_figure_draws_its_intervals_and_a_cap():
     fig = plots.curve_figure(points, "stubbornness", "total_rounds", cap=10)
     assert list(fig.data[0].error_y.array) == [0.5, None]
     assert any(s.y0 == 10 for s in fig.layout.shapes)
-    assert fig.layout.yaxis.title.text == "total_rounds"
+    assert fig.layout.yaxis.title.text == "Rounds to halt (rounds, every attempt)"
     assert "none at n = 1" in fig.layout.title.text
     assert plots.curve_figure(points.clear(), "stubbornness", "total_rounds").layout.annotations

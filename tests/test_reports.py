@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from html import escape, unescape
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.reports import gather, print_pdf, render_html, render_markdown, write_report
 from hivemind_lab.reports.run_html import report_figures
 from hivemind_lab.reports.summary import summarise, would_pass_at
+from hivemind_lab.runs.results import BindingVeto
 from hivemind_lab.runs.status import STATUSES, WORDS
 from tests.support import REPO, run
 
@@ -70,11 +71,10 @@ def test_citations_are_titles_authors_years_and_nothing_is_cut(run_dir):
     assert "…" not in text
     assert not re.search(r"kb-\d{3}-[a-z-]+#\d+", text)
     docs = {d.id: d for d in load_documents(REPO / "data" / "knowledge")}
-    cited = {
-        c.split("#")[0] for c in load_result(run_dir).conclusions[0].justifications[0].citations
-    }
-    for doc_id in cited:
-        assert escape(docs[doc_id].citation()) in text
+    evidence = gather(run_dir)
+    own = evidence.own_justifications(evidence.result.conclusions[0])
+    for doc_id in {c.split("#")[0] for j in own for c in j.citations}:
+        assert docs[doc_id].citation() in unescape(text)
 
 
 def test_offline_stand_in_is_labelled_and_has_no_dollar_cost(run_dir):
@@ -214,7 +214,7 @@ def test_report_renders_in_chromium_without_errors_or_requests(run_dir, vetoed_d
         )
         run_sweep(spec, project=REPO, root=tmp_path / "sweep")
         page_path = write_report(tmp_path / "sweep", tmp_path / "sweep.html")
-        charts = 4
+        charts = 3  # two heatmaps and the strategies; one similarity value draws no line
     seen = _open(playwright, chromium, page_path, f"report-{kind}.png")
     assert seen["errors"] == []
     assert seen["charts"] == charts
@@ -272,8 +272,29 @@ def test_justifications_cite_short_and_the_sources_in_full(run_dir):
         for citation in j.citations:
             doc = docs[citation.split("#")[0]]
             assert doc.citation() not in text  # the full reference is under Sources
-    sources = " ".join(evidence.cited(top))
-    assert all(docs[c.split("#")[0]].citation() in sources for c in top.justifications[0].citations)
+    own = evidence.own_justifications(top)
+    assert {docs[c.split("#")[0]].citation() for j in own for c in j.citations} == set(
+        evidence.cited(top)
+    )
+
+
+def test_sources_are_those_the_shown_plan_cites_not_every_backer(run_dir):
+    """Backers reach one plan from different slices; the Sources section lists what the plan
+    as shown rests on (its proposer's citations), not every paper any backer cited."""
+    evidence = gather(run_dir)
+    top = evidence.result.conclusions[0]
+    own = evidence.own_justifications(top)
+    assert own and len(own) < len(top.justifications)  # the grocer's six backers differ
+    for j in own:
+        recs = evidence.solutions[j.solution_id]["recommendations"]
+        assert [r.strip() for r in recs] == [r.strip() for r in top.recommendations]
+    others = {evidence.source(c) for j in top.justifications for c in j.citations}
+    others -= set(evidence.cited(top))
+    assert others  # some backer cites a paper the shown plan does not
+    md = render_markdown(run_dir)
+    listed = md.split("## Sources", 1)[1].split("\n## ", 1)[0]
+    assert all(source not in listed for source in others)
+    assert all(source in listed for source in evidence.cited(top))
 
 
 def test_a_report_written_from_elsewhere_still_finds_a_relative_knowledge_base(
@@ -496,3 +517,66 @@ def test_the_pdf_is_a_memo(run_dir, vetoed_dir, tmp_path, kind):
     printed = " ".join(pages)
     for caption in captions:
         assert " ".join(unescape(caption).split()) in printed
+
+
+def test_each_score_shows_its_agents_concerns_in_words(run_dir):
+    """The concerns a constraint agent listed (recorded only in its reply) stand beside the
+    score: how grave, on which option, whether the plan answers it; no fact ids."""
+    evidence = gather(run_dir)
+    report = summarise(evidence)
+    assert report.recommendation is not None
+    options = [str(o) for o in evidence.request["options"]]
+    listed = {c for (constraint, _), found in evidence.concerns.items() for c in found}
+    assert listed, "the stand-in lists concerns on the grocer"
+    shown = [c for s in report.recommendation.scores for c in s.concerns]
+    assert shown
+    for line in shown:
+        if re.fullmatch(r"\d+ more concerns? \(in the audit\)", line):
+            continue
+        assert re.match(
+            r"(critical|major|minor)( on “[^”]+”)?, (not answered|answered by the plan):", line
+        )
+        assert not re.search(r"cd-grocer-\d+\.\d+", line)
+    assert any(f"on “{o}”" in line for o in options for line in shown)
+    md = render_markdown(run_dir)
+    assert "## Feasibility review" in md
+    assert any(": " in line and line.split(": ", 1)[1][:40] in md for line in shown)
+
+
+def test_a_binding_veto_names_the_option_and_the_clients_rule(run_dir):
+    evidence = gather(run_dir)
+    top = evidence.result.conclusions[0]
+    last = evidence.result.vetoes[-1] if evidence.result.vetoes else None
+    assert last is not None
+    sid = top.solution_ids[0]
+    scores = tuple(
+        s.model_copy(
+            update={
+                "score": 0,
+                "vetoes": (BindingVeto(constraint="constraint.1", option=1, by="decision"),),
+            }
+        )
+        if s.solution_id == sid and s.constraint == "legal"
+        else s
+        for s in last.scores
+    )
+    vetoes = (*evidence.result.vetoes[:-1], last.model_copy(update={"scores": scores}))
+    evidence.result = evidence.result.model_copy(update={"vetoes": vetoes})
+    decision = dict(evidence.manifest["request"]["decision"])
+    decision["constraints"] = [
+        {
+            "id": "constraint.1",
+            "text": "No store refits before 2028.",
+            "kind": "legal",
+            "forbids": [1],
+        }
+    ]
+    evidence.manifest["request"]["decision"] = decision
+    report = summarise(evidence)
+    assert report.recommendation is not None
+    legal = next(s for s in report.recommendation.scores if s.constraint == "legal")
+    option = evidence.request["options"][1]
+    assert legal.vetoes == (
+        f"Ruled out: it pursues “{option}”, which the client's constraint “No store refits "
+        "before 2028.” forbids",
+    )

@@ -4,7 +4,7 @@ in `hivemind_lab.cli.app`; nothing heavy is imported until a command runs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -22,6 +22,9 @@ from hivemind_lab.cli.common import console, err_console
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
@@ -72,6 +75,9 @@ def sweep(
         TimeRemainingColumn(),
     )
     failure: HivemindError | None = None
+    interrupted = False
+    root = Path("experiments") / "runs" / experiment.name  # where run_sweep puts it (cwd)
+    fresh = not root.exists()
     with Progress(*columns, console=err_console) as bar:
         task_id = bar.add_task(f"sweep {experiment.name}", total=None)
         try:
@@ -84,8 +90,17 @@ def sweep(
             )
         except HivemindError as exc:
             failure = _erase(bar, exc)
+        except KeyboardInterrupt:
+            bar.live.transient = True
+            interrupted = True
+    if interrupted:
+        raise _sweep_interrupted(root, spec, workers=workers, ray=ray, graph=graph)
     if failure is not None:
-        raise _fail(failure)
+        if fresh and root.is_dir() and not any(p.is_dir() for p in root.iterdir()):
+            import shutil
+
+            shutil.rmtree(root)  # a sweep refused before its first run leaves nothing behind
+        raise _fail(failure, command=sweep)
     console.print(
         f"{len(report.runs)} runs ({report.reuse_line()}) in {report.wall_time_s:.1f} s; "
         f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
@@ -95,6 +110,7 @@ def sweep(
     from hivemind_lab.experiments.compare import compare, compute_table, format_interval
 
     runs = load_runs(report.root)
+    _print_calibrations(runs, objective=experiment.space.objective)
     table = compare(runs)
     summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
     for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
@@ -148,6 +164,51 @@ def sweep(
         console.print(f"graph: {exported.assertions} assertions written ({config.store})")
 
 
+def _print_calibrations(runs: pl.DataFrame, *, objective: str) -> None:
+    """The calibrations first: the best setting for the spec's objective, then per calibration
+    each outcome at each value (mean, clipped 95 % interval, n), as the sweep report says it."""
+    from hivemind_lab.reports import calibrations
+
+    best = calibrations.best_setting(runs, objective)
+    if best is not None:
+        console.print(best.text(), highlight=False, soft_wrap=True)
+    for effect in calibrations.effects(runs):
+        outcomes = list(effect.rows[0].outcomes)
+        table = Table(title=f"{effect.measure.title}: mean (95 % interval, n runs)")
+        for col in [
+            effect.measure.label.lower(),
+            *(calibrations.measure(o).title for o in outcomes),
+        ]:
+            table.add_column(col)
+        for row in effect.rows:
+            table.add_row(
+                row.label or effect.measure.number(row.value),
+                *(row.outcomes[o].text() for o in outcomes),
+            )
+        console.print(table)
+
+
+def _sweep_interrupted(
+    root: Path, spec: Path, *, workers: int, ray: str | None, graph: bool
+) -> typer.Exit:
+    """Ctrl-C on a sweep: what was kept and the exact command that carries on (exit 130)."""
+    import shlex
+
+    finished = sum(1 for p in root.glob("*/result.json")) if root.is_dir() else 0
+    again = ["hivemind-lab", "sweep", str(spec)]
+    again += ["--workers", str(workers)] if workers != 1 else []
+    again += ["--ray", ray] if ray else []
+    again += ["--graph"] if graph else []
+    err_console.print(
+        f"interrupted: {root} keeps {finished} finished runs (an unfinished run resumes from "
+        f"its audit and cached replies); finished points are skipped when you run:\n  "
+        + shlex.join(again),
+        highlight=False,
+        soft_wrap=True,
+    )
+    return typer.Exit(code=130)
+
+
 def report(
     run_dir: Annotated[
         Path, typer.Argument(help="A run directory, or a sweep folder experiments/runs/NAME.")
@@ -180,7 +241,7 @@ def report(
         )
         raise typer.Exit(code=1) from None
     except HivemindError as exc:
-        raise _fail(exc) from None
+        raise _fail(exc, command=report) from None
     console.print(f"report: {path}" + (f" and {path.with_suffix('.pdf')}" if pdf else ""))
 
 

@@ -14,12 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.runs.audit import VerifyReport, verify_log
-from hivemind_lab.runs.results import Conclusion, DeliberationResult, PracticalityVerdict
+from hivemind_lab.runs.results import (
+    BindingVeto,
+    Conclusion,
+    DeliberationResult,
+    Justification,
+    PracticalityVerdict,
+)
 from hivemind_lab.samples import PROJECT
 from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
+    from hivemind_lab.agents.schemas import Concern
     from hivemind_lab.knowledge.documents import Document
+    from hivemind_lab.runs import events
 
 OFFLINE_NOTICE = (
     "Illustrative run: the agents spoke through the offline stand-in, a deterministic model that "
@@ -58,6 +66,10 @@ class SolutionScore:
     scores: dict[str, int]
     flags: dict[str, tuple[str, ...]]
     reasons: dict[str, str]
+    concerns: dict[str, tuple[Concern, ...]] = field(default_factory=dict)
+    """Per constraint, the concerns its agent listed (read from the model's reply)."""
+    vetoes: dict[str, tuple[BindingVeto, ...]] = field(default_factory=dict)
+    """Per constraint, the binding constraints that set its score to 0."""
 
     def sunk_by(self, feasibility: int) -> list[str]:
         """Constraints scoring at or below the client's feasibility, worst first."""
@@ -100,6 +112,8 @@ class RunEvidence:
     """Document id -> "Title (Authors, Year)"."""
     short_sources: dict[str, str] = field(default_factory=dict)
     """Document id -> "Author et al. Year", for citations inside running text."""
+    concerns: dict[tuple[str, str], tuple[Concern, ...]] = field(default_factory=dict)
+    """(constraint, solution id) -> the concerns the constraint agent listed for it."""
 
     @property
     def request(self) -> dict[str, Any]:
@@ -152,10 +166,30 @@ class RunEvidence:
         doc_id = citation.split("#", 1)[0]
         return self.short_sources.get(doc_id) or self.source(citation)
 
+    def own_justifications(self, conclusion: Conclusion) -> list[Justification]:
+        """The justifications of the plan the conclusion shows: the members whose own
+        recommendations are the ones shown (the cluster's representative, and any member that
+        proposed the same plan); every member's when the audit no longer names them.
+
+        Backers of a cluster reach a similar plan from different slices, so all their citations
+        together list papers that bear on no step shown (ESG, two-sided markets for a grocer)."""
+        shown = [normalise(r) for r in conclusion.recommendations]
+        own = [
+            j
+            for j in conclusion.justifications
+            if [
+                normalise(str(r))
+                for r in self.solutions.get(j.solution_id, {}).get("recommendations") or ()
+            ]
+            == shown
+        ]
+        return own or list(conclusion.justifications)
+
     def cited(self, conclusion: Conclusion) -> list[str]:
-        """Every document the conclusion's members cite, once each, in order of first use."""
+        """Every document the shown plan's own justifications cite, once each, in order of
+        first use."""
         seen: dict[str, None] = {}
-        for j in conclusion.justifications:
+        for j in self.own_justifications(conclusion):
             for c in j.citations:
                 seen.setdefault(self.source(c), None)
         return list(seen)
@@ -175,6 +209,12 @@ class RunEvidence:
                     scores={s.constraint: s.score for s in scores},
                     flags={s.constraint: tuple(s.flags) for s in scores if s.flags},
                     reasons={s.constraint: s.reason for s in scores},
+                    concerns={
+                        s.constraint: self.concerns[(s.constraint, sid)]
+                        for s in scores
+                        if self.concerns.get((s.constraint, sid))
+                    },
+                    vetoes={s.constraint: s.vetoes for s in scores if s.vetoes},
                 )
                 for sid, scores in by_solution.items()
             ]
@@ -305,6 +345,29 @@ def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
     return []
 
 
+def _score_concerns(call: events.ModelCall) -> tuple[tuple[str, str], tuple[Concern, ...]] | None:
+    """A score call's (constraint, solution id) and the concerns of its last reply.
+
+    The concerns are recorded only in the model's reply (the result keeps the score and the
+    reason), so they are read back from the audit; a reply that does not parse has none."""
+    import json
+
+    from hivemind_lab.agents.prompts import split_task_block
+    from hivemind_lab.agents.schemas import ScoreOutput
+
+    block = split_task_block(str(call.prompt[-1].get("content", ""))) if call.prompt else None
+    if block is None or not call.responses:
+        return None
+    try:
+        task = json.loads(block.data)
+        output = ScoreOutput.model_validate_json(str(call.responses[-1].get("content", "")))
+    except ValueError:
+        return None
+    if not isinstance(task, dict) or "constraint" not in task or "solution_id" not in task:
+        return None
+    return (str(task["constraint"]), str(task["solution_id"])), tuple(output.concerns)
+
+
 def gather(run_dir: str | Path) -> RunEvidence:
     """Read a run directory: result, manifest, audit check, solutions, critiques, sources."""
     from hivemind_lab.runs import events
@@ -325,6 +388,10 @@ def gather(run_dir: str | Path) -> RunEvidence:
             evidence.solutions[event.id] = event.payload()
         elif isinstance(event, events.CritiqueGiven):
             evidence.critiques.append(event.payload())
+        elif isinstance(event, events.ModelCall) and event.kind == "llm.score":
+            found = _score_concerns(event)
+            if found is not None:
+                evidence.concerns[found[0]] = found[1]
     documents = _documents(evidence.manifest, run_dir)
     evidence.sources = {d.id: d.citation() for d in documents}
     evidence.short_sources = {d.id: _short_citation(d) for d in documents}

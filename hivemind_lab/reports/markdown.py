@@ -18,14 +18,19 @@ def md(text: object) -> str:
     return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def _scores(plan: Plan, feasibility: int) -> list[str]:
+def _scores(plan: Plan, feasibility: int, *, concerns: bool = False) -> list[str]:
+    """A plan's scores with their reasons; with ``concerns``, each score's concerns too (the
+    summary points to them, as the HTML does)."""
     lines = ["| constraint | score | reason and concerns |", "|---|---:|---|"]
     for s in plan.scores:
         flag = f" ⚠ at or below {feasibility}" if s.below else ""
-        concerns = f" Concerns: {md('; '.join(s.concerns))}" if s.concerns else ""
+        vetoes = "".join(f"**{md(v)}.** " for v in s.vetoes)
+        listed = f" Concerns: {md('; '.join(s.concerns))}." if concerns else ""
+        concerns_at = listed or " (concerns under Feasibility review)"
+        concerns_at = concerns_at if s.concerns else ""
         lines.append(
-            f"| {md(s.constraint)}{flag} | {s.score} | {md(s.reason or 'no reason given')}"
-            f"{concerns} |"
+            f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}"
+            f"{md(s.reason or 'no reason given')}{concerns_at} |"
         )
     return [*lines, ""]
 
@@ -94,6 +99,13 @@ def report_markdown(r: RunReport) -> str:
         lines += [""]
     if r.sources:
         lines += ["## Sources the recommendation cites", "", *_bullets(r.sources)]
+    reviewed = rec if rec is not None else (r.closest.plan if r.closest else None)
+    if reviewed is not None and any(s.concerns for s in reviewed.scores):
+        lines += [
+            "## Feasibility review: the concerns behind each score",
+            "",
+            *_scores(reviewed, r.feasibility, concerns=True),
+        ]
     if r.any_veto:
         lines += ["## Vetoed attempts", ""]
         for a in r.attempts:
@@ -105,7 +117,11 @@ def report_markdown(r: RunReport) -> str:
             ]
             for p in a.plans:
                 low = sorted(p.scores, key=lambda s: s.score)[:2]
-                lowest = ", ".join(f"{md(s.constraint)} {s.score}" for s in low)
+                lowest = ", ".join(
+                    f"{md(s.constraint)} {s.score}"
+                    + (f" ({md('; '.join(s.vetoes))})" if s.vetoes else "")
+                    for s in low
+                )
                 lines += [
                     f"- {md(p.title)} — {plural(p.agents, 'agent')}, mean {p.mean}; lowest: {lowest}"
                 ]

@@ -16,12 +16,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence, SolutionScore
-from hivemind_lab.runs.results import Conclusion
+from hivemind_lab.runs.results import BindingVeto, Conclusion
 from hivemind_lab.runs.status import words
 from hivemind_lab.text import normalise
+
+if TYPE_CHECKING:
+    from hivemind_lab.agents.schemas import Concern
 
 _OPTION_SOURCES = {
     "given": "given by the problem",
@@ -61,8 +64,11 @@ class ScoreLine:
     score: int
     reason: str
     concerns: tuple[str, ...]
+    """Each concern in words (grade, option, answered or not, what it is), then risk signals."""
     below: bool
     """At or below the client's feasibility."""
+    vetoes: tuple[str, ...] = ()
+    """Each binding constraint that set the score to 0, in words."""
 
 
 @dataclass(frozen=True)
@@ -276,18 +282,64 @@ def _score_lines(
     """Per constraint: the score (the plan's, or the conclusion's mean), its reason and concerns."""
     threshold = evidence.feasibility
     constraints = list(mean_by) if mean_by else sorted({c for s in solutions for c in s.scores})
+    options = [str(o) for o in evidence.request.get("options") or ()]
+    decision = evidence.request.get("decision") or {}
+    rules = {
+        str(c.get("id")): str(c.get("text") or "")
+        for c in decision.get("constraints") or ()
+        if isinstance(c, dict)
+    }
     out = []
     for c in constraints:
         scored = [s for s in solutions if c in s.scores]
         score = round(mean_by[c]) if mean_by else (scored[0].scores[c] if scored else 0)
         reason = next((s.reasons.get(c, "") for s in scored if s.reasons.get(c)), "")
-        concerns = tuple(dict.fromkeys(f for s in scored for f in s.flags.get(c, ())))
+        vetoes = [_veto_words(v, options, rules) for s in scored for v in s.vetoes.get(c, ())]
+        listed = list(dict.fromkeys(x for s in scored for x in s.concerns.get(c, ())))
+        listed.sort(key=lambda x: (x.mitigated, _GRAVITY[x.grade]))  # unanswered, gravest first
+        said = [_concern_words(x, options, plain) for x in listed[:_SHOWN_CONCERNS]]
+        if len(listed) > _SHOWN_CONCERNS:
+            said.append(f"{plural(len(listed) - _SHOWN_CONCERNS, 'more concern')} (in the audit)")
+        flags = [f for s in scored for f in s.flags.get(c, ())]
+        if flags:
+            said.append("risk signals: " + ", ".join(dict.fromkeys(plain(f) for f in flags)))
         out.append(
             ScoreLine(
-                c, score, plain(reason), tuple(plain(x) for x in concerns), score <= threshold
+                c,
+                score,
+                plain(reason),
+                tuple(dict.fromkeys(said)),
+                score <= threshold,
+                tuple(dict.fromkeys(vetoes)),
             )
         )
     return tuple(out)
+
+
+_GRAVITY = {"critical": 0, "major": 1, "minor": 2}
+_SHOWN_CONCERNS = 3
+"""Concerns shown per score (unanswered and gravest first, under Feasibility review); the rest
+are counted and stay in the audit."""
+
+
+def _option_name(index: int | None, options: list[str]) -> str:
+    return f"“{options[index]}”" if index is not None and 0 <= index < len(options) else ""
+
+
+def _concern_words(concern: Concern, options: list[str], plain: Plain) -> str:
+    """A constraint agent's concern as a reader reads it: how grave, on which option, whether
+    the plan already answers it, and what it is."""
+    on = _option_name(concern.option, options)
+    state = "answered by the plan" if concern.mitigated else "not answered"
+    return f"{concern.grade}{' on ' + on if on else ''}, {state}: {plain(concern.text)}"
+
+
+def _veto_words(veto: BindingVeto, options: list[str], rules: dict[str, str]) -> str:
+    """A binding veto: the option the plan pursues and the client's rule that forbids it."""
+    rule = rules.get(veto.constraint)
+    said = f"Ruled out: it pursues {_option_name(veto.option, options) or 'a forbidden option'}"
+    said += f", which the client's constraint “{rule}” forbids" if rule else ", which is forbidden"
+    return said + (" (marked by the agent)" if veto.by == "model" else "")
 
 
 def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
@@ -378,8 +430,12 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
     elif ranked:
         out.append(f"It rests on {len(ranked)} of the client's figures, quoted in its steps.")
     sources = evidence.cited(top)
+    every = {evidence.source(c) for j in top.justifications for c in j.citations}
     if sources:
-        out.append(f"Its backers cite {plural(len(sources), 'source')} from the knowledge base.")
+        out.append(
+            f"The plan as shown cites {plural(len(sources), 'source')} (listed under Sources)"
+            + (f"; its backers cite {len(every)} in all." if len(every) > len(sources) else ".")
+        )
     options = list(evidence.request.get("options") or ())
     verbs = {"pursue": "pursue it now", "later": "keep it for later", "avoid": "rule it out"}
     members = len(top.solution_ids)

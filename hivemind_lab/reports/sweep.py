@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import polars as pl
 
 from hivemind_lab import plots
 from hivemind_lab.errors import InputError
+from hivemind_lab.reports import calibrations
 from hivemind_lab.reports.page import Figure, figure_list, render
 from hivemind_lab.runs.sweepdir import SweepDir
 
@@ -28,24 +32,16 @@ class Section:
 
 
 def render_sweep_html(root: str | Path) -> str:
-    """A report comparing the calibrations and strategies of a sweep."""
+    """A report on a sweep: the calibrations first (each one's effect on each outcome, the best
+    setting for the sweep's objective), then the deliberation against its baselines."""
     from hivemind_lab.experiments import load
     from hivemind_lab.experiments.compare import compare, compute_table, format_interval
 
     runs = load(root)
     if runs.is_empty():
         raise InputError("run_dir", f"{str(root)!r} holds no finished runs")
-    delib = runs.filter(runs["strategy"] == "deliberation")
-    figs = [
-        plots.heatmap(delib, "total_rounds", title="Rounds to halt (stubbornness × severity)"),
-        plots.heatmap(delib, "vetoes", title="Vetoes (stubbornness × severity)"),
-        plots.line_by(
-            delib,
-            "similarity_threshold",
-            "initial_conclusions",
-            title="Distinct conclusions against the similarity threshold (round 0)",
-        ),
-    ]
+    delib = calibrations.deliberations(runs)
+    sections = calibration_sections(delib, objective=sweep_objective(Path(root)))
     table = compare(runs)
     metrics = (("mean_feasibility", 1), ("vetoes", 2), ("run_calls", 0))
     strategies = Table(
@@ -59,15 +55,13 @@ def render_sweep_html(root: str | Path) -> str:
             for r in table.iter_rows(named=True)
         ],
     )
-    shown = figure_list([*figs, plots.strategy_bars(table, "mean_feasibility")])
-    sections = [
-        Section("Calibrations", figures=shown[: len(figs)]),
+    sections.append(
         Section(
             "Deliberation against baselines at equal compute",
             table=strategies,
-            figures=shown[len(figs) :],
-        ),
-    ]
+            figures=figure_list([plots.strategy_bars(table, "mean_feasibility")]),
+        )
+    )
     compute = compute_table(runs)
     if not compute.is_empty():
         sections.append(
@@ -102,6 +96,79 @@ def render_sweep_html(root: str | Path) -> str:
         sections=sections,
         banners=[],
     )
+
+
+def sweep_objective(root: Path) -> str:
+    """The objective the sweep's spec states ([space] objective; the default otherwise)."""
+    recorded = SweepDir(root).read_spec()
+    space = recorded.spec.get("space") if recorded else None
+    objective = space.get("objective") if isinstance(space, dict) else None
+    return str(objective) if objective in calibrations.OBJECTIVES else "rounds_no_veto"
+
+
+def calibration_sections(delib: pl.DataFrame, *, objective: str) -> list[Section]:
+    """The calibrations' part of a sweep report: the best setting, then per calibration a
+    table of each outcome at each value (mean, clipped interval, n) and how it moves, then
+    the charts (a heatmap on a grid; points coloured by outcome for a random search)."""
+    best = calibrations.best_setting(delib, objective)
+    effects = calibrations.effects(delib)
+    lead = [best.text()] if best else []
+    if not effects:
+        lead.append("Every run used the same calibrations: there is no effect to show.")
+    sections = [Section("Calibrations", paragraphs=lead)]
+    for effect in effects:
+        outcomes = list(effect.rows[0].outcomes)
+        sections.append(
+            Section(
+                effect.measure.label,
+                paragraphs=[
+                    f"{effect.measure.title}. Each cell: mean (95 % Student-t interval, "
+                    "clipped to what the outcome can take; n runs), pooled over the other "
+                    "calibrations, problems and seeds.",
+                    *(effect.change(o) + "." for o in outcomes),
+                ],
+                table=Table(
+                    [effect.measure.label.lower()]
+                    + [calibrations.measure(o).title for o in outcomes],
+                    [
+                        [row.label or effect.measure.number(row.value)]
+                        + [row.outcomes[o].text() for o in outcomes]
+                        for row in effect.rows
+                    ],
+                ),
+            )
+        )
+    figs = _calibration_figures(delib)
+    if figs:
+        sections.append(Section("Charts", figures=figure_list(figs)))
+    return sections
+
+
+def _calibration_figures(delib: pl.DataFrame) -> list[Any]:
+    """Heatmaps over stubbornness × severity when the runs form a grid; otherwise (a random
+    search's scattered points would leave most cells of a grid empty) each run as a point."""
+    if delib.is_empty() or len(calibrations.swept(delib)) == 0:
+        return []
+    if plots.is_grid(delib, "stubbornness", "severity"):
+        figs = [
+            plots.heatmap(delib, "total_rounds", title="Rounds to halt"),
+            plots.heatmap(delib, "vetoes", title="Vetoes per run"),
+        ]
+    else:
+        figs = [
+            plots.points(delib, "total_rounds", title="Rounds to halt, run by run"),
+            plots.points(delib, "vetoes", title="Vetoes, run by run"),
+        ]
+    if delib["similarity_threshold"].n_unique() > 1:
+        figs.append(
+            plots.line_by(
+                delib,
+                "similarity_threshold",
+                "initial_conclusions",
+                title="Distinct conclusions at round 0 against the similarity threshold",
+            )
+        )
+    return figs
 
 
 def _last_sweep(root: Path) -> list[str]:
