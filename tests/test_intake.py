@@ -4,6 +4,7 @@ schema-valid with every kept quote a substring of the text (never its wording)."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hivemind_lab.llm.testing import FunctionModel
 from hivemind_lab.problems.decision import decide
 from hivemind_lab.problems.intake import checked, intake, normalise, quoted
 from hivemind_lab.problems.loading import Problem
+from tests.support import REPO
 
 TEXT = (
     "Our bakery weighs three moves:  open a second shop in the old town, sell bread online, "
@@ -118,13 +120,26 @@ def test_the_intake_is_cached_by_content_and_replayed_with_no_call(tmp_path: Pat
     assert decision.options_source == "intake" and decision.forbidden() == (0,)
 
 
+@pytest.fixture(scope="module")
+def llama_binary() -> Path:
+    """The server build (scripts/llama-server build reuses a cached one)."""
+    script = REPO / "scripts" / "llama-server"
+    done = subprocess.run([str(script), "build"], capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = subprocess.run([str(script), "path"], capture_output=True, text=True, check=True)
+    return Path(found.stdout.strip())
+
+
 @pytest.mark.slow
-def test_the_bundled_local_model_reads_quotes_from_the_text(tmp_path: Path) -> None:
+def test_the_bundled_local_model_reads_quotes_from_the_text(
+    tmp_path: Path, llama_binary: Path
+) -> None:
     """Schema and quotes only: a 135M model's wording is never asserted."""
     from hivemind_lab.agents.backends import backend_choice, open_model
 
     cache = ResponseCache(tmp_path / "intake.sqlite")
-    with open_model(backend_choice("local"), concurrency=1) as chat:
+    env = {"HIVEMIND_LLAMA_SERVER": str(llama_binary)}
+    with open_model(backend_choice("local"), concurrency=1, env=env) as chat:
         first = intake(CachingChatModel(chat, cache), PROBLEM)
         counted = CachingChatModel(chat, cache)
         second = intake(counted, PROBLEM)

@@ -271,7 +271,7 @@ INTAKE_INSTRUCTIONS = (
     "that say so in `exclusive_quote`. In `constraints`, each prohibition or limit the text "
     "states (a ban, a law, a covenant, a cap, a deadline, an approval needed), with its quote, "
     "its kind and the 0-based indexes of the options it forbids (`forbids`) or only bounds "
-    "(`limits`). In `facts`, up to twelve figures and statements that bear on the decision, "
+    "(`limits`). In `facts`, up to six figures and statements that bear on the decision, "
     "each with its quote. Anything whose quote is not in the text is discarded."
 )
 
@@ -291,8 +291,10 @@ def render_intake(task: IntakeTask, *, seed: int | None = None) -> ChatRequest:
     )
 
 
-INTAKE_TOKENS = 1800
-"""The intake's completion budget (eight options, eight constraints, twelve facts, quoted)."""
+INTAKE_TOKENS = 900
+"""The intake's completion budget: room for a full reading in ordinary text (eight short
+options, six constraints and six facts, each quoted); a model that pads its strings is cut
+off and refused rather than waited for."""
 
 
 def parse_task(request: ChatRequest) -> AgentTask:

@@ -408,7 +408,7 @@ class RationaleOutput(Frozen):
         return " ".join(p for p in (self.shared, self.differences, self.objection) if p)
 
 
-MAX_QUOTE = 400
+MAX_QUOTE = 240
 """A quoted span of the client's text (an option's, a constraint's, a fact's)."""
 Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE)]
 """Words copied exactly from the client's text."""
@@ -454,8 +454,8 @@ class IntakeOutput(Frozen):
     exclusive: Literal["one_of", "combinable", "not_stated"] = "not_stated"
     """one_of: the client takes exactly one option; combinable: they may combine them."""
     exclusive_quote: Annotated[str, Field(max_length=MAX_QUOTE)] | None = None
-    constraints: Annotated[list[IntakeConstraint], Field(max_length=8)] = []
-    facts: Annotated[list[IntakeFact], Field(max_length=12)] = []
+    constraints: Annotated[list[IntakeConstraint], Field(max_length=6)] = []
+    facts: Annotated[list[IntakeFact], Field(max_length=6)] = []
 
 
 AgentTask = Annotated[

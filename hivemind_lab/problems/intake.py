@@ -39,6 +39,10 @@ INTAKE_VERSION = "intake-1"
 """Bumped whenever the intake's prompt, schema or checks change; recorded (with the model) in
 every `Decision` the intake reads."""
 
+REPAIRS = 1
+"""Replies that break the schema are shown their error and asked again once; a reader that
+cannot follow the schema twice refuses (the rule reader's rule: refusing beats guessing)."""
+
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"'})  # fmt: skip
 
 
@@ -161,7 +165,7 @@ async def read_intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> I
     reader_version = f"{INTAKE_VERSION}:{model.backend}/{model.model}"
     key = request.cache_key(backend=model.backend, model=model.model)
     try:
-        result = await complete_structured(model, request, IntakeOutput)
+        result = await complete_structured(model, request, IntakeOutput, max_repairs=REPAIRS)
     except StructuredOutputError as exc:
         call = IntakeRecord(
             backend=model.backend, model=model.model, request_key=key, error=str(exc)[:1000]
