@@ -176,17 +176,28 @@ def rule_reader(text: str) -> Reading:
     )
 
 
-INTAKE_DROPS: dict[str, int] = {"problems": 0, "items": 0, "schema_failures": 0, "model_calls": 0}
+INTAKE_DROPS: dict[str, int] = {
+    "problems": 0,
+    "items": 0,
+    "schema_failures": 0,
+    "call_errors": 0,
+    "model_calls": 0,
+}
 """What the intake's quote checks dropped over a benchmark run (filled by `intake_reader`)."""
 
 
 def intake_reader(model: Any) -> Reader:
     """The model intake (`hivemind_lab.problems.intake`) on ``model``, a chat model."""
+    from hivemind_lab.errors import HivemindError
     from hivemind_lab.problems.intake import intake
     from hivemind_lab.problems.loading import Problem
 
     def read(text: str) -> Reading:
-        result = intake(model, Problem(id="benchmark", title="benchmark", question=text))
+        try:
+            result = intake(model, Problem(id="benchmark", title="benchmark", question=text))
+        except HivemindError:  # the endpoint failed (timeout): counted, read as a refusal
+            INTAKE_DROPS["call_errors"] += 1
+            return Reading(options=(), exclusive=None, constraints=(), refused=True)
         decision, call = result.decision, result.call
         INTAKE_DROPS["problems"] += bool(call.dropped)
         INTAKE_DROPS["items"] += len(call.dropped)
@@ -319,12 +330,13 @@ def problems(folder: Path) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def run_split(
-    folder: Path, reader: Reader, *, verbose: bool = False
+    folder: Path, reader: Reader, *, verbose: bool = False, limit: int = 0
 ) -> tuple[Scores, list[dict[str, Any]]]:
     totals: dict[str, int] = {}
     rows = []
     started = time.perf_counter()
-    for name, text, gold in problems(folder):
+    listed = problems(folder)
+    for name, text, gold in listed[:limit] if limit else listed:
         reading = reader(text)
         one = score_one(reading, gold)
         for key, value in one.items():
@@ -358,7 +370,9 @@ def read_splits(
     out: dict[str, Any], splits: Sequence[str], reader: Reader, args: argparse.Namespace
 ) -> None:
     for split in splits:
-        scores, rows = run_split(args.shared / "eval" / "decisions" / split, reader)
+        scores, rows = run_split(
+            args.shared / "eval" / "decisions" / split, reader, limit=args.limit
+        )
         out["splits"][split] = scores.summary()
         if args.verbose:
             out["splits"][split]["problems_read"] = rows
@@ -376,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N problems")
+    parser.add_argument("--timeout", type=float, default=900.0, help="intake: seconds a call")
     parser.add_argument("--verbose", action="store_true", help="print each problem's reading")
     args = parser.parse_args(argv)
     splits = ("dev", "test") if args.split == "both" else (args.split,)
@@ -385,13 +401,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         import tempfile
 
-        from hivemind_lab.agents.backends import backend_choice, open_model
+        from hivemind_lab.agents.backends import backend_choice, local_server
         from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+        from hivemind_lab.llm.local import LocalChatModel
 
         with (
             tempfile.TemporaryDirectory() as tmp,
-            open_model(backend_choice("local"), concurrency=1) as chat,
+            local_server(backend_choice("local"), slots=1) as server,
         ):
+            # One slot, a long timeout and no retries: a small model on a loaded machine
+            # writes a few tokens a second, and a retried call starts over.
+            chat = LocalChatModel(server.endpoint, timeout_s=args.timeout, max_retries=0)
             cache = ResponseCache(args.cache or Path(tmp) / "intake.sqlite")
             out["model"] = f"{chat.backend}/{chat.model}"
             for split in splits:
