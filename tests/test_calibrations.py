@@ -23,9 +23,11 @@ from hivemind_lab.agents.schemas import (
     ReviseTask,
     RevisionOutput,
     ScoreOutput,
+    SolutionView,
     Stance,
 )
 from hivemind_lab.agents.testing import FunctionModel, answer
+from hivemind_lab.deliberation.monitor import cluster_labels, solution_similarity
 from hivemind_lab.deliberation.practicality import constraint_score
 from hivemind_lab.deliberation.theory import (
     BAR_TOLERANCE,
@@ -251,3 +253,77 @@ def test_severity_moves_constraint_scores_monotonically_and_spreads_solutions():
 
 
 # -- similarity ------------------------------------------------------------------------------------
+
+P, L, A = "pursue", "later", "avoid"
+PLANS = (
+    (A, P, P, A, P),
+    (P, A, A, P, A),
+    (P, A, L, P, A),
+    (A, L, A, A, A),
+    (A, A, A, P, A),
+    (A, A, A, L, A),
+    (P, L, L, A, A),
+    (A, P, P, P, P),
+    (A, L, A, A, A),
+    (A, L, A, P, A),
+    (A, L, L, A, A),
+    (P, A, A, A, P),
+)
+"""A constructed set of plans on five options: some share their first move, some their sequel,
+some nothing."""
+
+
+class _WordedLikeTheirPlans:
+    """Texts that read alike exactly as much as their plans decide alike (what the wording of
+    real plans tends to do), so the blend of text and decision spans the whole range."""
+
+    name = "worded-like-their-plans"
+    floor = 0.0
+
+    def __init__(self, solutions: list[SolutionView]) -> None:
+        from hivemind_lab.deliberation.monitor import decision_similarity
+
+        values, vectors = np.linalg.eigh(decision_similarity(solutions))
+        self.vectors = vectors * np.sqrt(np.clip(values, 0.0, None))
+        self.rows = {s.text(): i for i, s in enumerate(solutions)}
+
+    def embed(self, texts):
+        v = np.array([self.vectors[self.rows[t]] for t in texts])
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_cluster_count_responds_across_the_whole_threshold_range():
+    solutions = [
+        SolutionView(
+            title=f"plan {k}",
+            recommendations=(f"plan {k}",),
+            stances=tuple(OptionStance(option=o, stance=s) for o, s in enumerate(plan)),  # type: ignore[arg-type]
+        )
+        for k, plan in enumerate(PLANS)
+    ]
+    sims = solution_similarity(solutions, _WordedLikeTheirPlans(solutions))
+    thresholds = [round(0.01 * i, 2) for i in range(101)]
+    counts = [len(set(cluster_labels(sims, t))) for t in thresholds]
+    assert counts == sorted(counts)  # never fewer conclusions at a higher threshold
+    assert counts[0] == 1 and counts[-1] == len(PLANS) - 1  # two plans are the same
+    flats = [list(g) for _, g in itertools.groupby(range(len(counts)), key=counts.__getitem__)]
+    widest = max(thresholds[g[-1]] - thresholds[g[0]] for g in flats)
+    assert widest <= 0.15, counts
+
+
+def test_the_decision_distance_is_continuous_not_equal_or_unequal():
+    from hivemind_lab.deliberation.stances import decision_distance
+
+    def d(a, b):
+        return decision_distance(
+            [OptionStance(option=o, stance=s) for o, s in enumerate(a)],  # type: ignore[arg-type]
+            [OptionStance(option=o, stance=s) for o, s in enumerate(b)],  # type: ignore[arg-type]
+        )
+
+    same, sequel, swapped, apart = (
+        d((P, L, A), (P, L, A)),
+        d((P, L, A), (P, A, L)),
+        d((P, L, A), (L, P, A)),
+        d((P, A, A), (A, P, A)),
+    )
+    assert same == 0 < sequel < swapped < apart == 1
