@@ -15,14 +15,26 @@ app = marimo.App(width="medium", app_title="Calibration explorer")
 @app.cell
 def _():
     import marimo as mo
-    import polars as pl
 
-    from hivemind_lab import plots
-    from hivemind_lab.experiments.compare import compare
-    from hivemind_lab.experiments.spec import load_spec
-    from hivemind_lab.workbench import cached_sweep, project_root
+    return (mo,)
 
-    return cached_sweep, compare, load_spec, mo, pl, plots, project_root
+
+@app.cell
+def _(mo):
+    # The first load imports polars, plotly and the sweep machinery (~10 s on a small machine):
+    # say so instead of an hourglass.
+    with mo.status.spinner(
+        title="Loading the calibration explorer…",
+        subtitle="importing the analysis libraries and reading the cached sweep (about 10 s the "
+        "first time)",
+    ):
+        import polars as pl
+
+        from hivemind_lab import plots
+        from hivemind_lab.experiments.compare import compare
+        from hivemind_lab.experiments.spec import load_spec
+        from hivemind_lab.workbench import cached_sweep, project_root
+    return cached_sweep, compare, load_spec, pl, plots, project_root
 
 
 @app.cell

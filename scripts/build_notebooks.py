@@ -27,7 +27,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "md",
             "# Deliberate\nThe spec's sliding scales: pick a problem, set sufficiency, feasibility and density "
             "and the three calibrations, and press **Run**. The tables and the charts below the controls show "
-            "the latest run, and its run folder (with `report.html`) is named above them.\n\n"
+            "the latest run, in the report's words for every outcome (a vetoed or abstained run says "
+            "what came closest and what would pass), and its run folder under `runs/` with the "
+            "`report.html` written there.\n\n"
             "**Illustrative only:** this notebook uses the offline stand-in, a deterministic model that "
             "weighs the options by word cues in its evidence and the client's facts. It is not an LLM.",
         ),
@@ -35,9 +37,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "code",
             SETUP
             + """
+from datetime import UTC, datetime
+from html import escape
 import ipywidgets as w
 from IPython.display import HTML, display
 from hivemind_lab import Calibrations, Limits, plots
+from hivemind_lab.reports import gather, write_report
+from hivemind_lab.reports.summary import summarise
 from hivemind_lab.workbench import conclusions_frame, justifications_frame, problems, run_deliberation, table_html
 PROBLEMS = problems(ROOT)""",
         ),
@@ -66,20 +72,34 @@ display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, simila
 
 def on_run(_):
     summary.value = "running…"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     run_dir, result = run_deliberation(
         PROBLEMS[problem.value], sufficiency=sufficiency.value, feasibility=feasibility.value,
         density=density.value,
         calibrations=Calibrations(stubbornness=stubbornness.value, similarity_threshold=similarity.value,
                                   severity=severity.value),
-        limits=Limits(max_rounds=6, max_regenerations=2), root=ROOT)
-    latest.update(run_dir=run_dir, result=result)
-    summary.value = (f"<b>{result.status}</b> after {result.rounds} round(s), {result.regenerations} "
-                     f"regeneration(s), {result.usage.calls} calls (offline stand-in, not an LLM). "
-                     f"Run folder: <code>{run_dir}</code> (report.html, audit.jsonl, result.json)")
+        limits=Limits(max_rounds=6, max_regenerations=2), root=ROOT,
+        run_dir=ROOT / "runs" / f"notebook-{problem.value}-{stamp}")  # kept under the project
+    report = write_report(run_dir, force=True)
+    said = summarise(gather(run_dir))  # the report's words, for every status
+    lines = [f"<b>{escape(said.status_label)}</b> ({result.status}): {escape(said.happened)}"]
+    if said.recommendation is not None:
+        lines.append(f"Recommendation: <b>{escape(said.recommendation.title)}</b> — {escape(said.support)}")
+    elif said.closest is not None:
+        c = said.closest
+        lines.append(f"Closest to passing: {escape(c.plan.title)} (attempt {c.attempt}, mean {c.set_mean})")
+    lines += [escape(line) for line in said.change]
+    lines.append(f"{result.usage.calls} calls (offline stand-in, not an LLM). Report: <code>{report}</code>")
+    latest.update(run_dir=run_dir, result=result, report=report)
+    summary.value = "<br>".join(lines)
     with tables:
         tables.clear_output(wait=True)
-        display(HTML(table_html(conclusions_frame(result))))
-        display(HTML(table_html(justifications_frame(result, run_dir))))
+        if result.conclusions:
+            display(HTML(table_html(conclusions_frame(result))))
+            display(HTML(table_html(justifications_frame(result, run_dir))))
+        else:
+            display(HTML("<p>No conclusions passed: the summary above says what came closest and "
+                         "what would pass; the vetoed plans are in the report.</p>"))
     with charts:
         charts.clear_output(wait=True)
         display(plots.feasibility_by_constraint(result))
@@ -93,8 +113,8 @@ latest["result"].status""",
         ),
         (
             "code",
-            "# The latest run's folder holds the executive report; open it in a browser.\n"
-            'latest["run_dir"] / "report.html"',
+            "# The executive report of the latest run, written beside its audit; open it in a browser.\n"
+            'latest["report"]',
         ),
     ],
     "02_calibration_sweeps.ipynb": [
@@ -128,32 +148,32 @@ from hivemind_lab.experiments.compare import compare""",
 root = Path(tempfile.mkdtemp()) / "runs"
 report = run(spec, project=ROOT, root=root)
 runs = load(root)
-runs.select("strategy", "stubbornness", "similarity_threshold", "severity", "status", "total_rounds", "vetoes", "mean_feasibility")""",
+runs.select("strategy", "stubbornness", "similarity_threshold", "severity", "status", "total_rounds", "vetoes",
+            "mean_feasibility").with_columns(pl.selectors.float().round(2))""",
         ),
         (
             "code",
-            """delib = runs.filter(pl.col("strategy") == "deliberation")
-limit = spec.limits.max_rounds * (spec.limits.max_regenerations + 1)
+            """# The calibrations first, as the CLI and the sweep report give them: the best setting for the
+# sweep's objective, then per calibration each outcome at each value — mean (95 % Student-t interval,
+# clipped to what the outcome can take; n runs), pooled over the other calibrations and the seeds.
+from IPython.display import display
+from hivemind_lab.reports import calibrations
+delib = runs.filter(pl.col("strategy") == "deliberation")
+print(calibrations.best_setting(delib, spec.space.objective).text())
+for effect in calibrations.effects(delib):
+    print(f"\n{effect.measure.title}")
+    for outcome in ("total_rounds", "vetoes"):
+        print(" ", effect.change(outcome))
+    display(effect.frame())""",
+        ),
+        (
+            "code",
+            """limit = spec.limits.max_rounds * (spec.limits.max_regenerations + 1)
 plots.heatmap(delib, "total_rounds", title=f"Rounds to halt, all generations (at most {limit})").show()
 plots.heatmap(delib.with_columns(pl.col("vetoes").gt(0).cast(pl.Float64).alias("veto_rate")), "veto_rate",
               title="Share of runs vetoed at least once", zrange=(0, 1)).show()
 plots.line_by(delib, "similarity_threshold", "initial_conclusions", ylabel="distinct conclusions (round 0)",
               title="Distinct conclusions of the first proposals against the similarity threshold").show()""",
-        ),
-        (
-            "code",
-            """# Best calibration on this grid: fewest vetoes, then fewest rounds, then highest feasibility
-# (n runs per calibration beside each mean). Ties are all shown: the sort would pick one at random.
-order = ["vetoes", "total_rounds", "mean_feasibility"]
-best = (
-    delib.group_by("stubbornness", "similarity_threshold", "severity")
-    .agg(pl.len().alias("n"), pl.col("vetoes").mean(), pl.col("total_rounds").mean(),
-         pl.col("mean_feasibility").mean())
-    .sort(order, descending=[False, False, True])
-)
-top = best.join(best.head(1).select(order), on=order, how="semi")
-print(f"{top.height} of {best.height} calibrations share the best figures (n = {best['n'].min()} runs each)")
-top""",
         ),
         (
             "md",
@@ -180,7 +200,7 @@ for calibration, designs in DESIGNS.items():
     for design in designs:
         points = curve(cruns, calibration, design.metric, bounds=design.bounds)
         figure = plots.curve_figure(points, calibration, design.metric, cap=design.limit)
-        figure.update_layout(title=f"{design.metric} against {calibration} — model: {backend}")
+        figure.update_layout(title=figure.layout.title.text.replace("<br>", f" — model: {backend}<br>", 1))
         figure.show()""",
         ),
         (
@@ -342,8 +362,9 @@ pl.DataFrame({"run": list(summary.settings), "settings": list(summary.settings.v
         (
             "code",
             """def ranked(kind, top=8):
-    return pl.DataFrame(views.ranking(snap, summary.kinds, kind, top=top), schema=[kind, "pagerank"], orient="row")
-print("PageRank spread: min", round(min(snap.pagerank.values()), 4), "max", round(max(snap.pagerank.values()), 4))
+    return pl.DataFrame(views.ranking(snap, summary.kinds, kind, top=top), schema=[kind, "pagerank"],
+                        orient="row").with_columns(pl.col("pagerank").round(3))
+print("PageRank spread: min", round(min(snap.pagerank.values()), 3), "max", round(max(snap.pagerank.values()), 3))
 display(ranked("document"), ranked("school", 5), ranked("option", 3))
 for name, other in graphs.items():
     same = [d for d, _ in views.ranking(other.snapshot(), summaries[name].kinds, "document", top=5)]
@@ -388,7 +409,7 @@ pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
 far = max(pairs, key=lambda p: views.stance_divergence(snap, p)[0][1]) if pairs else None
 if far:
     report = graph.divergence(*far, DOMAIN)
-    print(far, "score", report.divergence_score, "·", len(report.direct_conflicts), "direct conflicts ·",
+    print(far, "score", round(report.divergence_score, 2), "·", len(report.direct_conflicts), "direct conflicts ·",
           len(report.agreements), "agreements")""",
         ),
         (

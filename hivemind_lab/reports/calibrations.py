@@ -129,6 +129,18 @@ class CalibrationEffect:
     def measure(self) -> Measure:
         return measure(self.calibration)
 
+    def frame(self) -> pl.DataFrame:
+        """The table as text cells: one row per value, one column per outcome (notebooks)."""
+        outcomes = list(self.rows[0].outcomes) if self.rows else []
+        return pl.DataFrame(
+            {
+                self.measure.label.lower(): [
+                    r.label or self.measure.number(r.value) for r in self.rows
+                ],
+                **{measure(o).title: [r.outcomes[o].text() for r in self.rows] for o in outcomes},
+            }
+        )
+
     def change(self, column: str) -> str:
         """In words, how an outcome moves from the lowest value to the highest."""
         first, last = self.rows[0], self.rows[-1]
