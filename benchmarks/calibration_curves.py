@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)))
     parser.add_argument("--density", type=int, default=6000)
     parser.add_argument("--only", default="", help="comma-separated calibrations (default all)")
+    parser.add_argument("--concurrency", type=int, default=16, help="model calls in flight per run")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "calibration-curves.md")
     parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument(
@@ -84,7 +85,7 @@ def main() -> None:
     wanted = [c for c in DESIGNS if not args.only or c in args.only.split(",")]
     lines = [
         "",
-        f"# Curves of {MODELS[args.backend]}",
+        f"## Curves of {MODELS[args.backend]}",
         "",
         f"Model: **{args.backend}** — {MODELS[args.backend]}. Measured "
         f"{datetime.now(UTC):%Y-%m-%d} at commit {_commit()}, embedder {args.embedder}, density "
@@ -105,6 +106,8 @@ def main() -> None:
             embedder=args.embedder,
             backend=args.backend,
         )
+        limits = spec.limits.model_copy(update={"concurrency": args.concurrency})
+        spec = spec.model_copy(update={"limits": limits})
         started = time.perf_counter()
         report = run(spec, project=ROOT, root=args.root / spec.name, workers=args.workers)
         runs = load(report.root)
@@ -120,7 +123,7 @@ def main() -> None:
         )
         lines += [
             "",
-            f"## {calibration} — {args.backend}",
+            f"### {calibration} — {args.backend}",
             "",
             f"Inputs: sufficiency {first.sufficiency}, feasibility {first.feasibility}, "
             f"min_rounds {first.min_rounds}, max_rounds {first.max_rounds}, max_regenerations "
