@@ -23,6 +23,7 @@ Usage: python benchmarks/decision_reading.py [--split dev|test|both] [--reader r
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import json
 import os
@@ -186,15 +187,17 @@ INTAKE_DROPS: dict[str, int] = {
 """What the intake's quote checks dropped over a benchmark run (filled by `intake_reader`)."""
 
 
-def intake_reader(model: Any) -> Reader:
-    """The model intake (`hivemind_lab.problems.intake`) on ``model``, a chat model."""
+def intake_reader(model: Any, runner: asyncio.Runner) -> Reader:
+    """The model intake (`hivemind_lab.problems.intake`) on ``model``, a chat model, every call
+    on ``runner``'s one event loop (the model's HTTP client is bound to it)."""
     from hivemind_lab.errors import HivemindError
-    from hivemind_lab.problems.intake import intake
+    from hivemind_lab.problems.intake import read_intake
     from hivemind_lab.problems.loading import Problem
 
     def read(text: str) -> Reading:
         try:
-            result = intake(model, Problem(id="benchmark", title="benchmark", question=text))
+            problem = Problem(id="benchmark", title="benchmark", question=text)
+            result = runner.run(read_intake(model, problem))
         except HivemindError:  # the endpoint failed (timeout): counted, read as a refusal
             INTAKE_DROPS["call_errors"] += 1
             return Reading(options=(), exclusive=None, constraints=(), refused=True)
@@ -408,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with (
             tempfile.TemporaryDirectory() as tmp,
             local_server(backend_choice("local"), slots=1) as server,
+            asyncio.Runner() as runner,
         ):
             # One slot, a long timeout and no retries: a small model on a loaded machine
             # writes a few tokens a second, and a retried call starts over.
@@ -416,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             out["model"] = f"{chat.backend}/{chat.model}"
             for split in splits:
                 INTAKE_DROPS.update(dict.fromkeys(INTAKE_DROPS, 0))
-                read_splits(out, (split,), intake_reader(CachingChatModel(chat, cache)), args)
+                read_splits(
+                    out, (split,), intake_reader(CachingChatModel(chat, cache), runner), args
+                )
                 out["splits"][split]["intake_checks"] = dict(INTAKE_DROPS)
             cache.close()
     if args.json:

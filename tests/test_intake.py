@@ -4,6 +4,7 @@ schema-valid with every kept quote a substring of the text (never its wording)."
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.structured import extract_json
 from hivemind_lab.llm.testing import FunctionModel
 from hivemind_lab.problems.decision import decide
-from hivemind_lab.problems.intake import checked, intake, normalise, quoted
+from hivemind_lab.problems.intake import checked, intake, normalise, quoted, read_intake
 from hivemind_lab.problems.loading import Problem
 from tests.support import REPO
 
@@ -139,10 +140,13 @@ def test_the_bundled_local_model_reads_quotes_from_the_text(
 
     cache = ResponseCache(tmp_path / "intake.sqlite")
     env = {"HIVEMIND_LLAMA_SERVER": str(llama_binary)}
-    with open_model(backend_choice("local"), concurrency=1, env=env) as chat:
-        first = intake(CachingChatModel(chat, cache), PROBLEM)
+    with (
+        open_model(backend_choice("local"), concurrency=1, env=env) as chat,
+        asyncio.Runner() as runner,  # one event loop: the model's client is bound to it
+    ):
+        first = runner.run(read_intake(CachingChatModel(chat, cache), PROBLEM))
         counted = CachingChatModel(chat, cache)
-        second = intake(counted, PROBLEM)
+        second = runner.run(read_intake(counted, PROBLEM))
     cache.close()
     assert first.call.error is None, first.call.error
     for reply in first.call.replies[-1:]:
