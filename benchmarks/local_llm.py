@@ -20,7 +20,6 @@ Run: .venv/bin/python benchmarks/local_llm.py [--model-file PATH.gguf]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import platform
 import statistics
@@ -34,7 +33,7 @@ import httpx
 
 from hivemind_lab import Calibrations, Limits
 from hivemind_lab.agents.backends import BackendChoice, local_server, make_model
-from hivemind_lab.deliberation import deliberate_async
+from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import request_for
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
 from hivemind_lab.llm.local import (
@@ -103,7 +102,7 @@ def server_timings(base_url: str, model: str, request: ChatRequest) -> dict[str,
 def speed(binaries: list[Path], model_file: Path, rounds: int) -> None:
     """Prompt and generation tokens/s of each binary with repacking on and off."""
     problem = load_problem(PROBLEM)
-    text = f"{problem.title}. {problem.question} " * 12
+    text = f"{problem.title}. {problem.question} " * 3
     request = ChatRequest(
         messages=(
             ChatMessage(role="system", content="You advise a regional grocer."),
@@ -155,16 +154,14 @@ def main() -> None:
         timed = TimedModel(make_model(choice, endpoint=endpoint))
         with tempfile.TemporaryDirectory() as tmp:
             run_started = time.perf_counter()
-            result = asyncio.run(
-                deliberate_async(
-                    request,
-                    Calibrations(similarity_threshold=0.99),
-                    Limits(max_rounds=1, max_regenerations=0, concurrency=SLOTS),
-                    model=timed,
-                    run_dir=Path(tmp) / "run",
-                    knowledge_base=REPO / "data/knowledge",
-                    practicality_kb=REPO / "data/practicality",
-                )
+            result = deliberate(
+                request,
+                Calibrations(similarity_threshold=0.99),
+                Limits(max_rounds=1, max_regenerations=0, concurrency=SLOTS),
+                model=timed,
+                run_dir=Path(tmp) / "run",
+                knowledge_base=REPO / "data/knowledge",
+                practicality_kb=REPO / "data/practicality",
             )
             wall = time.perf_counter() - run_started
         print(
