@@ -16,6 +16,7 @@ import functools
 import re
 from collections.abc import Sequence
 
+from hivemind_lab.agents.policy.binding import bind_score
 from hivemind_lab.agents.policy.phrasing import fit_text
 from hivemind_lab.agents.policy.reading import commitment, polarity
 from hivemind_lab.agents.schemas import MAX_TEXT, Concern, ScoreOutput, ScoreTask
@@ -142,4 +143,4 @@ def score(task: ScoreTask) -> ScoreOutput:
     out = ScoreOutput.model_validate(
         {"score": anchor, "reason": reason, "flags": flags[:6], "concerns": concerns}
     )
-    return out
+    return bind_score(task, out)
