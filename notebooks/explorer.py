@@ -52,13 +52,19 @@ def _(load_spec, mo, project_root):
         f"`grocer-calibration` sweep (at least {spec.limits.min_rounds} critique and revise "
         f"round(s) before the monitor may halt). *Model: {made_by}.*"
     )
-    return
+    return (spec,)
 
 
 @app.cell
-def _(cached_sweep, project_root):
+def _(cached_sweep, pl, project_root, spec):
     # Finished points are read from experiments/runs/; missing ones run offline first (~20 s).
-    runs = cached_sweep(project_root())
+    # The folder may also hold runs of an earlier grid: only the spec's own points are shown.
+    every = cached_sweep(project_root())
+    on_grid = [
+        pl.col(name).is_in(list(getattr(spec.space, name))) | (pl.col("strategy") != "deliberation")
+        for name in ("stubbornness", "similarity_threshold", "severity")
+    ]
+    runs = every.filter(*on_grid)
     return (runs,)
 
 
