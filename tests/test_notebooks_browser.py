@@ -8,6 +8,7 @@ served by `marimo run` and must not request anything from another machine.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -202,8 +203,12 @@ def _click_run_and_see_charts_change(page) -> None:
     after = _legend(page)
     assert "feasibility 20" in after
     assert "feasibility 55" not in after
-    summary = page.locator(".widget-html-content", has_text="Run folder").first.inner_text()
-    assert "Run folder: /" in summary
+    summary = page.locator(".widget-html-content", has_text="Report:").first.inner_text()
+    written = re.search(r"Report: (/\S+/runs/notebook-[\w.-]+/report\.html)", summary)
+    assert written and Path(written.group(1)).exists(), summary  # under the project, written
+    assert re.search(
+        r"\((converged|non_converged|vetoed_out|abstained|budget_exhausted)\): ", summary
+    )
     assert "…" not in page.locator(".jp-Notebook table").first.inner_text()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.locator(".jp-Notebook .js-plotly-plot").first.scroll_into_view_if_needed()
