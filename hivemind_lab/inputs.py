@@ -6,7 +6,7 @@ Every bad value is refused with an `InputError` naming the field and its allowed
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -18,7 +18,6 @@ from pydantic import (
     model_validator,
 )
 
-from hivemind_lab.agents.schemas import MAX_TEXT, BindingConstraint, DecisionContext
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import AttachedDocument, Problem
 from hivemind_lab.problems.model import (
@@ -26,12 +25,15 @@ from hivemind_lab.problems.model import (
     MAX_OPTIONS,
     Decision,
     DecisionSource,
+    ExclusiveSource,
     ExclusivitySource,
     Fact,
     Option,
+    OptionsSource,
 )
-from hivemind_lab.problems.reading.exclusivity import ExclusiveSource
-from hivemind_lab.problems.reading.options import OptionsSource
+
+if TYPE_CHECKING:  # the agents' schemas load with a run, not with the CLI's start-up
+    from hivemind_lab.agents.schemas import BindingConstraint, DecisionContext
 
 ProfileName = Literal["enterprise", "individual"]
 CritiqueMode = Literal["pairwise", "batched"]
@@ -183,6 +185,8 @@ class DeliberationRequest(BaseModel):
     def context(self) -> DecisionContext:
         """The decision as every agent sees it: question, options, facts and binding
         constraints."""
+        from hivemind_lab.agents.schemas import DecisionContext
+
         assert self.decision is not None  # set by the validator
         return DecisionContext(
             problem=self.problem,
@@ -363,6 +367,8 @@ def parse_profile(text: str) -> ProfileName | tuple[str, ...]:
 
 def binding_view(decision: Decision) -> tuple[BindingConstraint, ...]:
     """A decision's binding constraints as agents see them (text cut to a task's bound)."""
+    from hivemind_lab.agents.schemas import MAX_TEXT, BindingConstraint
+
     return tuple(
         BindingConstraint.model_validate(
             {

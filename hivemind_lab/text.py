@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-import snowballstemmer
+if TYPE_CHECKING:  # loaded with the first stem, not with the module (the CLI's start-up)
+    import snowballstemmer
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*[a-z0-9]|[a-z0-9]")
@@ -71,6 +73,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 @functools.cache
 def _stemmer() -> snowballstemmer.stemmer:
+    import snowballstemmer
+
     return snowballstemmer.stemmer("english")
 
 

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, ValidationInfo, model_validator
 
 from hivemind_lab.models import Frozen
-from hivemind_lab.problems.decision import Fact
-from hivemind_lab.problems.model import ConstraintKind
+from hivemind_lab.problems.model import ConstraintKind, Fact
 
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.retrieval import ScoredPassage

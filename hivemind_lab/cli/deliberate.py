@@ -166,7 +166,7 @@ def deliberate(
         build,
         request_for,
     )
-    from hivemind_lab.problems import resolve_problem
+    from hivemind_lab.problems import Decision, resolve_problem
 
     try:
         if resume is not None:
@@ -204,6 +204,24 @@ def deliberate(
                 else similarity,
                 severity=base.severity if severity is None else severity,
             )
+            # The sliders and limits are checked before the problem is read: reading loads the
+            # rule reader (~0.4 s), and a bad value is answered in well under a second.
+            sliders: dict[str, Any] = {
+                "sufficiency": sufficiency,
+                "feasibility": feasibility,
+                "density": density,
+                "profile": profile,
+                "critique_mode": critique_mode,
+            }
+            request_for(prob, decision=Decision(reader_version="unread"), **sliders)
+            limits = build(
+                Limits,
+                max_rounds=max_rounds,
+                min_rounds=min_rounds,
+                max_regenerations=max_regenerations,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+            )
             from rich.markup import escape
 
             from hivemind_lab.cli.intake import card, reading_for
@@ -225,23 +243,7 @@ def deliberate(
                 ),
             )
             console.print(escape(card(decision)), highlight=False, soft_wrap=True)
-            request = request_for(
-                prob,
-                decision=decision,
-                sufficiency=sufficiency,
-                feasibility=feasibility,
-                density=density,
-                profile=profile,
-                critique_mode=critique_mode,
-            )
-            limits = build(
-                Limits,
-                max_rounds=max_rounds,
-                min_rounds=min_rounds,
-                max_regenerations=max_regenerations,
-                max_tokens=max_tokens,
-                concurrency=concurrency,
-            )
+            request = request_for(prob, decision=decision, **sliders)
             from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
 
             kb = sample_path(kb, KNOWLEDGE)

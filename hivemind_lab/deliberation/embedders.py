@@ -11,12 +11,13 @@ import logging
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.text import STOPWORDS
+
+if TYPE_CHECKING:  # numpy loads with an embedder, not with a sweep spec's names
+    import numpy as np
 
 
 class Embedder(Protocol):
@@ -59,6 +60,8 @@ class TfidfEmbedder:
         self.version = _version("scikit-learn")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, 0))
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -119,6 +122,8 @@ class WordLlamaEmbedder:
             ) from None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, 0))
         vectors = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float64)

@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
 from hivemind_lab.problems.model import ConstraintKind
-from hivemind_lab.problems.reading.options import extract_options, question_sentences
 
 
 class ConstraintSpec(BaseModel):
@@ -178,6 +177,8 @@ def _title(text: str) -> str:
     first = text.strip().splitlines()[0]
     if first.lstrip().startswith("#"):
         return _cut(first.lstrip("# ").strip())
+    from hivemind_lab.problems.reading.options import extract_options, question_sentences
+
     questions = [
         s
         for s in question_sentences(text)

@@ -31,6 +31,13 @@ ConstraintKind = Literal[
     "legal", "regulatory", "financial", "operational", "social", "deadline", "other"
 ]
 FactSource = Literal["client", "market", "question"]
+OptionsSource = Literal["given", "extracted", "agents"]
+"""given: listed by the problem; extracted: read from the question; agents: none found, so
+the agents propose their own courses of action. (Here, not in `reading.options`, so the
+inputs can name it without loading the rule reader.)"""
+ExclusiveSource = Literal["problem", "cli", "request", "question", "default"]
+"""Where a request's exclusivity came from: the problem file, the command line, a keyword of
+the request itself (notebooks, sweeps), read from the question, or the default (combinable)."""
 
 
 class _Frozen(BaseModel):

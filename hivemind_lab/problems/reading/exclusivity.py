@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from hivemind_lab.problems.model import ExclusiveSource as ExclusiveSource
 from hivemind_lab.problems.reading.options import declining, question_sentences
-
-ExclusiveSource = Literal["problem", "cli", "request", "question", "default"]
-"""Where a request's exclusivity came from: the problem file, the command line, a keyword of
-the request itself (notebooks, sweeps), read from the question, or the default (combinable)."""
 
 _ONE_OF = re.compile(
     r"\b(?:choose|chooses|choosing|pick|picks|picking|select|selects|selecting|decide on|"

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from hivemind_lab.problems.model import OptionsSource as OptionsSource
 from hivemind_lab.problems.reading.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
 from hivemind_lab.problems.reading.option_text import clean as _clean
 from hivemind_lab.problems.reading.option_text import lower_first as _lower
@@ -38,11 +39,6 @@ __all__ = [
     "read_options",
     "span",
 ]
-
-
-OptionsSource = Literal["given", "extracted", "agents"]
-"""given: listed by the problem; extracted: read from the question; agents: none found, so
-the agents propose their own courses of action."""
 
 
 INLINE_MARK = re.compile(
