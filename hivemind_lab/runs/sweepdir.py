@@ -121,8 +121,13 @@ class SweepDir:
         return [RunDir(p) for p in sorted(self.stale_path.iterdir()) if p.is_dir()]
 
     def metrics_paths(self) -> list[Path]:
-        """metrics.parquet of every run that wrote one (the folder's sweep figures)."""
-        return [r.metrics_path for r in self.runs() if r.metrics_path.exists()]
+        """metrics.parquet of every run that wrote one (the folder's sweep figures), never the
+        stale ones. A folder holding metrics is a run whether or not its manifest is still there
+        (a run copied for its figures alone keeps only them)."""
+        if not self.path.is_dir():
+            return []
+        found = (RunDir(p).metrics_path for p in sorted(self.path.iterdir()) if p.name != STALE)
+        return [m for m in found if m.exists()]
 
     def write_spec(self, spec: dict[str, Any], spec_hash: str) -> Path:
         return write_json_atomic(
