@@ -168,8 +168,10 @@ def test_cli_exclusive_reaches_manifest_result_and_report(tmp_path):
     assert manifest["request"]["exclusive_source"] == "cli"
     stored = json.loads((out / "result.json").read_text("utf-8"))
     assert (stored["exclusive"], stored["exclusive_source"]) == (True, "cli")
-    assert "one of the options" in (out / "report.md").read_text("utf-8")
-    assert "one of the options" in (out / "report.html").read_text("utf-8")
+    # The decision card states the rule the agents worked under, in both formats.
+    for name in ("report.md", "report.html"):
+        card = (out / name).read_text("utf-8").lower()
+        assert "choose one option" in card and "may be combined" not in card
 
 
 def test_cli_combinable_overrides_a_one_of_question(tmp_path):
@@ -193,7 +195,8 @@ def test_cli_combinable_overrides_a_one_of_question(tmp_path):
         False,
         "cli",
     )
-    assert "options may be combined or sequenced" in (out / "report.md").read_text("utf-8")
+    card = (out / "report.md").read_text("utf-8").lower()
+    assert "options may be combined or sequenced" in card and "choose one option" not in card
 
 
 def test_a_problem_file_with_a_non_boolean_exclusive_writes_nothing(tmp_path):
