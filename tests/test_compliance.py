@@ -14,6 +14,7 @@ from hivemind_lab import Limits, OfflineAgentModel
 from hivemind_lab.cli import app
 from hivemind_lab.compliance import read_rescore, rescore
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.inputs import Calibrations
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.fingerprint import diff_folders, knowledge_hash
 from hivemind_lab.problems import Problem
@@ -145,9 +146,21 @@ def test_rescore_against_the_same_knowledge_reproduces_the_verdicts(original, tm
     assert "no new veto" in report.regeneration_note
 
 
-def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(
-    original, tmp_path, grocer
-):
+def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(tmp_path, grocer):
+    # The continued generation must propose a set: at the default similarity threshold the
+    # stand-in's new plans share their decisions with the vetoed ones and are all refused as
+    # repeats (the generation abstains, no set to veto). A threshold above the text's share
+    # leaves room for new plans, and the stricter knowledge flags every option, so the
+    # regenerated set is vetoed in turn.
+    original = tmp_path / "original"
+    first = run(
+        original,
+        grocer,
+        calibrations=Calibrations(similarity_threshold=0.6),
+        limits=Limits(max_regenerations=1),
+        feasibility=FEASIBILITY,
+    )
+    assert first.status == "converged" and not first.vetoes[-1].vetoed
     updated = _stricter_knowledge(tmp_path, grocer, read_manifest(original).constraints)
     out = tmp_path / "regenerated"
     report = rescore(
@@ -159,7 +172,9 @@ def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(
     assert report.status == result.status
     assert result.regenerations == report.sets[-1].regeneration + 1
     assert result.vetoes[0] == report.sets[-1].after  # the new veto heads the continued run
-    assert result.vetoes[-1].regeneration == result.regenerations
+    # Every generation of the continued run is judged and its verdict recorded in order.
+    assert [v.regeneration for v in result.vetoes] == list(range(result.regenerations + 1))
+    assert all(v.vetoed for v in result.vetoes) and result.status == "vetoed_out"
     kinds = [r.kind for r in read_records(out / "audit.jsonl")]
     assert kinds[0] == "rescore.start" and "engine.resume" in kinds
     assert kinds[-1] == "rescore.result"
