@@ -14,12 +14,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-import igraph as ig
+from typing import TYPE_CHECKING, Any
 
 from hivemind_lab.graph.models import Assertion
 from hivemind_lab.text import terms
+
+if TYPE_CHECKING:
+    import igraph as ig
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class GraphSnapshot:
     def build(
         cls, assertions: Iterable[Assertion], conflicts: Iterable[ConflictEdge]
     ) -> GraphSnapshot:
+        import igraph as ig  # ~0.1 s: loaded on the first analytics query, not at start-up
+
         snap = cls(
             {}, list(conflicts), ig.Graph(directed=True), {}, defaultdict(set), defaultdict(list)
         )
@@ -96,6 +99,8 @@ class GraphSnapshot:
 
 def entity_graph(assertions: Sequence[Assertion], *, directed: bool = True) -> ig.Graph:
     """Directed entity graph: subject → object per assertion, with edge attributes."""
+    import igraph as ig
+
     names: dict[str, int] = {}
     edges: list[tuple[int, int]] = []
     for a in assertions:
@@ -145,6 +150,8 @@ def motif_census(graph: ig.Graph) -> dict[str, int]:
     """Counts of connected 3-node directed motifs by shape (igraph's motif census)."""
     if graph.vcount() < 3:
         return {}
+    import igraph as ig
+
     simple = graph.copy().simplify(multiple=True, loops=True, combine_edges="first")
     counts = simple.motifs_randesu(size=3)
     shapes = {}
