@@ -141,7 +141,7 @@ def test_the_offline_fingerprint_covers_the_code_the_model_reasons_with():
     assert {
         "agents/policy/theory.py",
         "problems/decision.py",
-        "problems/options.py",
+        "problems/reading/options.py",
         "agents/prompts.py",
     } <= names
     assert identity.code_fingerprint() == identity.code_fingerprint()
