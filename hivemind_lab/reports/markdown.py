@@ -21,17 +21,17 @@ def md(text: object) -> str:
 def _scores(plan: Plan, feasibility: int, *, concerns: bool = False) -> list[str]:
     """A plan's scores with their reasons; with ``concerns``, each score's concerns too (the
     summary points to them, as the HTML does)."""
-    lines = ["| constraint | score | reason and concerns |", "|---|---:|---|"]
+    # The review lists only the concerns: the reasons stand in the summary's table already.
+    lines = [f"| constraint | score | {'concerns' if concerns else 'reason'} |", "|---|---:|---|"]
     for s in plan.scores:
         flag = f" ⚠ at or below {feasibility}" if s.below else ""
         vetoes = "".join(f"**{md(v)}.** " for v in s.vetoes)
-        listed = f" Concerns: {md('; '.join(s.concerns))}." if concerns else ""
-        concerns_at = listed or " (concerns under Feasibility review)"
-        concerns_at = concerns_at if s.concerns else ""
-        lines.append(
-            f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}"
-            f"{md(s.reason or 'no reason given')}{concerns_at} |"
-        )
+        if concerns:
+            said = md("; ".join(s.concerns)) if s.concerns else "none"
+        else:
+            pointer = " (concerns under Feasibility review)" if s.concerns else ""
+            said = md(s.reason or "no reason given") + pointer
+        lines.append(f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}{said} |")
     return [*lines, ""]
 
 
