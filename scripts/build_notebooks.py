@@ -161,7 +161,7 @@ from hivemind_lab.reports import calibrations
 delib = runs.filter(pl.col("strategy") == "deliberation")
 print(calibrations.best_setting(delib, spec.space.objective).text())
 for effect in calibrations.effects(delib):
-    print(f"\n{effect.measure.title}")
+    print(f"\\n{effect.measure.title}")
     for outcome in ("total_rounds", "vetoes"):
         print(" ", effect.change(outcome))
     display(effect.frame())""",
