@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,29 @@ from rich.progress import Progress
 from typer.models import ArgumentInfo, OptionInfo
 
 from hivemind_lab.errors import HivemindError, InputError
+
+# Flags that `deliberate` and `intake` share: the client's decision and the model that reads it.
+OptionFlags = Annotated[
+    list[str] | None,
+    typer.Option("--option", help="An option the client weighs (repeat for each)."),
+]
+ConstraintFlags = Annotated[
+    list[str] | None,
+    typer.Option("--constraint", help="A binding constraint (repeat for each)."),
+]
+OptionsFrom = Annotated[
+    str,
+    typer.Option(
+        help="When no options are given: reader (refuses when unsure) or agents (they "
+        "propose their own)."
+    ),
+]
+ModelId = Annotated[
+    str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
+]
+BaseUrl = Annotated[
+    str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
+]
 
 console = Console()
 err_console = Console(stderr=True)

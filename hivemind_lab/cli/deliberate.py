@@ -21,7 +21,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from hivemind_lab.cli.common import console, err_console
+from hivemind_lab.cli.common import (
+    BaseUrl,
+    ConstraintFlags,
+    ModelId,
+    OptionFlags,
+    OptionsFrom,
+    console,
+    err_console,
+)
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError, InputError, did_you_mean
@@ -94,21 +102,9 @@ def deliberate(
             show_default="the problem's `exclusive`, else read from the question, else combinable",
         ),
     ] = None,
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", help="An option the client weighs (repeat for each)."),
-    ] = None,
-    constraint: Annotated[
-        list[str] | None,
-        typer.Option("--constraint", help="A binding constraint (repeat for each)."),
-    ] = None,
-    options_from: Annotated[
-        str,
-        typer.Option(
-            help="When no options are given: reader (refuses when unsure) or agents (they "
-            "propose their own)."
-        ),
-    ] = "reader",
+    option: OptionFlags = None,
+    constraint: ConstraintFlags = None,
+    options_from: OptionsFrom = "reader",
     backend: Annotated[
         str,
         typer.Option(
@@ -116,12 +112,8 @@ def deliberate(
             "server started for the run; set up by `make llama`)."
         ),
     ] = "offline",
-    model: Annotated[
-        str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
-    ] = None,
+    model: ModelId = None,
+    base_url: BaseUrl = None,
     model_file: Annotated[
         Path | None,
         typer.Option(

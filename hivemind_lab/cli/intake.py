@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from hivemind_lab.cli.common import console, err_console
+from hivemind_lab.cli.common import (
+    BaseUrl,
+    ConstraintFlags,
+    ModelId,
+    OptionFlags,
+    OptionsFrom,
+    console,
+    err_console,
+)
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.problems.model import Decision
@@ -118,14 +126,8 @@ def intake(
     problem: Annotated[
         str, typer.Argument(help="Problem file (.toml, .txt or .md), or the problem as text.")
     ],
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", help="An option the client weighs (repeat for each)."),
-    ] = None,
-    constraint: Annotated[
-        list[str] | None,
-        typer.Option("--constraint", help="A binding constraint (repeat for each)."),
-    ] = None,
+    option: OptionFlags = None,
+    constraint: ConstraintFlags = None,
     exclusive: Annotated[
         bool | None,
         typer.Option(
@@ -134,13 +136,7 @@ def intake(
             show_default="the problem's `exclusive`, else read from the question",
         ),
     ] = None,
-    options_from: Annotated[
-        str,
-        typer.Option(
-            help="When no options are given: reader (refuses when unsure) or agents (they "
-            "propose their own)."
-        ),
-    ] = "reader",
+    options_from: OptionsFrom = "reader",
     backend: Annotated[
         str,
         typer.Option(
@@ -148,12 +144,8 @@ def intake(
             "(any compatible endpoint) or local (a llama.cpp server started for the intake)."
         ),
     ] = "offline",
-    model: Annotated[
-        str | None, typer.Option(help="Model id for the openai backend (or HIVEMIND_MODEL).")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for the openai backend (or OPENAI_BASE_URL).")
-    ] = None,
+    model: ModelId = None,
+    base_url: BaseUrl = None,
     model_file: Annotated[
         Path | None, typer.Option(help="GGUF model for the local backend (or HIVEMIND_MODEL_FILE).")
     ] = None,
