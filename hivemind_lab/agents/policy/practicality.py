@@ -130,16 +130,22 @@ def score(task: ScoreTask) -> ScoreOutput:
     # risks is in the concerns, which the engine weighs by severity.
     anchor = max(0, min(100, 5 * round((95.0 - 15.0 * engagement) / 5)))
     subject = task.options[exposed] if exposed is not None else task.solution.title
+    # Plain sentences a board can read; the concerns themselves travel as structured fields.
+    risks = (
+        f"{task.constraint.capitalize()} risks in “{subject}”: {', '.join(flags[:6])}."
+        if flags
+        else f"No {task.constraint} risk found in “{subject}”."
+    )
     parts = [
-        f"{task.constraint} on {subject}: {len(flags)} risk signal(s)"
-        + (f" ({', '.join(flags[:6])})" if flags else ""),
-        f"client facts: {fact_snippet(strained[0])}" if strained else "",
-        f"mitigations: {', '.join(mitigations)}" if mitigations else "",
-        f"{len(concerns)} concern(s).",
+        risks,
+        f"The {task.constraint} view weighs a client fact against it: {fact_snippet(strained[0])}."
+        if strained
+        else "",
+        f"The plan answers with: {', '.join(mitigations)}." if mitigations else "",
     ]
-    reason = "; ".join(p for p in parts if p)
+    reason = " ".join(p for p in parts if p)
     if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
-        reason = "; ".join(p for p in (parts[0], parts[2], parts[3]) if p)[:MAX_TEXT]
+        reason = " ".join(p for p in (parts[0], parts[2]) if p)[:MAX_TEXT]
     out = ScoreOutput.model_validate(
         {"score": anchor, "reason": reason, "flags": flags[:6], "concerns": concerns}
     )
