@@ -20,24 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from hivemind_lab.experiments import ExperimentSpec, run
+from hivemind_lab.experiments import run
 from hivemind_lab.experiments.remote import Dispatch, prepare, run_on_node, unpack
 from tests.support import REPO, child_env
-
-GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
-SPEC = {
-    "name": "ray-cluster",
-    "problems": [GROCER],
-    "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
-    "limits": {"max_rounds": 3, "max_regenerations": 1},
-    "space": {
-        "kind": "grid",
-        "stubbornness": [0.1, 0.6],
-        "similarity_threshold": [0.35],
-        "severity": [0.5],
-    },
-    "seeds": [0],
-}
+from tests.test_experiments import GROCER
+from tests.test_experiments import spec as make_spec
 
 
 def _outcome(root: Path) -> dict[str, dict]:
@@ -54,7 +41,7 @@ def _outcome(root: Path) -> dict[str, dict]:
 
 
 def test_a_point_run_on_another_node_comes_back_whole_to_the_drivers_folder(tmp_path):
-    spec = ExperimentSpec.model_validate(SPEC)
+    spec = make_spec(name="ray-cluster")
     local = run(spec, project=REPO, root=tmp_path / "local")
     root = tmp_path / "driver"
     for summary in local.runs:
@@ -72,7 +59,7 @@ def test_a_point_run_on_another_node_comes_back_whole_to_the_drivers_folder(tmp_
 
 
 def test_an_interrupted_run_is_sent_along_and_resumed(tmp_path):
-    spec = ExperimentSpec.model_validate(SPEC)
+    spec = make_spec(name="ray-cluster")
     local = run(spec, project=REPO, root=tmp_path / "local")
     point = local.runs[0].point
     run_dir = tmp_path / "local" / point.run_id(spec)
@@ -156,7 +143,7 @@ def test_sweep_on_a_two_node_loopback_cluster_equals_the_local_run(tmp_path):
     if unshare is None or shutil.which("ip") is None:
         pytest.fail("unshare and ip are needed to keep the Ray cluster on loopback")
     name = f"ray-cluster-{os.getpid()}"  # two test runs at once must not share a folder
-    spec = ExperimentSpec.model_validate({**SPEC, "name": name})
+    spec = make_spec(name=name)
     local = run(spec, project=REPO, root=tmp_path / "local")
     cluster_spec = tmp_path / "cluster.toml"
     cluster_spec.write_text(
