@@ -21,8 +21,9 @@ from typing import Any
 def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
     """The ``__getattr__`` of ``package``: ``homes`` maps attribute → module defining it.
 
-    All attributes of one module are bound together: importing a submodule binds its name on
-    the package (``experiments.replay``, the module), which must still mean the function."""
+    All attributes of one module are bound together. No public name may equal a submodule's
+    name: importing ``package.name`` elsewhere binds the module on the package, after which
+    ``__getattr__`` is never asked (tests/test_lazy.py checks every package)."""
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.compliance import rescore
-from hivemind_lab.experiments.replay import replay
+from hivemind_lab.experiments.replays import replay
 from hivemind_lab.problems import Problem
 from hivemind_lab.problems import decision as deciding
 from hivemind_lab.problems.model import Decision, Fact, Option

@@ -256,7 +256,7 @@ def test_judging_an_empty_set_is_refused():
 def test_the_model_writes_each_conclusions_combined_rationale_and_replay_repeats_it(
     tmp_path, grocer
 ):
-    from hivemind_lab.experiments.replay import replay
+    from hivemind_lab.experiments.replays import replay
 
     result = run_free(tmp_path / "r", grocer, sufficiency=2, feasibility=1)
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))

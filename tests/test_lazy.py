@@ -17,8 +17,8 @@ def test_unknown_attribute_names_the_package():
 
 
 def test_a_package_loads_its_modules_only_when_an_attribute_is_read(tmp_path):
-    """Reading ``experiments.ReplayReport`` imports the submodule ``replay``, which binds the
-    module on the package; ``experiments.replay`` must still be the function."""
+    """Reading ``experiments.ReplayReport`` imports the submodule ``replays``; the function
+    ``experiments.replay`` is bound with it."""
     script = (
         "import sys\n"
         "import hivemind_lab.experiments as e\n"
@@ -108,3 +108,25 @@ def test_every_name_of_a_lazy_table_imports_from_its_home(package):
     module = importlib.import_module(package)
     for name, home in module._HOMES.items():
         assert getattr(module, name) is getattr(importlib.import_module(home), name), name
+
+
+def test_no_public_name_is_also_a_submodule_of_its_package():
+    """Importing ``pkg.x`` anywhere binds the module ``x`` on ``pkg``; a lazily exported ``x``
+    would then read as the module, depending on what else the process imported first (this
+    broke ``from hivemind_lab.experiments import replay`` in a full test run only)."""
+    import importlib
+    import pkgutil
+
+    import hivemind_lab
+
+    clashes = []
+    for info in pkgutil.walk_packages(hivemind_lab.__path__, "hivemind_lab."):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(info.name)
+        homes = getattr(package, "_HOMES", None)
+        if homes is None:
+            continue
+        submodules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        clashes += [f"{info.name}.{n}" for n in sorted(set(homes) & submodules)]
+    assert clashes == []

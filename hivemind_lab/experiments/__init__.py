@@ -16,8 +16,8 @@ from hivemind_lab.lazy import lazy_exports
 if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.experiments.points import RunPoint as RunPoint
     from hivemind_lab.experiments.points import expand as expand
-    from hivemind_lab.experiments.replay import ReplayReport as ReplayReport
-    from hivemind_lab.experiments.replay import replay as replay
+    from hivemind_lab.experiments.replays import ReplayReport as ReplayReport
+    from hivemind_lab.experiments.replays import replay as replay
     from hivemind_lab.experiments.runner import RunSummary as RunSummary
     from hivemind_lab.experiments.runner import run_point as run_point
     from hivemind_lab.experiments.spec import ExperimentSpec as ExperimentSpec
@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
 _HOMES: dict[str, str] = {
     "RunPoint": "hivemind_lab.experiments.points",
     "expand": "hivemind_lab.experiments.points",
-    "ReplayReport": "hivemind_lab.experiments.replay",
-    "replay": "hivemind_lab.experiments.replay",
+    "ReplayReport": "hivemind_lab.experiments.replays",
+    "replay": "hivemind_lab.experiments.replays",
     "RunSummary": "hivemind_lab.experiments.runner",
     "run_point": "hivemind_lab.experiments.runner",
     "ExperimentSpec": "hivemind_lab.experiments.spec",
