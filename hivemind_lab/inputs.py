@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from hivemind_lab.calibrations import PRESETS as PRESETS
+from hivemind_lab.calibrations import Calibrations as Calibrations
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import AttachedDocument, Problem
 from hivemind_lab.problems.model import (
@@ -57,33 +59,6 @@ ALLOWED: dict[str, str] = {
     "options": f"up to {MAX_OPTIONS} non-empty option names of at most {MAX_OPTION_CHARS} characters",
     "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
 }
-
-
-class Calibrations(BaseModel):
-    """The three dials of a deliberation.
-
-    Attributes:
-        stubbornness: how far theory agents move when criticised. 0 adopts every well-supported
-            critique point; 1 never changes. Higher ⇒ smaller revisions, more rounds to halt.
-        similarity_threshold: cosine similarity from which the monitor lumps two solutions into
-            one cluster. Higher ⇒ stricter lumping ⇒ more distinct conclusions.
-        severity: how critical constraint agents are. 0 lenient, 1 strict. Higher ⇒ lower
-            feasibility scores ⇒ more vetoes.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    stubbornness: float = Field(default=0.3, ge=0.0, le=1.0)
-    similarity_threshold: float = Field(default=0.35, ge=0.0, le=1.0)
-    severity: float = Field(default=0.5, ge=0.0, le=1.0)
-
-
-PRESETS: dict[str, Calibrations] = {
-    "balanced": Calibrations(),
-    "cooperative": Calibrations(stubbornness=0.1, similarity_threshold=0.3, severity=0.4),
-    "adversarial": Calibrations(stubbornness=0.7, similarity_threshold=0.5, severity=0.7),
-}
-"""Named calibration presets."""
 
 
 class Limits(BaseModel):

@@ -152,31 +152,31 @@ def test_stdio_server_starts_in_well_under_one_and_a_half_seconds(tmp_path):
     # importing the MCP SDK alone costs on the same machine: the SDK (mcp 2.3 builds the wire
     # types of two protocol versions, ~1.3 s of CPU here) is not ours to speed up, everything
     # the server adds is. 0.6 s leaves margin for the store, the tools and the first replies.
-    sdk = min(
-        float(
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import os, mcp.server.lowlevel, mcp.types; t = os.times(); "
-                    "print(t.user + t.system)",
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=child_env(tmp_path),
-            ).stdout
+    def sdk_import() -> float:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import os, mcp.server.lowlevel, mcp.types; t = os.times(); "
+                "print(t.user + t.system)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=child_env(tmp_path),
         )
-        for _ in range(2)
-    )
-    costs = []
-    for attempt in range(2):
+        return float(done.stdout)
+
+    # Interleaved, best of three each: a busy machine inflates both sides alike.
+    sdks, costs = [], []
+    for attempt in range(3):
+        sdks.append(sdk_import())
         (tmp_path / str(attempt)).mkdir()
         proc, _ = _started_stdio(tmp_path / str(attempt))
         costs.append(_cpu_of(proc.pid))
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=30)
-    cpu = min(costs)
+    sdk, cpu = min(sdks), min(costs)
     assert cpu - sdk < 0.6, f"start-up took {cpu:.2f} s of CPU, the SDK alone {sdk:.2f} s"
 
 

@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from hivemind_lab.calibrations import PRESETS
 from hivemind_lab.cli.common import (
     BaseUrl,
     ConstraintFlags,
@@ -33,7 +34,6 @@ from hivemind_lab.cli.common import (
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError, InputError, did_you_mean
-from hivemind_lab.inputs import PRESETS
 
 _BALANCED = PRESETS["balanced"]
 
