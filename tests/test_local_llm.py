@@ -233,6 +233,37 @@ async def test_a_reply_cut_at_the_token_limit_says_so():
         await complete_structured(_Cut(), request, Verdict, max_repairs=0)
 
 
+class _CutUntil(_Garbage):
+    """Cuts every reply whose limit is under ``needed`` tokens; records the limits asked."""
+
+    def __init__(self, needed: int) -> None:
+        self.needed, self.limits = needed, []
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.limits.append(request.max_tokens)
+        if (request.max_tokens or 0) < self.needed:
+            return ChatResponse(content='{"ok": tr', model=self.model, finish_reason="length")
+        return ChatResponse(content='{"ok": true}', model=self.model, finish_reason="stop")
+
+
+async def test_a_cut_reply_is_asked_again_with_a_larger_limit_as_the_same_request():
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        ok: bool
+
+    model = _CutUntil(needed=180)
+    request = _request().model_copy(update={"max_tokens": 50})
+    result = await complete_structured(model, request, Verdict, max_repairs=3)
+    assert result.value.ok is True
+    assert model.limits == [50, 100, 200]
+    # Never beyond four times the request's own limit: then the cut is reported.
+    model = _CutUntil(needed=10_000)
+    with pytest.raises(StructuredOutputError, match="cut at max_tokens=200"):
+        await complete_structured(model, request, Verdict, max_repairs=4)
+    assert model.limits == [50, 100, 200, 200, 200]
+
+
 def test_cli_refuses_a_non_gguf_model_file_and_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fake = tmp_path / "weights.bin"

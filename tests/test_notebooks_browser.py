@@ -59,6 +59,7 @@ def _env(home: Path) -> dict[str, str]:
         "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTER_DATA_DIR": str(BIN.parent / "share" / "jupyter"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / ".jupyter" / "lab" / "user-settings"),
         "MARIMO_SKIP_UPDATE_CHECK": "1",
     }
 
@@ -86,6 +87,11 @@ def workspace(tmp_path_factory) -> Path:
 def lab(workspace) -> Iterator[tuple[str, str]]:
     """A real JupyterLab server on a free local port; yields its base URL and token."""
     port, token = _free_port(), secrets.token_hex(16)
+    # Every cell in the page: JupyterLab 4 otherwise renders only the cells near the viewport,
+    # and a cell never drawn keeps its "[ ]:" prompt, so "has every cell run" could not be read.
+    tracker = workspace / ".jupyter/lab/user-settings/@jupyterlab/notebook-extension"
+    tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     log = (workspace / "lab.log").open("w")
     process = subprocess.Popen(
         [

@@ -20,6 +20,9 @@ from hivemind_lab.llm.base import (
 )
 
 T = TypeVar("T", bound=BaseModel)
+MAX_TOKEN_GROWTH = 4
+"""A reply cut at its token limit is asked again with the limit doubled, to at most this many
+times the request's own limit (a small model can fill any schema's lists to their bounds)."""
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -62,7 +65,9 @@ async def complete_structured(
     """Call ``model`` and validate the reply as ``output_type``.
 
     On malformed JSON or a schema violation the model is shown its reply and the validation
-    error and asked again, at most ``max_repairs`` times. ``context`` goes to the output
+    error and asked again, at most ``max_repairs`` times; a reply cut at ``max_tokens`` is not
+    shown back (half a JSON object teaches nothing) but asked again with twice the limit, up to
+    `MAX_TOKEN_GROWTH` times the first. ``context`` goes to the output
     type's validators (rules of the task a JSON schema cannot state, such as an exclusive
     decision's one option); a reply that breaks them is repaired the same way.
     """
@@ -88,6 +93,11 @@ async def complete_structured(
                     f"{describe_model(model)} gave no valid {output_type.__name__} after "
                     f"{max_repairs + 1} attempts{cut}; last error: {error}"
                 ) from exc
+            if response.finish_reason == "length" and current.max_tokens is not None:
+                limit = min(2 * current.max_tokens, MAX_TOKEN_GROWTH * (request.max_tokens or 0))
+                if limit > current.max_tokens:
+                    current = current.model_copy(update={"max_tokens": limit})
+                    continue
             current = current.model_copy(
                 update={
                     "messages": (
