@@ -196,6 +196,7 @@ _OLD_OPTION_SOURCE: dict[DecisionSource, OptionsSource] = {
     "front_matter": "given",
     "flag": "given",
     "request": "given",
+    "notebook": "given",
     "intake": "extracted",
     "reader": "extracted",
     "agents": "agents",
@@ -205,6 +206,7 @@ _OLD_EXCLUSIVE_SOURCE: dict[ExclusivitySource | None, ExclusiveSource] = {
     "front_matter": "problem",
     "flag": "cli",
     "request": "request",
+    "notebook": "request",
     "intake": "question",
     "reader": "question",
     None: "default",
@@ -301,12 +303,14 @@ def request_for(
     override wins over the problem's; ``exclusive_source="cli"`` from the CLI). The one place a
     problem becomes a request (CLI, notebooks, sweeps and tests use it).
     """
-    from hivemind_lab.problems.decision import decide
-
     options = overrides.pop("options", None) or ()
     exclusive = overrides.pop("exclusive", None)
     exclusive_source = overrides.pop("exclusive_source", None)
     if decision is None:
+        # Imported here: the CLI checks sliders with a placeholder decision before it loads
+        # the rule reader, so that a bad value is answered fast.
+        from hivemind_lab.problems.decision import decide
+
         decision = decide(
             problem,
             options=options,
