@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 import polars as pl
 
+from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.experiments.compare import t_half_width
 
 if TYPE_CHECKING:  # annotations only: figures need no import of the run layer
     from hivemind_lab.runs.results import DeliberationResult
 
 PALETTE = ("#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#a50021")
-SETTINGS = ("problem", "stubbornness", "similarity_threshold", "severity", "seed")
+SETTINGS = ("problem", *Calibrations.model_fields, "seed")
 """Columns of a sweep's runs that a figure may pool over; titles name those it does."""
 
 

@@ -13,12 +13,17 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits, load_result
+from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.cli import app
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.problems.model import Constraint, Decision
 from hivemind_lab.reports import gather, print_pdf, render_html, render_markdown, write_report
-from hivemind_lab.reports.run_html import report_figures
+from hivemind_lab.reports.markdown import render_run_markdown
+from hivemind_lab.reports.run_html import render_run_html, report_figures
 from hivemind_lab.reports.summary import summarise, would_pass_at
+from hivemind_lab.runs.manifest import RunManifest
 from hivemind_lab.runs.results import BindingVeto
+from hivemind_lab.runs.rundir import read_manifest
 from hivemind_lab.runs.status import STATUSES, WORDS
 from tests.support import REPO, run
 
@@ -60,9 +65,8 @@ def test_header_has_the_problem_title_and_the_full_question(run_dir, grocer):
     assert re.search(r"<h1>[^<]+</h1>", html)
     assert f"Question: {' '.join(grocer.question.split())}" in unescape(_text(html))
     assert "How should Northfield respond to the discounter over the next three years?" in html
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    title = manifest["request"].get("problem_title") or manifest["request"]["problem_id"]
-    assert f"<h1>{title}</h1>" in html
+    request = read_manifest(run_dir).request
+    assert f"<h1>{request.problem_title or request.problem_id}</h1>" in html
 
 
 def test_citations_are_titles_authors_years_and_nothing_is_cut(run_dir):
@@ -297,7 +301,7 @@ def test_sources_are_those_the_shown_plan_cites_not_every_backer(run_dir):
     own = evidence.own_justifications(top)
     assert own and len(own) < len(top.justifications)  # the grocer's six backers differ
     for j in own:
-        recs = evidence.solutions[j.solution_id]["recommendations"]
+        recs = evidence.solutions[j.solution_id].recommendations
         assert [r.strip() for r in recs] == [r.strip() for r in top.recommendations]
     others = {evidence.source(c) for j in top.justifications for c in j.citations}
     others -= set(evidence.cited(top))
@@ -538,7 +542,7 @@ def test_each_score_shows_its_agents_concerns_in_words(run_dir):
     evidence = gather(run_dir)
     report = summarise(evidence)
     assert report.recommendation is not None
-    options = [str(o) for o in evidence.request["options"]]
+    options = evidence.decision.labels
     listed = {c for (constraint, _), found in evidence.concerns.items() for c in found}
     assert listed, "the stand-in lists concerns on the grocer"
     shown = [c for s in report.recommendation.scores for c in s.concerns]
@@ -575,21 +579,73 @@ def test_a_binding_veto_names_the_option_and_the_clients_rule(run_dir):
     )
     vetoes = (*evidence.result.vetoes[:-1], last.model_copy(update={"scores": scores}))
     evidence.result = evidence.result.model_copy(update={"vetoes": vetoes})
-    decision = dict(evidence.manifest["request"]["decision"])
-    decision["constraints"] = [
-        {
-            "id": "constraint.1",
-            "text": "No store refits before 2028.",
-            "kind": "legal",
-            "forbids": [1],
-        }
-    ]
-    evidence.manifest["request"]["decision"] = decision
+    rule = Constraint(
+        id="constraint.1",
+        text="No store refits before 2028.",
+        kind="legal",
+        forbids=(1,),
+        source="flag",
+    )
+    evidence.manifest = _with_decision(
+        evidence.manifest, evidence.decision.model_copy(update={"constraints": (rule,)})
+    )
     report = summarise(evidence)
     assert report.recommendation is not None
     legal = next(s for s in report.recommendation.scores if s.constraint == "legal")
-    option = evidence.request["options"][1]
+    option = evidence.decision.labels[1]
     assert legal.vetoes == (
         f"Ruled out: it pursues “{option}”, which the client's constraint “No store refits "
         "before 2028.” forbids",
     )
+
+
+def _with_decision(manifest: RunManifest, decision: Decision, **request: object) -> RunManifest:
+    """The manifest with another recorded decision (and request fields), validated as a
+    manifest again: the request carries the same decision and its fields follow from it."""
+    return RunManifest.model_validate(
+        {
+            **manifest.model_dump(),
+            "decision": decision,
+            "request": {**manifest.request.model_dump(), **request, "decision": decision},
+        }
+    )
+
+
+def test_a_report_reads_the_run_through_the_typed_manifest(run_dir):
+    """Reports read the typed `RunManifest` (no dict, no string keys): a report rendered from a
+    manifest built as the model shows its binding rule, exclusivity, custom profile and every
+    calibration; reading a field the model does not have would raise here (and fail mypy)."""
+    evidence = gather(run_dir)
+    assert isinstance(evidence.manifest, RunManifest)
+    labels = evidence.decision.labels
+    assert len(labels) >= 2, "the grocer's decision lists its options"
+    rule = Constraint(
+        id="constraint.1",
+        text="No store refits before 2028.",
+        kind="legal",
+        forbids=(1,),
+        source="flag",
+    )
+    decision = evidence.decision.model_copy(
+        update={"constraints": (rule,), "exclusive": True, "exclusive_source": "flag"}
+    )
+    manifest = _with_decision(evidence.manifest, decision, profile=("legal", "financial"))
+    calibrations = Calibrations(stubbornness=0.15, similarity_threshold=0.45, severity=0.65)
+    evidence.manifest = manifest.model_copy(
+        update={"calibrations": calibrations, "knowledge_hashes": None, "experiment": None}
+    )
+    report = summarise(evidence)
+    assert report.decision.constraints == (
+        ("No store refits before 2028.", f"rules out {labels[1]}"),
+    )
+    assert report.decision.kind.startswith("Choose one option")
+    assert "set on the command line" in report.decision.kind
+    settings = dict(report.settings)
+    assert settings["Constraint profile"] == "legal, financial"
+    shown = list(settings.values())
+    for name in Calibrations.model_fields:  # every calibration, whatever their number
+        assert str(getattr(calibrations, name)) in shown, name
+    html, md = unescape(_text(render_run_html(evidence))), render_run_markdown(evidence)
+    for text in (html, md):
+        assert "No store refits before 2028." in text
+        assert "0.15" in text and "0.45" in text and "0.65" in text

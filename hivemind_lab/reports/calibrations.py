@@ -15,7 +15,10 @@ from typing import Literal
 
 import polars as pl
 
-CALIBRATIONS = ("stubbornness", "similarity_threshold", "severity")
+from hivemind_lab.calibrations import Calibrations
+
+CALIBRATIONS: tuple[str, ...] = tuple(Calibrations.model_fields)
+"""The calibrations a sweep moves: the fields of `Calibrations`, in its order."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,29 @@ class Measure:
         return f"{value:.{self.digits}f}"
 
 
+_SCALES = {
+    "stubbornness": "0 adopts every critique, 1 never revises",
+    "similarity_threshold": "cosine similarity, 0–1",
+    "severity": "0 lenient, 1 strict",
+}
+"""What the ends of a calibration's scale mean, in words (a calibration not listed here is
+shown with its range)."""
+
+
+def _calibration_measure(name: str) -> Measure:
+    """A calibration's measure: its label from the field's name, its range from the field's
+    bounds in `Calibrations`."""
+    rules = Calibrations.model_fields[name].metadata
+    low = next((float(r.ge) for r in rules if getattr(r, "ge", None) is not None), None)
+    high = next((float(r.le) for r in rules if getattr(r, "le", None) is not None), None)
+    scale = _SCALES.get(name) or (
+        f"{low:g}–{high:g}" if low is not None and high is not None else ""
+    )
+    return Measure(name.replace("_", " ").capitalize(), scale, low, high, 2)
+
+
 MEASURES: dict[str, Measure] = {
-    "stubbornness": Measure("Stubbornness", "0 adopts every critique, 1 never revises", 0, 1, 2),
-    "similarity_threshold": Measure("Similarity threshold", "cosine similarity, 0–1", 0, 1, 2),
-    "severity": Measure("Severity", "0 lenient, 1 strict", 0, 1, 2),
+    **{name: _calibration_measure(name) for name in CALIBRATIONS},
     "total_rounds": Measure("Rounds to halt", "rounds, every attempt", 0),
     "rounds": Measure("Rounds in the final attempt", "rounds", 0),
     "vetoes": Measure("Vetoes", "per run", 0, None, 2),

@@ -10,24 +10,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ValidationError
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.runs.audit import VerifyReport, verify_log
 from hivemind_lab.runs.results import (
     BindingVeto,
     Conclusion,
+    ConstraintScore,
+    Critique,
     DeliberationResult,
     Justification,
     PracticalityVerdict,
+    Solution,
 )
 from hivemind_lab.samples import PROJECT
 from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
     from hivemind_lab.agents.schemas import Concern
+    from hivemind_lab.calibrations import Calibrations
+    from hivemind_lab.inputs import DeliberationRequest
     from hivemind_lab.knowledge.documents import Document
+    from hivemind_lab.problems.model import Decision
     from hivemind_lab.runs import events
+    from hivemind_lab.runs.manifest import RunManifest
 
 OFFLINE_NOTICE = (
     "Illustrative run: the agents spoke through the offline stand-in, a deterministic model that "
@@ -104,10 +113,11 @@ class RunEvidence:
 
     run_dir: Path
     result: DeliberationResult
-    manifest: dict[str, Any]
+    manifest: RunManifest
     audit: AuditState
-    solutions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    critiques: list[dict[str, Any]] = field(default_factory=list)
+    solutions: dict[str, Solution] = field(default_factory=dict)
+    """Every proposal and revision of the audit trail, by solution id."""
+    critiques: list[Critique] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     """Document id -> "Title (Authors, Year)"."""
     short_sources: dict[str, str] = field(default_factory=dict)
@@ -116,33 +126,42 @@ class RunEvidence:
     """(constraint, solution id) -> the concerns the constraint agent listed for it."""
 
     @property
-    def request(self) -> dict[str, Any]:
-        return dict(self.manifest["request"])
+    def request(self) -> DeliberationRequest:
+        return self.manifest.request
 
     @property
-    def calibrations(self) -> dict[str, Any]:
-        return dict(self.manifest["calibrations"])
+    def decision(self) -> Decision:
+        """The client's decision as the run recorded and deliberated it."""
+        return self.manifest.decision
+
+    @property
+    def calibrations(self) -> Calibrations:
+        return self.manifest.calibrations
 
     @property
     def feasibility(self) -> int:
-        return int(self.request["feasibility"])
+        return self.request.feasibility
 
     @property
     def title(self) -> str:
         """The problem's title; its id when the run predates titles; a label for ad-hoc text."""
         req = self.request
-        if req.get("problem_title"):
-            return str(req["problem_title"])
-        problem_id = str(req.get("problem_id") or "ad-hoc")
-        return "Ad-hoc question" if problem_id == "ad-hoc" else problem_id
+        if req.problem_title:
+            return req.problem_title
+        return "Ad-hoc question" if req.problem_id == "ad-hoc" else req.problem_id
 
     @property
     def offline(self) -> bool:
-        return self.manifest.get("backend") == "offline"
+        return self.manifest.backend == "offline"
+
+    def recommendations(self, solution_id: str) -> tuple[str, ...]:
+        """A solution's own recommendations (none when the audit no longer holds it)."""
+        solution = self.solutions.get(solution_id)
+        return solution.recommendations if solution else ()
 
     def model_label(self) -> str:
         """Which model the agents spoke through, in words."""
-        backend, model = self.manifest.get("backend", "?"), self.manifest.get("model", "?")
+        backend, model = self.manifest.backend, self.manifest.model
         if backend == "offline":
             return f"offline stand-in ({model}), not an LLM"
         return f"{model} ({backend} backend)"
@@ -177,11 +196,7 @@ class RunEvidence:
         own = [
             j
             for j in conclusion.justifications
-            if [
-                normalise(str(r))
-                for r in self.solutions.get(j.solution_id, {}).get("recommendations") or ()
-            ]
-            == shown
+            if [normalise(r) for r in self.recommendations(j.solution_id)] == shown
         ]
         return own or list(conclusion.justifications)
 
@@ -198,13 +213,13 @@ class RunEvidence:
         """Every verdict with its solutions (title, scores, flags), highest mean first."""
         out = []
         for verdict in self.result.vetoes:
-            by_solution: dict[str, list[Any]] = {}
+            by_solution: dict[str, list[ConstraintScore]] = {}
             for score in verdict.scores:
                 by_solution.setdefault(score.solution_id, []).append(score)
             rows = [
                 SolutionScore(
                     solution_id=sid,
-                    title=plan_label(self.solutions.get(sid, {}), sid),
+                    title=plan_label(self.solutions.get(sid), sid),
                     mean=round(sum(s.score for s in scores) / len(scores), 1),
                     scores={s.constraint: s.score for s in scores},
                     flags={s.constraint: tuple(s.flags) for s in scores if s.flags},
@@ -225,14 +240,14 @@ class RunEvidence:
     def bullet_map(self, conclusion: Conclusion, solution_id: str) -> dict[int, int]:
         """A member's own recommendation index (0-based) -> the conclusion's bullet (1-based)."""
         shown = {normalise(r): k for k, r in enumerate(conclusion.recommendations, start=1)}
-        own = self.solutions.get(solution_id, {}).get("recommendations") or []
+        own = self.recommendations(solution_id)
         return {i: shown[normalise(r)] for i, r in enumerate(own) if normalise(r) in shown}
 
     def justification_text(self, conclusion: Conclusion, solution_id: str, rationale: str) -> str:
         """A member's rationale with citation ids as sources and its own recommendation numbers
         as the bullets shown (or quoted, when the bullet is not among those shown)."""
         mapping = self.bullet_map(conclusion, solution_id)
-        own = self.solutions.get(solution_id, {}).get("recommendations") or []
+        own = self.recommendations(solution_id)
 
         def recommendation(match: re.Match[str]) -> str:
             index = int(match.group(1)) - 1
@@ -264,26 +279,25 @@ class RunEvidence:
         final = self.result.regenerations
         points = []
         for critique in self.critiques:
-            if critique.get("target_id") not in members or critique.get("regeneration") != final:
+            if critique.target_id not in members or critique.regeneration != final:
                 continue
-            target = self.solutions.get(str(critique.get("target_solution_id")), {})
-            recs = target.get("recommendations") or []
-            for point in critique.get("points") or []:
-                if point.get("kind") != "contradiction":
+            recs = self.recommendations(critique.target_solution_id)
+            for point in critique.points:
+                if point.kind != "contradiction":
                     continue
-                index = point.get("recommendation")
-                rec = recs[index] if isinstance(index, int) and 0 <= index < len(recs) else ""
+                index = point.recommendation
+                rec = recs[index] if index is not None and index < len(recs) else ""
                 points.append(
                     (
-                        int(critique.get("round") or 0),
-                        float(point.get("strength") or 0),
+                        critique.round,
+                        point.strength,
                         Contradiction(
-                            critic=str(critique.get("critic_id")),
-                            target=str(critique.get("target_id")),
+                            critic=critique.critic_id,
+                            target=critique.target_id,
                             recommendation=rec,
-                            claim=str(point.get("claim") or ""),
-                            strength=float(point.get("strength") or 0),
-                            source=self.source(point.get("citation")),
+                            claim=point.claim,
+                            strength=point.strength,
+                            source=self.source(point.citation),
                         ),
                     )
                 )
@@ -297,13 +311,13 @@ class RunEvidence:
         return out
 
 
-def plan_label(solution: dict[str, Any], fallback: str) -> str:
+def plan_label(solution: Solution | None, fallback: str) -> str:
     """A solution's title, completed with its first recommendation when the title is cut."""
-    title = str(solution.get("title") or fallback).strip()
-    recs = solution.get("recommendations") or []
+    title = ((solution.title if solution else "") or fallback).strip()
+    recs = solution.recommendations if solution else ()
     if title.endswith(("…", "...")) and recs:
         kicker = title.split(":", 1)[0] if ":" in title else ""
-        return f"{kicker}: {recs[0]}" if kicker else str(recs[0])
+        return f"{kicker}: {recs[0]}" if kicker else recs[0]
     return title
 
 
@@ -317,7 +331,7 @@ def _short_citation(document: Document) -> str:
     return f"{who or names[0] + ' et al.'} {year}"
 
 
-def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
+def _documents(manifest: RunManifest, run_dir: Path) -> list[Document]:
     """The run's knowledge base documents (none when it is gone).
 
     A manifest records the path the run was given, often relative ("data/knowledge"), so a
@@ -327,10 +341,10 @@ def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
     from hivemind_lab.knowledge.documents import load_documents
     from hivemind_lab.knowledge.fingerprint import knowledge_hash
 
-    location = Path(str(manifest.get("knowledge_base") or ""))
-    if not str(location):
+    if not manifest.knowledge_base:
         return []
-    expected = (manifest.get("knowledge_hashes") or {}).get("theory")
+    location = Path(manifest.knowledge_base)
+    expected = manifest.knowledge_hashes.theory if manifest.knowledge_hashes else None
     bases = [Path(), run_dir, *run_dir.resolve().parents, PROJECT]
     candidates = [location] if location.is_absolute() else [b / location for b in bases]
     for candidate in dict.fromkeys(candidates):
@@ -345,13 +359,19 @@ def _documents(manifest: dict[str, Any], run_dir: Path) -> list[Document]:
     return []
 
 
+class _Scored(BaseModel):
+    """What a score task names: which constraint judged which solution (the rest of the task
+    is not needed here, so a task written by an older prompt version still reads)."""
+
+    constraint: str
+    solution_id: str
+
+
 def _score_concerns(call: events.ModelCall) -> tuple[tuple[str, str], tuple[Concern, ...]] | None:
     """A score call's (constraint, solution id) and the concerns of its last reply.
 
     The concerns are recorded only in the model's reply (the result keeps the score and the
     reason), so they are read back from the audit; a reply that does not parse has none."""
-    import json
-
     from hivemind_lab.agents.prompts import split_task_block
     from hivemind_lab.agents.schemas import ScoreOutput
 
@@ -359,13 +379,11 @@ def _score_concerns(call: events.ModelCall) -> tuple[tuple[str, str], tuple[Conc
     if block is None or not call.responses:
         return None
     try:
-        task = json.loads(block.data)
+        task = _Scored.model_validate_json(block.data)
         output = ScoreOutput.model_validate_json(str(call.responses[-1].get("content", "")))
-    except ValueError:
+    except ValidationError:
         return None
-    if not isinstance(task, dict) or "constraint" not in task or "solution_id" not in task:
-        return None
-    return (str(task["constraint"]), str(task["solution_id"])), tuple(output.concerns)
+    return (task.constraint, task.solution_id), tuple(output.concerns)
 
 
 def gather(run_dir: str | Path) -> RunEvidence:
@@ -379,15 +397,15 @@ def gather(run_dir: str | Path) -> RunEvidence:
     evidence = RunEvidence(
         run_dir=run_dir,
         result=run.read_result(),
-        manifest=run.read_manifest().model_dump(mode="json"),
+        manifest=run.read_manifest(),
         audit=AuditState.of(verify_log(log), log),
     )
     for record in read_records(log, skip_damaged=True):  # the audit state names damage
         event = record.event
         if isinstance(event, events.Proposal):  # revisions too
-            evidence.solutions[event.id] = event.payload()
+            evidence.solutions[event.id] = event.solution
         elif isinstance(event, events.CritiqueGiven):
-            evidence.critiques.append(event.payload())
+            evidence.critiques.append(event.critique)
         elif isinstance(event, events.ModelCall) and event.kind == "llm.score":
             found = _score_concerns(event)
             if found is not None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence, SolutionScore
 from hivemind_lab.runs.results import BindingVeto, Conclusion
 from hivemind_lab.runs.status import words
@@ -25,19 +26,19 @@ from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
     from hivemind_lab.agents.schemas import Concern
+    from hivemind_lab.problems.model import ExclusiveSource
 
-_OPTION_SOURCES = {
-    "given": "given by the problem",
+_OPTION_SOURCES: dict[str, str] = {
     "toml": "given in the problem file",
     "front_matter": "given in the problem's front matter",
     "flag": "set on the command line",
     "request": "set by the request",
+    "notebook": "set in the notebook's decision editor",
     "intake": "read by the model intake",
-    "extracted": "read from the question by rules",
     "reader": "read from the question by rules",
     "agents": "none found, so the agents proposed their own courses",
 }
-_EXCLUSIVE_FROM = {
+_EXCLUSIVE_FROM: dict[ExclusiveSource, str] = {
     "problem": "set by the problem",
     "cli": "set on the command line",
     "request": "set by the request",
@@ -187,12 +188,12 @@ class Plain:
 
     def __init__(self, evidence: RunEvidence) -> None:
         self.evidence = evidence
-        facts = _facts(evidence.request)
+        facts = _facts(evidence)
         self.names: dict[str, str] = {fid: f"“{text}”" for fid, text in facts.items()}
         agents = {a for c in evidence.result.conclusions for a in c.agents}
-        agents |= {str(c.get("critic_id")) for c in evidence.critiques}
-        agents |= {str(c.get("target_id")) for c in evidence.critiques}
-        self.agents = sorted((a for a in agents if a and a != "None"), key=len, reverse=True)
+        agents |= {c.critic_id for c in evidence.critiques}
+        agents |= {c.target_id for c in evidence.critiques}
+        self.agents = sorted((a for a in agents if a), key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         out = self.evidence.justification_text_plain(text)
@@ -211,66 +212,39 @@ class Plain:
         return " ".join(out.split())
 
 
-def _facts(request: dict[str, Any]) -> dict[str, str]:
-    """Fact id -> fact text, recomputed from the request as the agents saw it."""
-    try:
-        from hivemind_lab.inputs import DeliberationRequest
-
-        parsed = DeliberationRequest.model_validate(
-            {k: v for k, v in request.items() if k in DeliberationRequest.model_fields}
-        )
-        return {f.id: f.text for f in parsed.facts()}
-    except (ValueError, TypeError):
-        return {}
+def _facts(evidence: RunEvidence) -> dict[str, str]:
+    """Fact id -> fact text, as the recorded decision gave them to the agents."""
+    return {f.id: f.text for f in evidence.decision.facts}
 
 
-def _decision_card(evidence: RunEvidence, constraints: list[str]) -> DecisionCard:
-    req = evidence.request
-    decision = req.get("decision") if isinstance(req.get("decision"), dict) else None
-    source = str(req.get("options_source", "given"))
-    options: list[OptionLine] = []
-    if decision and isinstance(decision.get("options"), list):
-        for option in decision["options"]:
-            if isinstance(option, dict):
-                text = str(option.get("label") or option.get("text") or "")
-                where = str(option.get("source") or source)
-                options.append(OptionLine(text, _OPTION_SOURCES.get(where, where)))
-            else:
-                options.append(OptionLine(str(option), _OPTION_SOURCES.get(source, source)))
-    else:
-        where = _OPTION_SOURCES.get(source, source)
-        options = [OptionLine(str(o), where) for o in req.get("options") or ()]
+def _decision_card(evidence: RunEvidence) -> DecisionCard:
+    """The recorded decision: its options and where each came from, the kind of decision, and
+    the client's constraints with the options each rules out."""
+    decision, req = evidence.decision, evidence.request
+    options = tuple(
+        OptionLine(o.label, _OPTION_SOURCES.get(o.source, o.source)) for o in decision.options
+    )
     if not options:
         kind = "Open question: no options were found, so the agents proposed their own courses."
-    elif req.get("exclusive"):
+    elif req.exclusive:
         kind = (
             "Choose one option (the others are rejected alternatives; "
-            f"{_EXCLUSIVE_FROM.get(str(req.get('exclusive_source')), 'the default')})."
+            f"{_EXCLUSIVE_FROM[req.exclusive_source]})."
         )
     else:
-        kind = (
-            "Options may be combined or sequenced "
-            f"({_EXCLUSIVE_FROM.get(str(req.get('exclusive_source')), 'the default')})."
-        )
+        kind = f"Options may be combined or sequenced ({_EXCLUSIVE_FROM[req.exclusive_source]})."
     warning = ""
-    if any(o.source == _OPTION_SOURCES["extracted"] for o in options):
+    if any(o.source == "reader" for o in decision.options):
         warning = (
             "These options were read from the question by rules, not given by the client: "
             "check that they are the choices really on the table."
         )
-    named: list[tuple[str, str]] = []
-    if decision and isinstance(decision.get("constraints"), list):
-        for c in decision["constraints"]:
-            if isinstance(c, dict):
-                labels = [o.text for o in options]
-                forbids = [labels[i] for i in c.get("forbids") or () if 0 <= i < len(labels)]
-                what = f"rules out {', '.join(forbids)}" if forbids else ""
-                named.append((str(c.get("text") or c.get("name") or ""), what))
-            else:
-                named.append((str(c), ""))
-    else:
-        named = [(c, "") for c in constraints]
-    return DecisionCard(tuple(options), kind, warning, tuple(named))
+    labels = decision.labels
+    named = []
+    for c in decision.constraints:
+        forbids = [labels[i] for i in c.forbids if 0 <= i < len(labels)]
+        named.append((c.text, f"rules out {', '.join(forbids)}" if forbids else ""))
+    return DecisionCard(options, kind, warning, tuple(named))
 
 
 def _score_lines(
@@ -282,13 +256,8 @@ def _score_lines(
     """Per constraint: the score (the plan's, or the conclusion's mean), its reason and concerns."""
     threshold = evidence.feasibility
     constraints = list(mean_by) if mean_by else sorted({c for s in solutions for c in s.scores})
-    options = [str(o) for o in evidence.request.get("options") or ()]
-    decision = evidence.request.get("decision") or {}
-    rules = {
-        str(c.get("id")): str(c.get("text") or "")
-        for c in decision.get("constraints") or ()
-        if isinstance(c, dict)
-    }
+    options = list(evidence.decision.labels)
+    rules = {c.id: c.text for c in evidence.decision.constraints}
     out = []
     for c in constraints:
         scored = [s for s in solutions if c in s.scores]
@@ -352,13 +321,13 @@ def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
         plans = []
         for members in grouped.values():
             first = members[0]
-            recs = evidence.solutions.get(first.solution_id, {}).get("recommendations") or []
+            recs = evidence.recommendations(first.solution_id)
             plans.append(
                 Plan(
                     title=plain(first.title),
                     attempt=gen.verdict.regeneration + 1,
                     mean=first.mean,
-                    recommendations=tuple(plain(str(r)) for r in recs),
+                    recommendations=tuple(plain(r) for r in recs),
                     scores=_score_lines(evidence, [first], None, plain),
                     agents=len(members),
                 )
@@ -410,17 +379,18 @@ def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
 
 def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
     """Why the backers chose the plan, from what they relied on (not their own prose)."""
-    facts = _facts(evidence.request)
+    facts = _facts(evidence)
     used: dict[str, int] = {}
     stances: dict[int, dict[str, int]] = {}
     for sid in top.solution_ids:
-        payload = evidence.solutions.get(sid, {})
-        for fid in payload.get("facts_used") or ():
-            used[str(fid)] = used.get(str(fid), 0) + 1
-        for st in payload.get("stances") or ():
-            if isinstance(st, dict) and "option" in st:
-                counts = stances.setdefault(int(st["option"]), {})
-                counts[str(st.get("stance"))] = counts.get(str(st.get("stance")), 0) + 1
+        solution = evidence.solutions.get(sid)
+        if solution is None:
+            continue
+        for fid in solution.facts_used:
+            used[fid] = used.get(fid, 0) + 1
+        for st in solution.stances:
+            counts = stances.setdefault(st.option, {})
+            counts[st.stance] = counts.get(st.stance, 0) + 1
     out = []
     steps = normalise(" ".join(top.recommendations))
     ranked = [facts[f] for f, _ in sorted(used.items(), key=lambda x: -x[1]) if f in facts]
@@ -436,7 +406,7 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
             f"The plan as shown cites {plural(len(sources), 'source')} (listed under Sources)"
             + (f"; its backers cite {len(every)} in all." if len(every) > len(sources) else ".")
         )
-    options = list(evidence.request.get("options") or ())
+    options = evidence.decision.labels
     verbs = {"pursue": "pursue it now", "later": "keep it for later", "avoid": "rule it out"}
     members = len(top.solution_ids)
     for index, counts in sorted(stances.items()):
@@ -452,21 +422,18 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
 
 def summarise(evidence: RunEvidence) -> RunReport:
     """The report of one run, in a reader's words, for any status."""
-    r, req, cal = evidence.result, evidence.request, evidence.calibrations
+    r, req = evidence.result, evidence.request
     plain = Plain(evidence)
     said = words(r.status)
     attempts = _attempts(evidence, plain)
-    constraints = sorted(
-        {c for a in attempts for p in a.plans for c in (s.constraint for s in p.scores)}
-    )
     report = RunReport(
         title=evidence.title,
-        question=" ".join(str(req["problem"]).split()),
+        question=" ".join(req.problem.split()),
         banners=_banners(evidence),
         status=r.status,
         status_label=said.label,
         happened=said.happened,
-        decision=_decision_card(evidence, constraints),
+        decision=_decision_card(evidence),
         feasibility=evidence.feasibility,
         attempts=attempts,
         any_veto=any(a.vetoed for a in attempts),
@@ -519,14 +486,13 @@ def summarise(evidence: RunEvidence) -> RunReport:
     else:
         report.closest = _closest(attempts)
         report.change = _what_changes(evidence, report)
+    profile = req.profile if isinstance(req.profile, str) else ", ".join(req.profile)
     report.settings = [
-        ("Sufficiency (halt at this many distinct conclusions)", str(req["sufficiency"])),
-        ("Feasibility (veto a set whose mean score is at or below it)", str(req["feasibility"])),
-        ("Density (tokens of knowledge per agent)", str(req["density"])),
-        ("Constraint profile", str(req["profile"])),
-        ("Stubbornness", str(cal.get("stubbornness"))),
-        ("Similarity threshold", str(cal.get("similarity_threshold"))),
-        ("Severity", str(cal.get("severity"))),
+        ("Sufficiency (halt at this many distinct conclusions)", str(req.sufficiency)),
+        ("Feasibility (veto a set whose mean score is at or below it)", str(req.feasibility)),
+        ("Density (tokens of knowledge per agent)", str(req.density)),
+        ("Constraint profile", profile),
+        *_calibration_settings(evidence.calibrations),
         ("Agents", str(r.n_agents)),
         (
             "Rounds",
@@ -557,6 +523,14 @@ def summarise(evidence: RunEvidence) -> RunReport:
         f"{a.verified} records before it verified."
     )
     return report
+
+
+def _calibration_settings(calibrations: Calibrations) -> list[tuple[str, str]]:
+    """Each calibration the run used, named after its field (a new calibration shows too)."""
+    return [
+        (name.replace("_", " ").capitalize(), str(getattr(calibrations, name)))
+        for name in Calibrations.model_fields
+    ]
 
 
 def _headline(conclusion: Conclusion) -> str:
