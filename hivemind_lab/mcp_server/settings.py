@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
 
-from hivemind_lab.envconfig import from_env
+from hivemind_lab.envconfig import EnvSettings
 from hivemind_lab.errors import InputError
 
 Transport = Literal["stdio", "http", "sse"]
 MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
 
-
-ENV_VARIABLES = {
-    "SOURCE_MODEL": "source_model",
-    "HIVEMIND_TOKEN_FILE": "token_file",
-    "HIVEMIND_WEBHOOK_SECRET": "webhook_secret",
-    "HIVEMIND_MAX_REQUEST_BYTES": "max_request_bytes",
-    "HIVEMIND_PUBLIC_URL": "public_url",
-    "HIVEMIND_READ_TIMEOUT_S": "read_timeout_s",
-    "HIVEMIND_IDLE_TIMEOUT_S": "idle_timeout_s",
-}
-LIST_VARIABLES = {
-    "HIVEMIND_WEBHOOK_URLS": "webhook_urls",
-    "HIVEMIND_ALLOWED_HOSTS": "allowed_hosts",
-    "HIVEMIND_ALLOWED_ORIGINS": "allowed_origins",
-}
-"""Variables holding several values, separated by commas or white space."""
+Names = Annotated[tuple[str, ...], NoDecode]
+"""Several values; in a variable, separated by commas or white space."""
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 
@@ -46,51 +32,63 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class ServerSettings(BaseModel):
-    """How the MCP server runs and whom it speaks for."""
+class ServerSettings(EnvSettings):
+    """How the MCP server runs and whom it speaks for (a field's alias is its variable)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    source_model: str | None = Field(default=None, pattern=MODEL_PATTERN)
+    source_model: str | None = Field(
+        default=None, pattern=MODEL_PATTERN, validation_alias="SOURCE_MODEL"
+    )
     """SOURCE_MODEL: the identity of a stdio server or of single-user HTTP mode."""
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
-    token_file: Path | None = None
+    token_file: Path | None = Field(default=None, validation_alias="HIVEMIND_TOKEN_FILE")
     """HIVEMIND_TOKEN_FILE: bearer-token hashes → model names (multi-client HTTP)."""
-    max_request_bytes: int = Field(default=1_000_000, ge=1_000, le=100_000_000)
-    read_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    max_request_bytes: int = Field(
+        default=1_000_000, ge=1_000, le=100_000_000, validation_alias="HIVEMIND_MAX_REQUEST_BYTES"
+    )
+    read_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, validation_alias="HIVEMIND_READ_TIMEOUT_S"
+    )
     """HIVEMIND_READ_TIMEOUT_S: an HTTP request (head and body) must arrive within this many
     seconds of its first byte, or of the connection's opening; else the connection is closed."""
-    idle_timeout_s: int = Field(default=15, ge=1, le=3600)
+    idle_timeout_s: int = Field(
+        default=15, ge=1, le=3600, validation_alias="HIVEMIND_IDLE_TIMEOUT_S"
+    )
     """HIVEMIND_IDLE_TIMEOUT_S: a kept-alive HTTP connection with no new request is closed after
     this many seconds (open SSE streams are responses in progress, never idle)."""
-    allowed_hosts: tuple[str, ...] = ()
+    allowed_hosts: Names = Field(default=(), validation_alias="HIVEMIND_ALLOWED_HOSTS")
     """HIVEMIND_ALLOWED_HOSTS: extra Host header values accepted besides this server's own
     (``name``, ``name:port`` or ``name:*``; DNS-rebinding protection)."""
-    allowed_origins: tuple[str, ...] = ()
+    allowed_origins: Names = Field(default=(), validation_alias="HIVEMIND_ALLOWED_ORIGINS")
     """HIVEMIND_ALLOWED_ORIGINS: extra Origin values accepted besides this server's own."""
-    public_url: str | None = Field(default=None, pattern=r"^https?://[^/?#\s]+$")
+    public_url: str | None = Field(
+        default=None, pattern=r"^https?://[^/?#\s]+$", validation_alias="HIVEMIND_PUBLIC_URL"
+    )
     """HIVEMIND_PUBLIC_URL: the base URL clients reach this server at (``scheme://host[:port]``),
     advertised as the OAuth resource; defaults to the bind address, or to this machine's name
     when bound to every interface."""
     conformance_fixtures: bool = False
     """Also serve the official conformance suite's fixture tools (CI only)."""
-    webhook_urls: tuple[str, ...] = ()
+    webhook_urls: Names = Field(default=(), validation_alias="HIVEMIND_WEBHOOK_URLS")
     """HIVEMIND_WEBHOOK_URLS: where new conflicts and consensus results are POSTed."""
-    webhook_secret: str | None = Field(default=None, repr=False)
+    webhook_secret: str | None = Field(
+        default=None, repr=False, validation_alias="HIVEMIND_WEBHOOK_SECRET"
+    )
     """HIVEMIND_WEBHOOK_SECRET: HMAC-SHA256 key signing outbound webhooks."""
 
+    @field_validator("allowed_hosts", "allowed_origins", "webhook_urls", mode="before")
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
-        env = os.environ if env is None else env
-        extra = {
-            field: tuple(u for u in re.split(r"[,\s]+", env[var]) if u)
-            for var, field in LIST_VARIABLES.items()
-            if env.get(var)
-        }
-        names = {**ENV_VARIABLES, **LIST_VARIABLES}
-        settings = from_env(cls, env, names, extra=extra, overrides=overrides)
+    def _separated(cls, value: Any) -> Any:
+        return (
+            tuple(u for u in re.split(r"[,\s]+", value) if u) if isinstance(value, str) else value
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Self:
+        """The settings from ``env``'s variables (the process environment when None) and the
+        flags (``overrides``, which win), checked as a whole (`check`)."""
+        settings = super().from_env(env, **overrides)
         settings.check()
         return settings
 
