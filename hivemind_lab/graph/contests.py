@@ -26,6 +26,7 @@ from hivemind_lab.graph.tally import (
     Rule,
     Side,
     choices,
+    confidence_factor,
     decide,
     standing,
     verdicts,
@@ -232,6 +233,12 @@ class ContestOps(GraphCore):
                 holders[r["id"]].update((r["owner"], r["model"]))
             ballots.agreements = {k: frozenset(v) for k, v in holders.items()}
             for r in tx.run(
+                "MATCH (a:Assertion) WHERE a.domain = $d "
+                "RETURN a.id AS id, a.predicate_key AS p, a.object_key AS o",
+                {"d": domain},
+            ):
+                ballots.values[r["id"]] = f"{r['p']}\x1f{r['o']}"
+            for r in tx.run(
                 "MATCH (v:Verdict)-[:DECIDES]->(c:Conflict) WHERE v.domain = $d "
                 "RETURN v.id AS vid, c.id AS cid, v.winner AS winner",
                 {"d": domain},
@@ -250,7 +257,8 @@ class ContestOps(GraphCore):
         (`hivemind_lab.graph.reliability.estimate`); once per transaction and vote set."""
         if domain not in session.estimates:
             by_contest, sides = self._domain_ballots(tx, session, domain).ballots()
-            session.estimates[domain] = estimate(by_contest, sides, self._prior)
+            values = session.domains[domain].values
+            session.estimates[domain] = estimate(by_contest, sides, self._prior, values=values)
         return session.estimates[domain]
 
     def _decision(
@@ -265,7 +273,22 @@ class ContestOps(GraphCore):
         elapsed = 0.0
         if opened:
             elapsed = (self.clock() - datetime.fromisoformat(opened)).total_seconds()
-        return decide(contest, standing(contest, weights), self._rule, elapsed_s=elapsed)
+        sides = frozenset(contest.sides)
+        evidence = None
+        if found.labelled(sides):  # Dawid–Skene rows: a voter's part depends on the side
+            picked = {m: frozenset(c & sides) for m, c in choices(contest).items() if c & sides}
+            factor = {
+                m: confidence_factor(
+                    max(
+                        (h for h in (contest.sides[s].holders.get(m) for s in c) if h is not None),
+                        default=None,
+                    )
+                )
+                for m, c in picked.items()
+            }
+            evidence = found.evidence(picked, sides, factor)
+        now = standing(contest, weights, evidence=evidence)
+        return decide(contest, now, self._rule, elapsed_s=elapsed)
 
     # -- applying a decision -----------------------------------------------------------------
     def _apply(

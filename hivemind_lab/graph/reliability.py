@@ -53,6 +53,31 @@ Ballots = Mapping[str, Mapping[str, frozenset[str]]]
 
 
 @dataclass(frozen=True)
+class Labels:
+    """What the estimate knows about *labels*: values (a side's predicate and object key) that
+    are sides of at least `LABEL_CONTESTS` contests of the domain. A contest whose sides are all
+    labels is read with the Dawid–Skene model (docs/design/consensus.md): each model's chance of
+    naming the true label depends on that label, its errors have a distribution over the other
+    labels, and labels have a base rate. Every other contest uses the one-coin model."""
+
+    rate: dict[str, float] = field(default_factory=dict)
+    """Label → how often it is the true value of a labelled contest (smoothed)."""
+    hit: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(model, true label) → chance the model names it (shrunk toward the model's one coin)."""
+    error: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """(model, true label, named label) → chance of that error given an error."""
+    pooled_error: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(true label, named label) → every model's error distribution (the models' prior)."""
+    pooled_floor: dict[str, float] = field(default_factory=dict)
+    """True label → the pooled chance of an error no model has made yet."""
+
+
+LABEL_CONTESTS = 5
+"""A value is a label (gets its own base rate and confusion rows) once it is a side of this
+many contests; rarer values (names, dates) are read with the one-coin model."""
+
+
+@dataclass(frozen=True)
 class Estimate:
     """Every model's estimated reliability in a domain, and how it was reached."""
 
@@ -70,23 +95,74 @@ class Estimate:
     posteriors: dict[str, dict[str, float]] = field(default_factory=dict)
     """Contest key → side → posterior probability that it is the true value."""
     iterations: int = 0
+    values: dict[str, str] = field(default_factory=dict)
+    """Side → its value, where it differs from the side itself."""
+    labels: Labels = field(default_factory=Labels)
 
     def p(self, model: str) -> float:
         return self.reliability.get(model, self.prior.mean)
 
     def weight(self, model: str, values: int = 2) -> float:
-        """The model's vote weight in a contest of ``values`` sides (log odds × discount)."""
+        """The model's vote weight in a one-coin contest of ``values`` sides (log odds ×
+        discount)."""
         return round(log_odds_weight(self.p(model), values) * self.independence.get(model, 1.0), 9)
 
+    def value(self, side: str) -> str:
+        return self.values.get(side, side)
 
-def _posterior(
-    by_model: Mapping[str, frozenset[str]], sides: frozenset[str], weight: Mapping[str, float]
-) -> dict[str, float]:
-    score = dict.fromkeys(sorted(sides), 0.0)
-    for model in sorted(by_model):
-        picked = by_model[model]
-        for side in picked:
-            score[side] += weight[model] / len(picked)
+    def named(self, model: str, side: str, truth: str) -> float:
+        """The chance that ``model`` names ``side`` when ``truth`` is true, in a labelled
+        contest (Dawid–Skene rows)."""
+        lab, t, v = self.labels, self.value(truth), self.value(side)
+        hit = min(max(lab.hit.get((model, t), self.p(model)), 1e-9), 1 - 1e-9)
+        if v == t:
+            return hit
+        err = lab.error.get(
+            (model, t, v), lab.pooled_error.get((t, v), lab.pooled_floor.get(t, 0.0))
+        )
+        return (1 - hit) * err
+
+    def labelled(self, sides: frozenset[str]) -> bool:
+        """Whether a contest of these sides is read with the Dawid–Skene model."""
+        return len(sides) >= 1 and all(self.value(s) in self.labels.rate for s in sides)
+
+    def evidence(
+        self,
+        by_model: Mapping[str, frozenset[str]],
+        sides: frozenset[str],
+        factor: Mapping[str, float] | None = None,
+    ) -> dict[str, float]:
+        """Side → log score that it is the true value given the ballots (softmax them for the
+        posterior): the label base rate and each voter's log likelihood in a labelled contest,
+        the summed one-coin weights otherwise; each voter's part × its copy discount × its
+        ``factor`` (the graph's confidence factor, 1 by default)."""
+        names = sorted(sides)
+        k = max(2, len(names))
+        scale = {
+            m: self.independence.get(m, 1.0) * (1.0 if factor is None else factor.get(m, 1.0))
+            for m in by_model
+        }
+        if not self.labelled(sides):
+            score = dict.fromkeys(names, 0.0)
+            for m in sorted(by_model):
+                picked = by_model[m]
+                w = log_odds_weight(self.p(m), k) * scale[m]
+                for s in picked:
+                    if s in score:
+                        score[s] += w / len(picked)
+            return score
+        lab = self.labels
+        score = {s: math.log(lab.rate[self.value(s)]) for s in names}
+        for s in names:
+            for m in sorted(by_model):
+                picked = by_model[m]
+                for v in picked:
+                    ll = math.log(max(self.named(m, v, s), 1e-300))
+                    score[s] += ll * scale[m] / len(picked)
+        return score
+
+
+def softmax(score: Mapping[str, float]) -> dict[str, float]:
     top = max(score.values())
     odds = {s: math.exp(v - top) for s, v in score.items()}
     total = sum(odds.values())
@@ -96,66 +172,115 @@ def _posterior(
 def posterior(
     by_model: Mapping[str, frozenset[str]], sides: frozenset[str], estimate: Estimate
 ) -> dict[str, float]:
-    """The posterior of each side of one contest given its ballots (uniform prior over sides,
-    independent voters of the estimated reliabilities, copies discounted)."""
-    k = max(2, len(sides))
-    return _posterior(by_model, sides, {m: estimate.weight(m, k) for m in by_model})
+    """The posterior of each side of one contest given its ballots (independent voters of the
+    estimated reliabilities, copies discounted; see `Estimate.evidence`)."""
+    return softmax(estimate.evidence(by_model, sides))
 
 
 def _em(
     ballots: Mapping[str, dict[str, frozenset[str]]],
     sides: Mapping[str, frozenset[str]],
+    values: Mapping[str, str],
+    labels: frozenset[str],
     prior: Prior,
     discount: Mapping[str, float],
     *,
     tolerance: float,
     max_iterations: int,
-) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], int]:
-    """Soft one-coin EM, vectorised: votes are rows (contest, model, side, share of ballot)."""
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], int, Labels]:
+    """Soft EM, vectorised. Votes are rows (contest, model, side, share of ballot); in a
+    labelled contest every (vote, candidate true side) pair is a row too.
+
+    One-coin contests: a voter of reliability p adds ln((k-1)p/(1-p)) (clipped to [0, 5]) to
+    the side it names. Labelled contests (Dawid–Skene with a hierarchical prior): side t scores
+    ln rate(t) + Σ ln P(named | t), P(t | t) = hit(m, t), P(v | t) = (1 - hit(m, t))·err(m, t, v);
+    hit(m, t) is shrunk toward the model's one coin p_m by the prior's strength, err(m, t, ·)
+    toward the pooled error distribution by the same strength, the base rate toward uniform by
+    one contest per label. p_m comes from every contest, under the Beta prior."""
     import numpy as np
 
     keys = sorted(ballots)
     models = sorted({m for key in keys for m in ballots[key]})
     model_ix = {m: i for i, m in enumerate(models)}
+    label_names = sorted(labels)
+    label_ix = {v: i for i, v in enumerate(label_names)}
+    n_labels = len(label_names)
     side_names: list[tuple[str, str]] = []
     side_contest: list[int] = []
-    values: list[int] = []
+    side_label: list[int] = []
+    n_values: list[int] = []
     vote_model: list[int] = []
     vote_side: list[int] = []
     vote_share: list[float] = []
+    # (vote, candidate) pairs of labelled contests
+    pair_vote: list[int] = []
+    pair_side: list[int] = []
+    pair_truth: list[int] = []
+    pair_named: list[int] = []
     for c, key in enumerate(keys):
         names = sorted(sides[key])
+        labelled = all(values.get(s, s) in labels for s in names)
         base = len(side_names)
         local = {s: base + j for j, s in enumerate(names)}
         side_names.extend((key, s) for s in names)
         side_contest.extend([c] * len(names))
-        values.append(max(2, len(names)))
+        side_label.extend(label_ix[values.get(s, s)] if labelled else -1 for s in names)
+        n_values.append(max(2, len(names)))
         for m in sorted(ballots[key]):
             picked = sorted(ballots[key][m])
             for s in picked:
+                if labelled:
+                    for t in names:
+                        pair_vote.append(len(vote_model))
+                        pair_side.append(local[t])
+                        pair_truth.append(label_ix[values.get(t, t)])
+                        pair_named.append(label_ix[values.get(s, s)])
                 vote_model.append(model_ix[m])
                 vote_side.append(local[s])
                 vote_share.append(1 / len(picked))
-    n_models, n_sides = len(models), len(side_names)
+    n_models, n_sides, n_contests = len(models), len(side_names), len(keys)
     sc = np.asarray(side_contest, dtype=np.int64)
+    sl = np.asarray(side_label, dtype=np.int64)
     vm = np.asarray(vote_model, dtype=np.int64)
     vs = np.asarray(vote_side, dtype=np.int64)
     vf = np.asarray(vote_share, dtype=np.float64)
-    log_k1 = np.log(np.asarray(values, dtype=np.float64) - 1)[sc[vs]]
+    one_coin = sl[vs] < 0
+    log_k1 = np.log(np.asarray(n_values, dtype=np.float64) - 1)[sc[vs]]
     disc = np.asarray([discount.get(m, 1.0) for m in models], dtype=np.float64)
     ballots_per_model = np.bincount(vm, weights=vf, minlength=n_models).astype(np.float64)
-    n_contests = len(keys)
+    pv = np.asarray(pair_vote, dtype=np.int64)
+    ps = np.asarray(pair_side, dtype=np.int64)
+    pt = np.asarray(pair_truth, dtype=np.int64)
+    pn = np.asarray(pair_named, dtype=np.int64)
+    pm = vm[pv]
+    pf = vf[pv] * disc[pm]
+    same = pt == pn
+    # (model, truth) and (model, truth, named) cells that occur, compressed
+    mt_cells, mt_of = np.unique(pm * max(1, n_labels) + pt, return_inverse=True)
+    mtv_cells, mtv_of = np.unique(
+        (pm * max(1, n_labels) + pt) * max(1, n_labels) + pn, return_inverse=True
+    )
+    mtv_mt = np.searchsorted(mt_cells, mtv_cells // max(1, n_labels))
+    tv_cells, tv_inv = np.unique(pt * max(1, n_labels) + pn, return_inverse=True)
+    mtv_tv = np.searchsorted(tv_cells, mtv_cells % max(1, n_labels * n_labels))
+    labelled_side = sl >= 0
 
-    def softmax(score: Any) -> Any:
+    def softmax_(score: Any) -> Any:
         top = np.full(n_contests, -np.inf)
         np.maximum.at(top, sc, score)
         odds = np.exp(score - top[sc])
         return odds / np.bincount(sc, weights=odds, minlength=n_contests)[sc]
 
-    post = softmax(np.log(np.bincount(vs, weights=vf, minlength=n_sides) + 1e-300))
+    post = softmax_(np.log(np.bincount(vs, weights=vf, minlength=n_sides) + 1e-300))
     a0, n0 = prior.mean * prior.strength, prior.strength
     p = np.full(n_models, prior.mean)
     correct: Any = np.zeros(n_models, dtype=np.float64)
+    labels_out = Labels()
+    hit: Any = np.zeros(0)
+    err: Any = np.zeros(0)
+    rate: Any = np.zeros(0)
+    pooled: Any = np.zeros(0)
+    floor: Any = np.zeros(0)
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - reported
         correct = np.bincount(vm, weights=vf * post[vs], minlength=n_models)
@@ -164,10 +289,61 @@ def _em(
         p = new_p
         q = np.clip(p, 1e-9, 1 - 1e-9)
         logit = np.log(q / (1 - q))
-        w = np.clip(log_k1 + logit[vm], 0.0, MAX_WEIGHT) * disc[vm]
-        post = softmax(np.bincount(vs, weights=vf * w, minlength=n_sides))
-        if change < tolerance:
+        w = np.clip(log_k1 + logit[vm], 0.0, MAX_WEIGHT) * disc[vm] * one_coin
+        score = np.bincount(vs, weights=vf * w, minlength=n_sides)
+        if len(pv):
+            truth = post[ps] * vf[pv]
+            n_mt = np.bincount(mt_of, weights=truth, minlength=len(mt_cells))
+            c_mt = np.bincount(mt_of, weights=truth * same, minlength=len(mt_cells))
+            p_m = p[mt_cells // max(1, n_labels)]
+            hit = np.clip((c_mt + n0 * p_m) / (n_mt + n0), 1e-9, 1 - 1e-9)
+            wrong = truth * ~same
+            err_cell = np.bincount(mtv_of, weights=wrong, minlength=len(mtv_cells))
+            err_mt = np.bincount(mt_of, weights=wrong, minlength=len(mt_cells))
+            # pooled error distribution over the other labels, +1 smoothing (sparse)
+            wrong_t = np.bincount(pt, weights=wrong, minlength=n_labels)
+            floor = 1.0 / (wrong_t + max(1, n_labels - 1))
+            pooled = (np.bincount(tv_inv, weights=wrong, minlength=len(tv_cells)) + 1.0) * floor[
+                tv_cells // n_labels
+            ]
+            pooled_cell = pooled[mtv_tv]
+            err = (err_cell + n0 * pooled_cell) / (err_mt[mtv_mt] + n0)
+            rate = np.bincount(sl[labelled_side], weights=post[labelled_side], minlength=n_labels)
+            rate = (rate + 1.0) / (rate.sum() + n_labels)
+            ll = np.where(
+                same,
+                np.log(hit[mt_of]),
+                np.log(1 - hit[mt_of]) + np.log(np.maximum(err[mtv_of], 1e-300)),
+            )
+            score = score + np.bincount(ps, weights=pf * ll, minlength=n_sides)
+            score = score + np.where(labelled_side, np.log(rate)[np.maximum(sl, 0)], 0.0)
+        new_post = softmax_(score)
+        moved = float(np.max(np.abs(new_post - post))) if n_sides else 0.0
+        post = new_post
+        if max(change, moved) < tolerance:
             break
+    if len(pv):
+        mt_models = [models[i] for i in (mt_cells // n_labels).tolist()]
+        mt_truths = [label_names[i] for i in (mt_cells % n_labels).tolist()]
+        labels_out = Labels(
+            rate=dict(zip(label_names, rate.tolist(), strict=True)),
+            hit={(m, t): h for m, t, h in zip(mt_models, mt_truths, hit.tolist(), strict=True)},
+            error={
+                (
+                    models[int(cell) // (n_labels * n_labels)],
+                    label_names[int(cell) // n_labels % n_labels],
+                    label_names[int(cell) % n_labels],
+                ): e
+                for cell, e in zip(mtv_cells.tolist(), err.tolist(), strict=True)
+                if int(cell) // n_labels % n_labels != int(cell) % n_labels
+            },
+            pooled_error={
+                (label_names[int(c) // n_labels], label_names[int(c) % n_labels]): e
+                for c, e in zip(tv_cells.tolist(), pooled.tolist(), strict=True)
+                if int(c) // n_labels != int(c) % n_labels
+            },
+            pooled_floor=dict(zip(label_names, floor.tolist(), strict=True)),
+        )
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for (key, side), value in zip(side_names, post.tolist(), strict=True):
         out[key][side] = value
@@ -176,6 +352,7 @@ def _em(
         dict(zip(models, correct.tolist(), strict=True)),
         dict(out),
         iterations,
+        labels_out,
     )
 
 
@@ -188,9 +365,10 @@ def copy_pairs(
     """Pairs of sources that name the same false value far more often than chance.
 
     In each contest a value is false when its posterior is below one half. For a pair (a, b)
-    the observed count is the contests where both named the same false value; the expected
-    count, given how hard each contest was, is the share of the contest's *other* voters who
-    named that value (so a value that fooled everyone does not make its voters copiers).
+    the observed count is the contests where both named the same false value. The expected
+    count in a one-coin contest, given how hard it was, is the share of the contest's *other*
+    voters who named that value (so a value that fooled everyone does not make its voters
+    copiers).
     """
     observed: dict[tuple[str, str], int] = defaultdict(int)
     expected: dict[tuple[str, str], float] = defaultdict(float)
@@ -229,41 +407,70 @@ def copy_pairs(
     return flagged
 
 
+def label_values(
+    sides: Mapping[str, frozenset[str]], values: Mapping[str, str], min_contests: int
+) -> frozenset[str]:
+    """Values that are sides of at least ``min_contests`` contests (see `Labels`)."""
+    seen: dict[str, int] = defaultdict(int)
+    for key in sorted(sides):
+        for v in {values.get(s, s) for s in sides[key]}:
+            seen[v] += 1
+    return frozenset(v for v, n in seen.items() if n >= min_contests)
+
+
 def estimate(
     ballots: Ballots,
     sides: Mapping[str, frozenset[str]],
     prior: Prior,
     *,
+    values: Mapping[str, str] | None = None,
     copy_rule: CopyRule | None = CopyRule(),
+    label_contests: int = LABEL_CONTESTS,
     tolerance: float = 1e-7,
     max_iterations: int = 500,
 ) -> Estimate:
     """Estimate every model's reliability from every contest of a domain.
 
     ``ballots`` names, per contest, each voter's sides (``fork``/``synthesize`` ballots are
-    left out by the caller); ``sides`` lists every side of each contest. Contests with fewer
-    than two voters carry no information about anyone and are skipped. With ``copy_rule``, a
-    second EM runs with copiers discounted: each source's weight is divided by one plus the
-    number of sources it shares false values with far above chance.
+    left out by the caller); ``sides`` lists every side of each contest; ``values`` gives each
+    side's value (the same value recurs across contests, e.g. a label; a side missing from it is
+    its own value). Contests with fewer than two voters carry no information about anyone and
+    are skipped. Contests whose sides are all labels (values that are sides of at least
+    ``label_contests`` contests) are read with the Dawid–Skene model, the rest with the one-coin
+    model (see `_em`). With ``copy_rule``, a second EM runs with copiers discounted: each
+    source's weight is divided by one plus the number of sources it shares false values with
+    far above chance.
     """
     usable = {
         key: dict(by_model)
         for key, by_model in ballots.items()
         if len(by_model) >= 2 and key in sides
     }
-    p, correct, post, iterations = _em(
-        usable, sides, prior, {}, tolerance=tolerance, max_iterations=max_iterations
+    used = {key: sides[key] for key in usable}
+    named = dict(values or {})
+    labels = label_values(used, named, label_contests)
+    p, correct, post, iterations, found = _em(
+        usable,
+        used,
+        named,
+        labels,
+        prior,
+        {},
+        tolerance=tolerance,
+        max_iterations=max_iterations,
     )
     partners: dict[str, set[str]] = defaultdict(set)
     if copy_rule is not None:
-        for a, b in copy_pairs(usable, sides, post, copy_rule):
+        for a, b in copy_pairs(usable, used, post, copy_rule):
             partners[a].add(b)
             partners[b].add(a)
     discount = {m: 1 / (1 + len(partners[m])) for m in sorted(partners)}
     if discount:
-        p, correct, post, more = _em(
+        p, correct, post, more, found = _em(
             usable,
-            sides,
+            used,
+            named,
+            labels,
             prior,
             discount,
             tolerance=tolerance,
@@ -274,6 +481,7 @@ def estimate(
     for by_model in usable.values():
         for m in by_model:
             counts[m] += 1
+    side_ids = {s for key in used for s in used[key]}
     return Estimate(
         prior=prior,
         reliability={m: round(v, 9) for m, v in sorted(p.items())},
@@ -283,4 +491,6 @@ def estimate(
         copies={m: tuple(sorted(partners[m])) for m in sorted(partners)},
         posteriors=post,
         iterations=iterations,
+        values={s: v for s, v in sorted(named.items()) if s in side_ids and v != s},
+        labels=found,
     )

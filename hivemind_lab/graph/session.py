@@ -61,6 +61,9 @@ class DomainBallots:
     """Uncontested assertion id → the models holding it (at least two): each holder's
     agreement counts as a vote for the claim, as a worker's label on an item nobody
     disputes does in truth discovery."""
+    values: dict[str, str] = field(default_factory=dict)
+    """Assertion id → its value (predicate and object keys), so the estimate can tell a value
+    that recurs across contests (a label) from a one-off."""
 
     def add(self, conflict_id: str, model: str, choice: str, a_id: str, b_id: str) -> None:
         self.ends[conflict_id] = (a_id, b_id)

@@ -109,12 +109,18 @@ class Standing:
     """Choice → voters behind it (a voter split over several choices counts in parts)."""
 
 
-def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
+def standing(
+    contest: Contest,
+    record_weights: Mapping[str, float],
+    *,
+    evidence: Mapping[str, float] | None = None,
+) -> Standing:
     """Where a contest stands. A voter's weight is its record weight (log odds of its
     estimated reliability) × its confidence factor, split evenly over the distinct choices on
     its ballot. The sides' posterior is the softmax of their weight totals (independent voters,
-    uniform prior over the sides); ``fork`` and ``synthesize`` are procedural choices that
-    take their share of the weight."""
+    uniform prior over the sides), or of ``evidence`` (side → log score) when the estimate
+    reads the contest with per-label confusion rows; ``fork`` and ``synthesize`` are
+    procedural choices that take their share of the weight."""
     ballots = choices(contest)
     totals: dict[str, float] = defaultdict(float)
     heads: dict[str, float] = defaultdict(float)
@@ -131,6 +137,8 @@ def standing(contest: Contest, record_weights: Mapping[str, float]) -> Standing:
     if not ballots:
         return Standing({}, weights, None, heads=dict(heads))
     side_score = {s: totals.get(s, 0.0) for s in sorted(contest.sides)}
+    if evidence is not None:
+        side_score = {s: evidence.get(s, 0.0) for s in sorted(contest.sides)}
     top_score = max(side_score.values(), default=0.0)
     odds = {s: math.exp(v - top_score) for s, v in side_score.items()}
     total_odds = sum(odds.values())

@@ -1,0 +1,123 @@
+"""The joint reliability estimate (hivemind_lab.graph.reliability): labels read with per-label
+confusion rows, one-off values with one coin, independent of order, new models neutral."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from hivemind_lab.graph.reliability import (
+    Prior,
+    estimate,
+    log_odds_weight,
+    posterior,
+)
+
+PRIOR = Prior(0.7, 4.0)
+
+
+def _labelled_domain() -> tuple[dict, dict]:
+    """40 items, true label alternating 0/1. h1 and h2 are right 9 times in 10; b1..b3 are
+    right on every 0 and answer 0 to three 1s in ten (a habit, not a coin)."""
+    ballots: dict[str, dict[str, frozenset[str]]] = {}
+    sides: dict[str, frozenset[str]] = {}
+    for i in range(40):
+        truth = str(i % 2)
+        votes = {}
+        for j, m in enumerate(("h1", "h2")):
+            wrong = (i + 3 * j) % 10 == 0
+            votes[m] = str(1 - int(truth)) if wrong else truth
+        for j, m in enumerate(("b1", "b2", "b3")):
+            votes[m] = "0" if truth == "0" or (i // 2 + 3 * j) % 10 < 3 else "1"
+        ballots[f"item {i}"] = {m: frozenset([v]) for m, v in votes.items()}
+        sides[f"item {i}"] = frozenset(votes.values())
+    return ballots, sides
+
+
+def test_a_label_everyone_overuses_weighs_less():
+    """Three voters who call some 1s 0 outvote two good ones by head count, and one coin
+    (they are right 85% of the time) agrees with the heads; their 0 says little, and the
+    confusion rows learn that."""
+    ballots, sides = _labelled_domain()
+    found = estimate(ballots, sides, PRIOR)
+    assert set(found.labels.rate) == {"0", "1"}
+    contest = {m: frozenset(["1" if m.startswith("h") else "0"]) for m in ballots["item 1"]}
+    post = posterior(contest, frozenset(["0", "1"]), found)
+    assert post["1"] >= 0.618
+    # the same votes on one-off values (no label recurs) fall back to one coin
+    single = estimate(ballots, sides, PRIOR, label_contests=10**6)
+    assert single.labels.rate == {}
+    assert posterior(contest, frozenset(["0", "1"]), single)["1"] < 0.618
+
+
+def test_one_off_values_are_read_with_one_coin():
+    """Sides whose values never recur: the posterior is the softmax of the summed one-coin
+    weights ln((k-1)p/(1-p)), exactly as before labels existed."""
+    ballots, sides = _labelled_domain()
+    values = {}
+    unique_ballots = {}
+    unique_sides = {}
+    for key, by_model in ballots.items():
+        unique_ballots[key] = {m: frozenset(f"{key}/{v}" for v in c) for m, c in by_model.items()}
+        unique_sides[key] = frozenset(f"{key}/{v}" for v in sides[key])
+        values.update({f"{key}/{v}": f"{key}/{v}" for v in sides[key]})
+    found = estimate(unique_ballots, unique_sides, PRIOR, values=values, copy_rule=None)
+    assert found.labels.rate == {}
+    key = "item 1"
+    post = found.posteriors[key]
+    score = dict.fromkeys(unique_sides[key], 0.0)
+    for m, c in unique_ballots[key].items():
+        for s in c:
+            score[s] += log_odds_weight(found.p(m), len(unique_sides[key])) / len(c)
+    top = max(score.values())
+    total = sum(math.exp(v - top) for v in score.values())
+    for s, v in score.items():
+        assert post[s] == pytest.approx(math.exp(v - top) / total, abs=1e-6)
+
+
+def test_values_map_sides_of_different_contests_to_one_label():
+    """Sides are assertion ids in the graph; ``values`` names their label."""
+    ballots, sides = _labelled_domain()
+    renamed_ballots = {
+        key: {m: frozenset(f"{key}#{v}" for v in c) for m, c in by_model.items()}
+        for key, by_model in ballots.items()
+    }
+    renamed_sides = {key: frozenset(f"{key}#{v}" for v in s) for key, s in sides.items()}
+    values = {f"{key}#{v}": v for key, s in sides.items() for v in s}
+    by_id = estimate(renamed_ballots, renamed_sides, PRIOR, values=values)
+    by_label = estimate(ballots, sides, PRIOR)
+    assert by_id.reliability == by_label.reliability
+    for key in ballots:
+        for v, p in by_label.posteriors[key].items():
+            assert by_id.posteriors[key][f"{key}#{v}"] == pytest.approx(p, abs=1e-9)
+
+
+def test_the_estimate_does_not_depend_on_the_order_of_votes():
+    ballots, sides = _labelled_domain()
+    first = estimate(ballots, sides, PRIOR)
+    rng = random.Random(3)
+    keys = list(ballots)
+    rng.shuffle(keys)
+    shuffled = {}
+    for key in keys:
+        models = list(ballots[key])
+        rng.shuffle(models)
+        shuffled[key] = {m: ballots[key][m] for m in models}
+    again = estimate(shuffled, {k: sides[k] for k in reversed(keys)}, PRIOR)
+    assert again.reliability == first.reliability
+    assert again.labels == first.labels
+    assert again.posteriors == first.posteriors
+
+
+def test_a_new_model_starts_neutral_in_a_labelled_domain():
+    ballots, sides = _labelled_domain()
+    found = estimate(ballots, sides, PRIOR)
+    assert found.p("newcomer") == PRIOR.mean
+    assert found.named("newcomer", "1", "1") == pytest.approx(PRIOR.mean)
+    # its error spreads like everyone's (the pooled error distribution)
+    assert found.named("newcomer", "0", "1") == pytest.approx(1 - PRIOR.mean)
+    # one newcomer's vote cannot outweigh a good voter's
+    contest = {"newcomer": frozenset(["0"]), "h1": frozenset(["1"])}
+    assert posterior(contest, frozenset(["0", "1"]), found)["1"] > 0.5
