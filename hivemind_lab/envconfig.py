@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Self
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
@@ -67,12 +67,14 @@ class EnvSettings(BaseSettings):
 
     @classmethod
     def variables(cls) -> dict[str, str]:
-        """Each environment variable the settings read → the field it sets."""
-        return {
-            field.validation_alias: name
-            for name, field in cls.model_fields.items()
-            if isinstance(field.validation_alias, str)
-        }
+        """Each environment variable the settings read → the field it sets (a field may name
+        several with ``AliasChoices``: the first one set wins)."""
+        out = {}
+        for name, field in cls.model_fields.items():
+            alias = field.validation_alias
+            choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+            out.update({choice: name for choice in choices if isinstance(choice, str)})
+        return out
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Self:
@@ -90,17 +92,22 @@ class EnvSettings(BaseSettings):
         try:
             return cls(**values, **given)
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            name = str(err["loc"][0]) if err["loc"] else cls.__name__
-            field = cls.model_fields.get(named.get(name, name))
-            raise input_error(err, name, field) from None
+            raise cls._input_error(exc.errors(include_url=False)[0], named) from None
+
+    @classmethod
+    def _input_error(cls, err: ErrorDetails, named: Mapping[str, str]) -> InputError:
+        name = str(err["loc"][0]) if err["loc"] else cls.__name__
+        field = named.get(name, name)
+        if err["type"] == "missing":  # its input is every value given, secrets too
+            where = " or ".join(v for v, f in named.items() if f == field)
+            said = f"not given and no {where} in the environment" if where else "not given"
+            return InputError(field, said)
+        return input_error(err, name, cls.model_fields.get(field))
 
 
 def input_error(err: ErrorDetails, name: str, field: FieldInfo | None = None) -> InputError:
     """A pydantic error as an `InputError` naming what the user wrote (a variable or a field)
     with the value given and the values allowed (pydantic's own words when it gives none)."""
-    if err["type"] == "missing":  # the input is every value given: secrets too
-        return InputError(name, "required")
     allowed = _allowed(err, field)
     said = f"got {err.get('input')!r}"
     return InputError(name, said if allowed else f"{err['msg']}, {said}", allowed=allowed)

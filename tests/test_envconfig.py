@@ -50,10 +50,11 @@ def test_only_named_variables_are_read_and_an_empty_one_is_unset():
     assert settings.retries == 3 and settings.verbose is False
 
 
-def test_a_missing_variable_is_named_and_no_other_value_is_echoed():
+def test_a_missing_value_names_its_field_and_variable_and_echoes_no_other_value():
     with pytest.raises(InputError) as info:
         Credentials.from_env({"APP_PASSWORD": "s3cret"})
-    assert info.value.field == "APP_USER"
+    assert info.value.field == "user"
+    assert "APP_USER" in str(info.value)
     assert "s3cret" not in str(info.value)
 
 

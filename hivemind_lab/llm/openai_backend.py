@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import random
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hivemind_lab.errors import HivemindError, InputError
+from hivemind_lab.envconfig import EnvSettings
+from hivemind_lab.errors import HivemindError
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
 
 
@@ -31,16 +30,17 @@ class LLMError(HivemindError):
     """The endpoint refused the request or kept failing after retries."""
 
 
-class OpenAIConfig(BaseModel):
-    """Connection and accounting settings for an OpenAI-compatible endpoint."""
+class OpenAIConfig(EnvSettings):
+    """Connection and accounting settings for an OpenAI-compatible endpoint (a field's alias is
+    its environment variable)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    model: str = Field(min_length=1)
+    model: str = Field(
+        min_length=1, validation_alias=AliasChoices("HIVEMIND_MODEL", "OPENAI_MODEL")
+    )
     """Model id as the endpoint knows it."""
-    base_url: str | None = None
+    base_url: str | None = Field(default=None, validation_alias="OPENAI_BASE_URL")
     """Endpoint root, e.g. http://localhost:11434/v1 for Ollama; None means api.openai.com."""
-    api_key: str = Field(default="not-needed", repr=False)
+    api_key: str = Field(default="not-needed", repr=False, validation_alias="OPENAI_API_KEY")
     """Secret; local servers usually accept any value."""
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=20)
@@ -59,24 +59,6 @@ class OpenAIConfig(BaseModel):
     slot (``id_slot``). None for endpoints without slots, which would refuse the field."""
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     """How to ask for JSON: servers without schema support accept json_object or none."""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> OpenAIConfig:
-        """Read OPENAI_BASE_URL, OPENAI_API_KEY and HIVEMIND_MODEL (overrides win)."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {
-            "model": env.get("HIVEMIND_MODEL") or env.get("OPENAI_MODEL"),
-            "base_url": env.get("OPENAI_BASE_URL"),
-            "api_key": env.get("OPENAI_API_KEY", "not-needed"),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if not values.get("model"):
-            raise InputError(
-                "model",
-                "no model given for the openai backend",
-                allowed="--model NAME or HIVEMIND_MODEL in the environment",
-            )
-        return cls(**{k: v for k, v in values.items() if v is not None})
 
 
 _RETRY_STATUS = frozenset({408, 409})
