@@ -29,7 +29,7 @@ FAST := not (slow or neo4j or local_llm or browser or ray or conformance)
 check: setup lint typecheck fast
 
 fast: setup
-	$(BIN)/pytest -q --durations=15 -m "$(FAST)"
+	$(PYTEST) -m "$(FAST)"
 
 ## The local LLM backend: the bundled SmolLM2-135M model, then llama.cpp's server built from
 ## source once per configuration (~7 min on 2 cores, cached in .cache/llama.cpp/), which must
@@ -65,10 +65,13 @@ typecheck: setup
 	$(BIN)/mypy
 
 ## The contract suite runs on real Neo4j too: start the project's own server around the tests.
+## Two pytest-xdist workers; the tests of one service (Neo4j, Ray, the browser, the local model)
+## stay on one worker (tests/conftest.py). Every notebook is run by tests/test_notebooks_browser.py
+## in a real JupyterLab.
+PYTEST := $(BIN)/pytest -q -n 2 --dist loadgroup --durations=15
 unit: setup conformance
 	scripts/neo4j start
-	$(BIN)/pytest -q --durations=15 && (cd notebooks && ../$(BIN)/pytest -q --nbval-lax -p no:cacheprovider .); \
-	  status=$$?; scripts/neo4j stop; exit $$status
+	$(PYTEST); status=$$?; scripts/neo4j stop; exit $$status
 
 bench: setup llama
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done

@@ -90,6 +90,8 @@ def store_kind(request) -> str:
 
 # Fixtures that start an outside service, and the marker `make check` deselects them by.
 SERVICE_FIXTURES = {"neo4j_settings": "neo4j", "llama_binary": "local_llm"}
+SHARED_SERVICES = ("neo4j", "ray", "browser", "local_llm")
+"""Markers whose tests share one service or one machine-wide resource, in order of precedence."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -104,6 +106,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             needs.add("neo4j")
         for name in sorted(needs):
             item.add_marker(name)
+        # Under pytest-xdist (`make test` runs two workers), the tests of one outside service
+        # run on one worker: the Neo4j tests wipe the one database, the Ray tests start
+        # instances that must not meet, one JupyterLab serves a module's notebooks.
+        for name in SHARED_SERVICES:
+            if item.get_closest_marker(name) is not None:
+                item.add_marker(pytest.mark.xdist_group(name))
+                break
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The marimo explorer runs top to bottom (the Jupyter notebooks run under nbval: see Makefile)."""
+"""The marimo explorer runs top to bottom (the Jupyter notebooks run in JupyterLab: see
+tests/test_notebooks_browser.py)."""
 
 from __future__ import annotations
 
