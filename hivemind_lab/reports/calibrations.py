@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
@@ -189,15 +188,14 @@ class CalibrationEffect:
         )
 
 
-Objective = Literal["rounds_no_veto", "fewest_conclusions", "highest_feasibility"]
-
 OBJECTIVES: dict[str, str] = {
     "rounds_no_veto": "fewest rounds to halt, counting 5 per veto and 10 for a run that did not "
     "converge (lower is better)",
     "fewest_conclusions": "fewest distinct conclusions at the end (lower is better)",
     "highest_feasibility": "highest mean feasibility score (higher is better)",
 }
-"""Each objective a sweep can state (its [space] objective), in words."""
+"""Each objective a sweep can state (`experiments.spec.Objective`, its [space] objective), in
+words."""
 
 
 @dataclass(frozen=True)

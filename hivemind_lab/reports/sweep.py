@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from pydantic import ValidationError
 
 from hivemind_lab import plots
 from hivemind_lab.errors import InputError
 from hivemind_lab.reports import calibrations
 from hivemind_lab.reports.page import Figure, figure_list, render
 from hivemind_lab.runs.sweepdir import SweepDir
+
+if TYPE_CHECKING:
+    from hivemind_lab.experiments.spec import Objective
 
 
 @dataclass(frozen=True)
@@ -98,12 +102,18 @@ def render_sweep_html(root: str | Path) -> str:
     )
 
 
-def sweep_objective(root: Path) -> str:
-    """The objective the sweep's spec states ([space] objective; the default otherwise)."""
+def sweep_objective(root: Path) -> Objective:
+    """The objective the sweep's spec states ([space] objective; the default when the folder
+    holds no spec this version reads)."""
+    from hivemind_lab.experiments.spec import ExperimentSpec, Space
+
     recorded = SweepDir(root).read_spec()
-    space = recorded.spec.get("space") if recorded else None
-    objective = space.get("objective") if isinstance(space, dict) else None
-    return str(objective) if objective in calibrations.OBJECTIVES else "rounds_no_veto"
+    if recorded is None:
+        return Space().objective
+    try:
+        return ExperimentSpec.model_validate(recorded.spec).space.objective
+    except ValidationError:  # a spec this version no longer reads
+        return Space().objective
 
 
 def calibration_sections(delib: pl.DataFrame, *, objective: str) -> list[Section]:
