@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_PROBLEM ?= data/problems/regional-grocer-discounter-price-war.toml
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup demo test check lint typecheck unit fast bench browser llama clean conformance
+.PHONY: setup demo test check lint typecheck unit fast bench browser llama clean conformance neo4j
 
 setup: $(VENV)/.installed
 
@@ -20,8 +20,15 @@ demo: setup
 	rm -rf $(DEMO_OUT)
 	$(BIN)/hivemind-lab deliberate --problem $(DEMO_PROBLEM) --out $(DEMO_OUT)
 
-## Every check CI runs: lint, types, all tests (the 15 slowest are listed at the end).
-test: setup browser llama lint typecheck unit
+## Every check CI runs: lint, types, all tests (the 15 slowest are listed at the end). After the
+## virtual environment, what waits on downloads (Chromium, Node, Neo4j) and the checks run while
+## llama.cpp compiles; then the tests.
+test: setup
+	$(MAKE) -j3 --output-sync=target browser llama conformance neo4j lint typecheck
+	$(MAKE) unit
+
+neo4j:
+	scripts/neo4j build
 
 ## The day-to-day lane (under 2 minutes on 2 idle cores): lint, types and the tests that start
 ## no server, browser, local model, Ray or Node and are not marked slow. CI runs `make test`.
