@@ -21,13 +21,13 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.deliberation.runner import build_manifest as build_manifest
     from hivemind_lab.deliberation.runner import deliberate as deliberate
     from hivemind_lab.deliberation.runner import knowledge_for as knowledge_for
-    from hivemind_lab.deliberation.runner import load_result as load_result
     from hivemind_lab.deliberation.runner import new_run as new_run
     from hivemind_lab.deliberation.runner import prepare_knowledge as prepare_knowledge
     from hivemind_lab.deliberation.runner import run_manifest as run_manifest
     from hivemind_lab.deliberation.state import Knowledge as Knowledge
     from hivemind_lab.deliberation.state import Progress as Progress
     from hivemind_lab.deliberation.state import ProgressCallback as ProgressCallback
+    from hivemind_lab.runs.rundir import load_result as load_result
 
 
 _HOMES: dict[str, str] = {
@@ -35,7 +35,7 @@ _HOMES: dict[str, str] = {
     "build_manifest": "hivemind_lab.deliberation.runner",
     "deliberate": "hivemind_lab.deliberation.runner",
     "knowledge_for": "hivemind_lab.deliberation.runner",
-    "load_result": "hivemind_lab.deliberation.runner",
+    "load_result": "hivemind_lab.runs.rundir",
     "new_run": "hivemind_lab.deliberation.runner",
     "prepare_knowledge": "hivemind_lab.deliberation.runner",
     "run_manifest": "hivemind_lab.deliberation.runner",
