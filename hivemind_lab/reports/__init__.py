@@ -51,15 +51,18 @@ def write_report(
             nothing is written.
         InputError: the target is neither a run nor a sweep folder.
     """
+    from hivemind_lab.runs.rundir import RunDir
+
     target = Path(target)
     path = Path(out) if out else target / "report.html"
-    if (target / "result.json").exists():
+    run = RunDir(target)
+    if run.finished:
         evidence = gather(target)
         a = evidence.audit
         if not a.ok and not force:
             raise AuditIntegrityError(
                 a.first_bad or 0,
-                f"{target / 'audit.jsonl'} fails verification ({a.reason}; record "
+                f"{run.audit_path} fails verification ({a.reason}; record "
                 f"{a.first_bad} of {a.total}); no report written (--force renders it with a "
                 "warning banner)",
             )
