@@ -94,6 +94,11 @@ class ContestOps(GraphCore):
             independence=round(found.independence.get(model, 1.0), 6),
             copies=found.copies.get(model, ()),
             weight=round(found.weight(model, 2), 6),
+            label_hits={
+                t.replace("\x1f", " "): round(h, 6)
+                for (m, t), h in sorted(found.labels.hit.items())
+                if m == model
+            },
         )
 
     def vote_weight(self, model: str, domain: str) -> float:

@@ -152,6 +152,10 @@ class TrackRecord(Frozen):
     weight: float
     """Vote weight in a two-sided conflict before the confidence factor:
     ln(reliability / (1 - reliability)) × independence, between 0 and 5."""
+    label_hits: dict[str, float] = Field(default_factory=dict)
+    """Label ("predicate object", a value that recurs across contests) → the chance it names
+    that label when it is true; contests among labels weigh its vote with these rows (its
+    reliability shrunk toward them) instead of ``weight``."""
 
 
 class Settlement(Frozen):
