@@ -17,7 +17,15 @@ posterior reaches φ⁻¹, verdicts revised as the estimate changes). Per set it
 ``--estimator-only`` skips the stores and applies `hivemind_lab.graph.reliability` directly to
 the vote set (the same estimate and φ test the graph uses once every vote is in; seconds instead
 of minutes). ``--copies N`` adds N copies of the least reliable worker (same labels, new
-names) to every set, to show the copy discount at work.
+names) to every set, to show the copy discount at work. ``--halves`` also prints the accuracy
+over all items of two fixed random halves of each set's items (seeded; the estimate still sees
+every vote, only the scoring is split), so a choice made on one half can be reported on the
+other.
+
+The labels of these sets recur across items, so the graph reads them with per-label
+confusion rows (Dawid–Skene with a hierarchical prior, docs/design/consensus.md); the graph
+run gives each side's value through its predicate and object keys, the estimator-only run
+uses the label itself as the side.
 
 Reads the data in place from ../shared/eval/truth (never copied into the repository): every
 ``<set>/answer.csv`` + ``truth.csv`` (question, worker, answer / question, truth) and every
@@ -250,12 +258,22 @@ def evaluate(labels: LabelSet, order: str, seed: int, fast: bool) -> dict[str, f
     items = sorted({i for i, _, _ in rows if i in labels.gold})
     decided = [i for i in items if answer.get(i) is not None]
     right = sum(answer[i] == labels.gold[i] for i in decided)
+    first = halves(items, seed)
+    per_half = {}
+    for name, part in (("A", first), ("B", set(items) - first)):
+        per_half[f"half {name}"] = sum(answer.get(i) == labels.gold[i] for i in part) / len(part)
     return {
         "accuracy": right / len(items),
         "coverage": len(decided) / len(items),
         "decided_accuracy": right / max(1, len(decided)),
         "seconds": elapsed,
+        **per_half,
     }
+
+
+def halves(items: list[str], seed: int) -> set[str]:
+    """Half A of the items: a fixed seeded sample (half B is the rest)."""
+    return set(random.Random(f"half-{seed}").sample(sorted(items), len(items) // 2))
 
 
 def majority(rows: list[tuple[str, str, str]], gold: dict[str, str]) -> float:
@@ -274,6 +292,7 @@ def main() -> None:
     parser.add_argument("--estimator-only", action="store_true", help="skip the stores")
     parser.add_argument("--copies", type=int, default=0, help="copies of the worst worker")
     parser.add_argument("--no-ds", action="store_true", help="skip Dawid–Skene")
+    parser.add_argument("--halves", action="store_true", help="also score two item halves")
     args = parser.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"--data: {str(args.data)!r} is not a folder (expected ../shared)")
@@ -307,6 +326,16 @@ def main() -> None:
             f"| {spread:.1f} pt | {runs[0]['seconds']:.0f} / {runs[1]['seconds']:.0f} |",
             flush=True,
         )
+        if args.halves:
+            gold_items = sorted({r[0] for r in rows if r[0] in labels.gold})
+            first = halves(gold_items, args.seed)
+            for name, part in (("A", first), ("B", set(gold_items) - first)):
+                part_rows = [r for r in rows if r[0] in part]
+                print(
+                    f"|   half {name} ({len(part)} items) | {majority(part_rows, labels.gold):.3f} "
+                    f"| | {runs[0][f'half {name}']:.3f} | {runs[1][f'half {name}']:.3f} | | | | |",
+                    flush=True,
+                )
 
 
 ORDERS = ("arrival", "shuffled")
