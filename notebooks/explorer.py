@@ -3,6 +3,9 @@
 Move the severity and similarity-threshold sliders (they step through the values the sweep ran);
 the charts show rounds to halt, revision magnitude, distinct conclusions and mean feasibility
 against stubbornness at that point, labelled with the model that made them.
+Below them, a decision editor: pick a problem, edit its options, exclusivity and binding
+constraints as read, and Run deliberates once on exactly that, at the chosen severity and
+similarity threshold.
 Everything is served from this machine: the sweep runs offline and charts embed no remote assets.
 """
 
@@ -139,6 +142,131 @@ def _(compare, runs):
     # Baselines ran at the sweep's first calibration: compare() pairs like with like.
     compare(runs)
     return
+
+
+@app.cell
+def _(mo, project_root):
+    # The decision editor: the picked problem's decision as read, to edit before one run.
+    from hivemind_lab.workbench import EXCLUSIVITY_CHOICES, problems
+
+    decision_problems = problems(project_root())
+    _titles = {p.title: p.id for p in sorted(decision_problems.values(), key=lambda p: p.title)}
+    picked = mo.ui.dropdown(
+        options=_titles,
+        value=next(t for t, i in _titles.items() if i == "regional-grocer-discounter-price-war"),
+        label="problem",
+        full_width=True,
+    )
+    mo.vstack(
+        [
+            mo.md(
+                "## Deliberate on a decision\n"
+                "The problem's options (one per line), whether the client takes exactly one, "
+                "and its binding constraints (`text | forbids 1, 3 | limits 2`, options "
+                "numbered from 1; a forbidden option is vetoed whatever the agents score), as "
+                "read. Edit them and **Run** deliberates once on exactly what the boxes hold, "
+                "offline, at the severity and similarity threshold chosen above."
+            ),
+            picked,
+        ]
+    )
+    return EXCLUSIVITY_CHOICES, decision_problems, picked
+
+
+@app.cell
+def _(EXCLUSIVITY_CHOICES, decision_problems, mo, picked):
+    from hivemind_lab.workbench import decision_as_read, decision_rows, notes_html
+
+    decision_read = decision_as_read(decision_problems[picked.value])
+    read_rows = decision_rows(decision_read)
+    option_box = mo.ui.text_area(
+        value=read_rows.options_text, label="options (one per line)", rows=5, full_width=True
+    )
+    exclusive_box = mo.ui.dropdown(
+        options=EXCLUSIVITY_CHOICES, value=read_rows.exclusive_label, label="exclusivity"
+    )
+    constraint_box = mo.ui.text_area(
+        value=read_rows.constraints_text,
+        label="binding constraints (one per line: text | forbids 1, 3 | limits 2)",
+        rows=3,
+        full_width=True,
+    )
+    run_decision = mo.ui.run_button(label="Run")
+    mo.vstack(
+        [
+            mo.Html(notes_html(decision_read)),
+            option_box,
+            exclusive_box,
+            constraint_box,
+            run_decision,
+        ]
+    )
+    return constraint_box, decision_read, exclusive_box, option_box, read_rows, run_decision
+
+
+@app.cell
+def _(
+    constraint_box,
+    decision_problems,
+    decision_read,
+    exclusive_box,
+    mo,
+    option_box,
+    picked,
+    project_root,
+    run_decision,
+    severity,
+    similarity,
+):
+    import datetime as _dt
+    import html as _html
+
+    from hivemind_lab import Calibrations as _Calibrations
+    from hivemind_lab import Limits as _Limits
+    from hivemind_lab.errors import InputError as _InputError
+    from hivemind_lab.reports import gather as _gather
+    from hivemind_lab.reports import write_report as _write_report
+    from hivemind_lab.reports.summary import summarise as _summarise
+    from hivemind_lab.workbench import DecisionRows as _Rows
+    from hivemind_lab.workbench import conclusions_frame as _conclusions
+    from hivemind_lab.workbench import edited_decision as _edited
+    from hivemind_lab.workbench import run_deliberation as _run
+    from hivemind_lab.workbench import table_html as _table
+
+    mo.stop(not run_decision.value, mo.md("*Edit the decision above, then press **Run**.*"))
+    _problem = decision_problems[picked.value]
+    _rows = _Rows.from_text(option_box.value, constraint_box.value, exclusive_box.value)
+    try:  # exactly what the editor holds; a bad row, or no options (a refusal), runs nothing
+        _decision = _edited(_rows, read=decision_read, problem=_problem)
+    except _InputError as _exc:
+        mo.stop(True, mo.callout(mo.md(f"**Not run**: {_html.escape(str(_exc))}"), kind="danger"))
+    _stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    decision_run, decision_result = _run(
+        _problem,
+        decision=_decision,
+        sufficiency=_problem.suggested.sufficiency,
+        feasibility=_problem.suggested.feasibility,
+        density=_problem.suggested.density,
+        calibrations=_Calibrations(
+            severity=float(severity.value), similarity_threshold=float(similarity.value)
+        ),
+        limits=_Limits(max_rounds=6, max_regenerations=2),
+        root=project_root(),
+        run_dir=project_root() / "runs" / f"explorer-{_problem.id}-{_stamp}",
+    )
+    _report = _write_report(decision_run, force=True)
+    _said = _summarise(_gather(decision_run))
+    _lines = [f"**{_said.status_label}** ({decision_result.status}): {_said.happened}"]
+    if _said.recommendation is not None:
+        _lines.append(f"Recommendation: **{_said.recommendation.title}** — {_said.support}")
+    _lines += [*_said.change, f"Report: `{_report}`"]
+    mo.vstack(
+        [
+            mo.md("\n\n".join(_lines)),
+            mo.Html(_table(_conclusions(decision_result))),
+        ]
+    )
+    return decision_result, decision_run
 
 
 if __name__ == "__main__":

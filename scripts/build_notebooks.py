@@ -30,6 +30,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
             "the latest run, in the report's words for every outcome (a vetoed or abstained run says "
             "what came closest and what would pass), and its run folder under `runs/` with the "
             "`report.html` written there.\n\n"
+            "**The decision** is shown as read when you pick a problem: its options (one per line), "
+            "whether the client takes exactly one, and its binding constraints "
+            "(`text | forbids 1, 3 | limits 2`, options numbered from 1; a forbidden option is vetoed "
+            "whatever the agents score), with where each came from, or why the rule reader refused. "
+            "Edit them and **Run** deliberates on exactly what the boxes hold; the run records the "
+            "decision as edited in the notebook.\n\n"
             "**Illustrative only:** this notebook uses the offline stand-in, a deterministic model that "
             "weighs the options by word cues in its evidence and the client's facts. It is not an LLM.",
         ),
@@ -44,7 +50,10 @@ from IPython.display import HTML, display
 from hivemind_lab import Calibrations, Limits, plots
 from hivemind_lab.reports import gather, write_report
 from hivemind_lab.reports.summary import summarise
-from hivemind_lab.workbench import conclusions_frame, justifications_frame, problems, run_deliberation, table_html
+from hivemind_lab.errors import InputError
+from hivemind_lab.workbench import (EXCLUSIVITY_CHOICES, DecisionRows, conclusions_frame, decision_as_read,
+                                    decision_rows, edited_decision, justifications_frame, notes_html, problems,
+                                    run_deliberation, table_html)
 PROBLEMS = problems(ROOT)""",
         ),
         (
@@ -52,6 +61,24 @@ PROBLEMS = problems(ROOT)""",
             """problem = w.Dropdown(options=sorted((p.title, p.id) for p in PROBLEMS.values()),
                       value="regional-grocer-discounter-price-war", description="problem",
                       layout=w.Layout(width="720px"))
+wide = {"layout": w.Layout(width="720px"), "style": {"description_width": "90px"}}
+read_from = w.HTML()  # where each option came from, or why the reader refused
+options = w.Textarea(description="options", placeholder="one option per line", rows=5, **wide)
+exclusive = w.Dropdown(options=list(EXCLUSIVITY_CHOICES.items()), description="exclusivity", **wide)
+constraints = w.Textarea(description="constraints", rows=3, **wide,
+                         placeholder="one binding constraint per line: text | forbids 1, 3 | limits 2")
+as_read = {}  # the picked problem's decision as read: the editor starts from it
+
+
+def on_problem(_=None):
+    as_read["decision"] = decision = decision_as_read(PROBLEMS[problem.value])
+    rows = decision_rows(decision)
+    options.value, exclusive.value, constraints.value = rows.options_text, rows.exclusive, rows.constraints_text
+    read_from.value = notes_html(decision)
+
+
+problem.observe(on_problem, names="value")
+on_problem()
 sufficiency = w.IntSlider(2, 1, 6, description="sufficiency")
 feasibility = w.IntSlider(55, 1, 100, description="feasibility")
 density = w.IntSlider(8000, 2000, 20000, step=500, description="density")
@@ -62,8 +89,8 @@ button = w.Button(description="Run", button_style="primary")
 summary = w.HTML("idle")
 tables = w.Output()
 charts = w.Output()
-display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, similarity, severity,
-                button, summary, tables, charts]))""",
+display(w.VBox([problem, read_from, options, exclusive, constraints, sufficiency, feasibility, density,
+                stubbornness, similarity, severity, button, summary, tables, charts]))""",
         ),
         (
             "code",
@@ -71,11 +98,17 @@ display(w.VBox([problem, sufficiency, feasibility, density, stubbornness, simila
 
 
 def on_run(_):
+    rows = DecisionRows.from_text(options.value, constraints.value, exclusive.value)
+    try:  # exactly what the editor holds; a bad row, or no options (a refusal), runs nothing
+        decision = edited_decision(rows, read=as_read["decision"], problem=PROBLEMS[problem.value])
+    except InputError as exc:
+        summary.value = f"<b>Not run</b>: {escape(str(exc))}"
+        return
     summary.value = "running…"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     run_dir, result = run_deliberation(
-        PROBLEMS[problem.value], sufficiency=sufficiency.value, feasibility=feasibility.value,
-        density=density.value,
+        PROBLEMS[problem.value], decision=decision, sufficiency=sufficiency.value,
+        feasibility=feasibility.value, density=density.value,
         calibrations=Calibrations(stubbornness=stubbornness.value, similarity_threshold=similarity.value,
                                   severity=severity.value),
         limits=Limits(max_rounds=6, max_regenerations=2), root=ROOT,

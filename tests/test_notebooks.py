@@ -16,3 +16,7 @@ def test_marimo_explorer_runs_over_the_cached_sweep():
     assert defs["runs"].height >= 27
     assert defs["view"].height >= 1
     assert set(defs["view"]["stubbornness"].to_list()) == {0.1, 0.5, 0.9}
+    grocer = defs["decision_problems"]["regional-grocer-discounter-price-war"]
+    assert defs["read_rows"].options == grocer.options
+    assert defs["option_box"].value.splitlines() == list(grocer.options)
+    assert "decision_run" not in defs  # Run was not pressed

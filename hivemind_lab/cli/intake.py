@@ -62,6 +62,7 @@ _SOURCE = {
     "front_matter": "the front matter",
     "flag": "--option",
     "request": "the request",
+    "notebook": "edited in a notebook",
     "intake": "the model intake",
     "reader": "read from the text (rule reader: check it)",
     "agents": "the agents propose their own",

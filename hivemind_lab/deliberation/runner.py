@@ -219,6 +219,8 @@ async def run_manifest(
     )
     if not (deliberating and resume):  # a baseline starts its audit afresh
         engine.record(("client", events.DecisionRecorded(decision=manifest.decision)))
+        if manifest.decision.intake is not None:  # the call that read it, made once before
+            engine.record(("intake", events.IntakeCalled.of(manifest.decision.intake)))
     strategy: PhasePlan[DeliberationResult]
     if deliberating:
         strategy = DeliberationStrategy(

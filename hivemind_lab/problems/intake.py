@@ -8,9 +8,12 @@ there is dropped (a constraint's links to dropped options go with them); when no
 survives, the decision is a refusal that lists what was dropped and why. The call goes
 through whatever `ChatModel` it is given: wrapped in the response cache
 (`hivemind_lab.llm.cache.CachingChatModel`) a second intake of the same text is served from
-the cache and a replay makes no call. The call itself (its cache key, replies, cache hit, what was dropped) is kept
-on the decision (`IntakeRecord`), so the manifest and the audit trail record it. The offline backend never gets here: it reads with the rule
-reader (`hivemind_lab.problems.reading`).
+the cache and a replay makes no call. The call itself (its prompt, cache key, replies with
+their usage, cache hit, what was dropped) is kept on the decision (`IntakeRecord`): the
+manifest records it, and a run's audit trail writes it as its own event (``llm.intake``) right
+after the decision, copied from the recorded decision on replay, so the model is never asked
+again. The offline backend never gets here: it reads with the rule reader
+(`hivemind_lab.problems.reading`).
 """
 
 from __future__ import annotations
@@ -168,7 +171,11 @@ async def read_intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> I
         result = await complete_structured(model, request, IntakeOutput, max_repairs=REPAIRS)
     except StructuredOutputError as exc:
         call = IntakeRecord(
-            backend=model.backend, model=model.model, request_key=key, error=str(exc)[:1000]
+            backend=model.backend,
+            model=model.model,
+            request_key=key,
+            error=str(exc)[:1000],
+            prompt=request.messages,
         )
         decision = Decision(
             reader_version=reader_version,
@@ -186,6 +193,8 @@ async def read_intake(model: ChatModel, problem: Problem, *, seed: int = 0) -> I
         replies=tuple(r.content for r in result.responses),
         cached=all(r.cached for r in result.responses),
         dropped=dropped,
+        prompt=request.messages,
+        usage=tuple(r.usage for r in result.responses),
     )
     return IntakeResult(decision.model_copy(update={"intake": call}), call)
 

@@ -14,19 +14,27 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hivemind_lab.llm.base import ChatMessage, Usage
+
 MAX_OPTIONS = 8
 """Option lists are bounded so every output schema can bound its references to them."""
 MAX_OPTION_CHARS = 160
 MAX_FACT_CHARS = 320
 MAX_CONSTRAINTS = 12
 
-DecisionSource = Literal["toml", "front_matter", "flag", "request", "intake", "reader", "agents"]
+DecisionSource = Literal[
+    "toml", "front_matter", "flag", "request", "notebook", "intake", "reader", "agents"
+]
 """Where an option came from: a problem's TOML file, a Markdown problem's front matter, a
-command-line flag, a keyword of the request (code: notebooks, sweeps), the model intake, the rule reader, or the agents (who propose their own
-courses of action when the user asks for it)."""
-ConstraintSource = Literal["toml", "front_matter", "flag", "intake", "reader"]
-ExclusivitySource = Literal["toml", "front_matter", "flag", "request", "intake", "reader"]
-"""Where exclusivity was stated (``request``: a keyword of the request, from code)."""
+command-line flag, a keyword of the request (code: notebooks, sweeps), the user's edit in a
+notebook's decision editor (notebook 01, the explorer), the model intake, the rule reader, or
+the agents (who propose their own courses of action when the user asks for it)."""
+ConstraintSource = Literal["toml", "front_matter", "flag", "notebook", "intake", "reader"]
+ExclusivitySource = Literal[
+    "toml", "front_matter", "flag", "request", "notebook", "intake", "reader"
+]
+"""Where exclusivity was stated (``request``: a keyword of the request, from code;
+``notebook``: the user's choice in a notebook's decision editor)."""
 ConstraintKind = Literal[
     "legal", "regulatory", "financial", "operational", "social", "deadline", "other"
 ]
@@ -103,6 +111,10 @@ class IntakeRecord(_Frozen):
     """What the checks dropped (not quoted from the text), each with why."""
     error: str | None = None
     """Why the reply could not be read (then nothing of it was kept)."""
+    prompt: tuple[ChatMessage, ...] = ()
+    """The request's messages as sent (what ``request_key`` covers), for the audit trail."""
+    usage: tuple[Usage, ...] = ()
+    """Each reply's token usage, in the order of ``replies``."""
 
 
 class Decision(_Frozen):

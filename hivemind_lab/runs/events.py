@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from hivemind_lab.problems.model import Decision
+from hivemind_lab.llm.base import Usage
+from hivemind_lab.problems.model import Decision, IntakeRecord
 from hivemind_lab.runs.results import (
     ConstraintScore,
     Critique,
@@ -318,6 +319,41 @@ class ModelCall(Event):
     responses: list[dict[str, Any]]
 
 
+class IntakeCalled(Event):
+    """The model intake's call that read the client's decision (`hivemind_lab.problems.intake`),
+    written right after ``decision.recorded``. It is copied from the recorded decision's
+    `IntakeRecord`: the call was made once, before the run, and a resume or replay never makes
+    it again."""
+
+    kind: Literal["llm.intake"] = "llm.intake"
+    backend: str
+    model: str
+    request_key: str
+    """The call's response-cache key (backend, model and the whole request)."""
+    prompt: list[dict[str, Any]]
+    responses: list[dict[str, Any]]
+    """Each reply's content, usage and whether the cache served it (as `ModelCall`'s)."""
+    dropped: list[str] = Field(default_factory=list)
+    """What the quote checks dropped, each with why."""
+    error: str | None = None
+
+    @classmethod
+    def of(cls, call: IntakeRecord) -> IntakeCalled:
+        usage = call.usage or tuple(Usage() for _ in call.replies)
+        return cls(
+            backend=call.backend,
+            model=call.model,
+            request_key=call.request_key,
+            prompt=[m.model_dump() for m in call.prompt],
+            responses=[
+                {"content": reply, "usage": used.model_dump(), "cached": call.cached}
+                for reply, used in zip(call.replies, usage, strict=False)
+            ],
+            dropped=list(call.dropped),
+            error=call.error,
+        )
+
+
 class Repair(Event):
     """A torn last line, never acknowledged, was cut off when the log was reopened."""
 
@@ -362,6 +398,7 @@ Known = Annotated[
     | RescoreVerdict
     | RescoreResult
     | ModelCall
+    | IntakeCalled
     | Repair,
     Field(discriminator="kind"),
 ]
