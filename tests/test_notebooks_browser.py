@@ -1,12 +1,14 @@
 """The notebooks as researchers open them: real JupyterLab and the marimo app in headless Chromium.
 
 Each Jupyter notebook is opened in JupyterLab and run with "Run All Cells"; notebook 01's Run
-button is clicked after moving a slider, and its charts must change. The marimo explorer is
+button is clicked after moving a slider and editing one option, and its charts must change and
+its run record the option as edited. The marimo explorer is
 served by `marimo run` and must not request anything from another machine.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -28,6 +30,8 @@ ARTIFACTS = REPO / "reports" / "test-artifacts"
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 BIN = Path(sys.executable).parent
 LOCAL = {"127.0.0.1", "localhost", "[::1]", "::1"}
+EDITED = "Open a discount format under a new brand"
+"""The option notebook 01's last option line is replaced with before Run."""
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -200,6 +204,11 @@ def _click_run_and_see_charts_change(page) -> None:
     page.keyboard.press("Control+A")
     page.keyboard.type("20")
     page.keyboard.press("Enter")
+    options = page.locator(
+        ".widget-textarea", has=page.locator(".widget-label", has_text="options")
+    ).locator("textarea")
+    lines = options.input_value().splitlines()
+    options.fill("\n".join([*lines[:-1], EDITED]))
     page.locator(".jupyter-button", has_text="Run").first.click()
     page.wait_for_function(
         """() => [...document.querySelectorAll('.jp-Notebook .js-plotly-plot .legendtext')]
@@ -212,6 +221,11 @@ def _click_run_and_see_charts_change(page) -> None:
     summary = page.locator(".widget-html-content", has_text="Report:").first.inner_text()
     written = re.search(r"Report: (/\S+/runs/notebook-[\w.-]+/report\.html)", summary)
     assert written and Path(written.group(1)).exists(), summary  # under the project, written
+    decision = json.loads((Path(written.group(1)).parent / "manifest.json").read_text())["decision"]
+    assert [o["label"] for o in decision["options"]] == [*lines[:-1], EDITED]
+    assert decision["options_source"] == "notebook" and decision["options"][-1]["source"] == (
+        "notebook"
+    )
     assert re.search(
         r"\((converged|non_converged|vetoed_out|abstained|budget_exhausted)\): ", summary
     )
