@@ -147,9 +147,10 @@ def _(compare, runs):
 @app.cell
 def _(mo, project_root):
     # The decision editor: the picked problem's decision as read, to edit before one run.
-    from hivemind_lab.workbench import EXCLUSIVITY_CHOICES, problems
+    from hivemind_lab.workbench import EXCLUSIVITY_CHOICES
+    from hivemind_lab.workbench import problems as _problems
 
-    decision_problems = problems(project_root())
+    decision_problems = _problems(project_root())
     _titles = {p.title: p.id for p in sorted(decision_problems.values(), key=lambda p: p.title)}
     picked = mo.ui.dropdown(
         options=_titles,
@@ -175,10 +176,12 @@ def _(mo, project_root):
 
 @app.cell
 def _(EXCLUSIVITY_CHOICES, decision_problems, mo, picked):
-    from hivemind_lab.workbench import decision_as_read, decision_rows, notes_html
+    from hivemind_lab.workbench import decision_as_read as _as_read
+    from hivemind_lab.workbench import decision_rows as _rows
+    from hivemind_lab.workbench import notes_html as _notes
 
-    decision_read = decision_as_read(decision_problems[picked.value])
-    read_rows = decision_rows(decision_read)
+    decision_read = _as_read(decision_problems[picked.value])
+    read_rows = _rows(decision_read)
     option_box = mo.ui.text_area(
         value=read_rows.options_text, label="options (one per line)", rows=5, full_width=True
     )
@@ -194,7 +197,7 @@ def _(EXCLUSIVITY_CHOICES, decision_problems, mo, picked):
     run_decision = mo.ui.run_button(label="Run")
     mo.vstack(
         [
-            mo.Html(notes_html(decision_read)),
+            mo.Html(_notes(decision_read)),
             option_box,
             exclusive_box,
             constraint_box,
@@ -219,7 +222,6 @@ def _(
     similarity,
 ):
     import datetime as _dt
-    import html as _html
 
     from hivemind_lab import Calibrations as _Calibrations
     from hivemind_lab import Limits as _Limits
@@ -239,7 +241,7 @@ def _(
     try:  # exactly what the editor holds; a bad row, or no options (a refusal), runs nothing
         _decision = _edited(_rows, read=decision_read, problem=_problem)
     except _InputError as _exc:
-        mo.stop(True, mo.callout(mo.md(f"**Not run**: {_html.escape(str(_exc))}"), kind="danger"))
+        mo.stop(True, mo.callout(mo.plain_text(f"Not run: {_exc}"), kind="danger"))
     _stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     decision_run, decision_result = _run(
         _problem,
