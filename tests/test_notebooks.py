@@ -1,5 +1,6 @@
 """The marimo explorer runs top to bottom (the Jupyter notebooks run in JupyterLab: see
-tests/test_notebooks_browser.py)."""
+tests/test_notebooks_browser.py); its decision editor starts from the picked problem's decision
+as read, runs nothing until Run is pressed, and then runs exactly what it holds."""
 
 from __future__ import annotations
 
