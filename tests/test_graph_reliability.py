@@ -121,3 +121,26 @@ def test_a_new_model_starts_neutral_in_a_labelled_domain():
     # one newcomer's vote cannot outweigh a good voter's
     contest = {"newcomer": frozenset(["0"]), "h1": frozenset(["1"])}
     assert posterior(contest, frozenset(["0", "1"]), found)["1"] > 0.5
+
+
+def test_values_that_recur_by_coincidence_in_an_open_kind_stay_one_coin():
+    """Times of day: most are one-offs, a few recur across items. Only a categorical kind
+    (nearly all of its values recur) gets label rows; the open kind keeps one coin, also
+    beside a categorical kind in the same domain."""
+    ballots, sides = _labelled_domain()
+    values = {v: v for s in sides.values() for v in s}
+    kinds = {"0": "label", "1": "label"}
+    for i in range(40):
+        key = f"time {i}"
+        common, other = ("07:10", "08:15") if i < 6 else (f"07:{i:02d}", f"08:{i:02d}")
+        a, b = f"{key}|{common}", f"{key}|{other}"
+        ballots[key] = {"h1": frozenset([a]), "h2": frozenset([a]), "b1": frozenset([b])}
+        sides[key] = frozenset([a, b])
+        values.update({a: common, b: other})
+        kinds.update({common: "time", other: "time"})
+    found = estimate(ballots, sides, PRIOR, values=values, kinds=kinds)
+    assert set(found.labels.rate) == {"0", "1"}
+    assert not found.labelled(sides["time 0"])
+    assert found.labelled(sides["item 0"])
+    # without kinds the domain is one kind, and it is not categorical: no labels at all
+    assert estimate(ballots, sides, PRIOR, values=values).labels.rate == {}

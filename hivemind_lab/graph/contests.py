@@ -263,7 +263,10 @@ class ContestOps(GraphCore):
         if domain not in session.estimates:
             by_contest, sides = self._domain_ballots(tx, session, domain).ballots()
             values = session.domains[domain].values
-            session.estimates[domain] = estimate(by_contest, sides, self._prior, values=values)
+            kinds = {v: v.split("\x1f", 1)[0] for v in values.values()}
+            session.estimates[domain] = estimate(
+                by_contest, sides, self._prior, values=values, kinds=kinds
+            )
         return session.estimates[domain]
 
     def _decision(

@@ -55,8 +55,8 @@ Ballots = Mapping[str, Mapping[str, frozenset[str]]]
 @dataclass(frozen=True)
 class Labels:
     """What the estimate knows about *labels*: values (a side's predicate and object key) that
-    are sides of at least `LABEL_CONTESTS` contests of the domain. A contest whose sides are all
-    labels is read with the Dawid–Skene model (docs/design/consensus.md): each model's chance of
+    are sides of at least `LABEL_CONTESTS` contests of the domain, of a categorical predicate
+    (`CATEGORICAL_SHARE`). A contest whose sides are all labels is read with the Dawid–Skene model (docs/design/consensus.md): each model's chance of
     naming the true label depends on that label, its errors have a distribution over the other
     labels, and labels have a base rate. Every other contest uses the one-coin model."""
 
@@ -75,6 +75,11 @@ class Labels:
 LABEL_CONTESTS = 5
 """A value is a label (gets its own base rate and confusion rows) once it is a side of this
 many contests; rarer values (names, dates) are read with the one-coin model."""
+CATEGORICAL_SHARE = 0.9
+"""...and only when its kind (its predicate) is categorical: at least this share of the kind's
+values as sides are such recurring values. A kind of open values (times, names) where some
+values recur by coincidence stays with one coin: there the label model would spread errors
+over every recurring value and weigh each vote by ln(labels - 1), close to a head count."""
 
 
 @dataclass(frozen=True)
@@ -408,14 +413,31 @@ def copy_pairs(
 
 
 def label_values(
-    sides: Mapping[str, frozenset[str]], values: Mapping[str, str], min_contests: int
+    sides: Mapping[str, frozenset[str]],
+    values: Mapping[str, str],
+    min_contests: int,
+    kinds: Mapping[str, str] | None = None,
 ) -> frozenset[str]:
-    """Values that are sides of at least ``min_contests`` contests (see `Labels`)."""
+    """Values that are sides of at least ``min_contests`` contests, of kinds (``kinds``: value
+    → e.g. its predicate; one kind without it) whose values are labels in at least
+    `CATEGORICAL_SHARE` of their appearances as sides (see `Labels`)."""
     seen: dict[str, int] = defaultdict(int)
     for key in sorted(sides):
         for v in {values.get(s, s) for s in sides[key]}:
             seen[v] += 1
-    return frozenset(v for v, n in seen.items() if n >= min_contests)
+    recurring = {v for v, n in seen.items() if n >= min_contests}
+    kind_of = kinds or {}
+    total: dict[str, int] = defaultdict(int)
+    labelled: dict[str, int] = defaultdict(int)
+    for v, n in seen.items():
+        kind = kind_of.get(v, "")
+        total[kind] += n
+        labelled[kind] += n if v in recurring else 0
+    return frozenset(
+        v
+        for v in recurring
+        if labelled[kind_of.get(v, "")] >= CATEGORICAL_SHARE * total[kind_of.get(v, "")]
+    )
 
 
 def estimate(
@@ -424,6 +446,7 @@ def estimate(
     prior: Prior,
     *,
     values: Mapping[str, str] | None = None,
+    kinds: Mapping[str, str] | None = None,
     copy_rule: CopyRule | None = CopyRule(),
     label_contests: int = LABEL_CONTESTS,
     tolerance: float = 1e-7,
@@ -434,10 +457,11 @@ def estimate(
     ``ballots`` names, per contest, each voter's sides (``fork``/``synthesize`` ballots are
     left out by the caller); ``sides`` lists every side of each contest; ``values`` gives each
     side's value (the same value recurs across contests, e.g. a label; a side missing from it is
-    its own value). Contests with fewer than two voters carry no information about anyone and
-    are skipped. Contests whose sides are all labels (values that are sides of at least
-    ``label_contests`` contests) are read with the Dawid–Skene model, the rest with the one-coin
-    model (see `_em`). With ``copy_rule``, a second EM runs with copiers discounted: each
+    its own value; ``kinds`` gives each value's kind, e.g. its predicate). Contests with fewer
+    than two voters carry no information about anyone and are skipped. Contests whose sides
+    are all labels (`label_values`: values that are sides of at least ``label_contests``
+    contests, of a categorical kind) are read with the Dawid–Skene model, the rest with the
+    one-coin model (see `_em`). With ``copy_rule``, a second EM runs with copiers discounted: each
     source's weight is divided by one plus the number of sources it shares false values with
     far above chance.
     """
@@ -448,7 +472,7 @@ def estimate(
     }
     used = {key: sides[key] for key in usable}
     named = dict(values or {})
-    labels = label_values(used, named, label_contests)
+    labels = label_values(used, named, label_contests, kinds)
     p, correct, post, iterations, found = _em(
         usable,
         used,
