@@ -20,7 +20,7 @@ from hivemind_lab.problems.model import Constraint, Decision
 from hivemind_lab.reports import gather, print_pdf, render_html, render_markdown, write_report
 from hivemind_lab.reports.markdown import render_run_markdown
 from hivemind_lab.reports.run_html import render_run_html, report_figures
-from hivemind_lab.reports.summary import summarise, would_pass_at
+from hivemind_lab.reports.summary import Plain, summarise, would_pass_at
 from hivemind_lab.runs.manifest import RunManifest
 from hivemind_lab.runs.results import BindingVeto
 from hivemind_lab.runs.rundir import read_manifest
@@ -649,3 +649,100 @@ def test_a_report_reads_the_run_through_the_typed_manifest(run_dir):
     for text in (html, md):
         assert "No store refits before 2028." in text
         assert "0.15" in text and "0.45" in text and "0.65" in text
+
+
+def test_only_objections_the_monitor_kept_standing_are_shown(run_dir):
+    """'Other views' shows the objections the monitor judged still standing against the plan's
+    backers (its synthesis task, in the audit), never one re-derived from every critique: a
+    critique of a stance the backer has since changed, or one the monitor did not pass on,
+    stays out."""
+    evidence = gather(run_dir)
+    top = evidence.result.conclusions[0]
+    standing = evidence.standing.get(frozenset(top.agents))
+    assert standing is not None, "the monitor's synthesis task for the shown plan is read"
+    kept = {o.claim for o in standing}
+    final = evidence.result.regenerations
+    member = top.agents[0]
+    target = next(
+        c for c in evidence.critiques if c.target_id == member and c.regeneration == final
+    )
+    point = target.points[0].model_copy(
+        update={
+            "kind": "contradiction",
+            "claim": "An objection the monitor dropped.",
+            "strength": 99,
+        }
+    )
+    evidence.critiques.append(target.model_copy(update={"points": (point,), "round": 99}))
+    dropped = {
+        p.claim
+        for c in evidence.critiques
+        if c.target_id in top.agents and c.regeneration == final
+        for p in c.points
+        if p.kind == "contradiction" and p.claim not in kept
+    }
+    report = summarise(evidence)
+    plain = Plain(evidence)
+    shown = {x.claim for x in report.objections}
+    assert shown <= {plain(c) for c in kept}
+    assert not shown & {plain(c) for c in dropped}
+    assert bool(shown) == bool(kept)
+
+
+def _unquoted(html: str) -> str:
+    """The report's own voice: the body (question header and appendix cut) without the agents'
+    words, which it shows quoted."""
+    body = html.split("<h2>The decision</h2>", 1)[1].split("Appendix: research settings")[0]
+    return unescape(_text(re.sub(r'<q class="said">.*?</q>', " ", body, flags=re.DOTALL)))
+
+
+def test_the_report_never_says_the_agents_words_as_its_own(run_dir, vetoed_dir):
+    """What agents wrote (plan steps, critics' claims, constraint reasons and concerns) reaches
+    the body only quoted and attributed; the report's own sentences hold no first person."""
+    for source in (run_dir, vetoed_dir):
+        evidence = gather(source)
+        plain = Plain(evidence)
+        html = write_report(source).read_text()
+        own = _unquoted(html)
+        assert not re.search(r"\b(my|I|me)\b", own), re.search(r".{60}\b(my|I|me)\b.{20}", own)
+        written = [r for s in evidence.solutions.values() for r in s.recommendations]
+        written += [p.claim for c in evidence.critiques for p in c.points]
+        written += [s.reason for v in evidence.result.vetoes for s in v.scores]
+        written += [x.text for found in evidence.concerns.values() for x in found]
+        quoted = unescape(" ".join(re.findall(r'<q class="said">(.*?)</q>', html, re.DOTALL)))
+        body = unescape(_text(html.split("Appendix: research settings")[0]))
+        seen = 0
+        for text in {plain(t) for t in written if len(t) > 30}:
+            assert text not in own, text
+            seen += text in body
+            assert text not in body or text in quoted
+        assert seen, "the body quotes what the agents wrote"
+
+
+def test_a_run_without_evidence_recommends_nothing(run_dir, tmp_path):
+    copy = _with_status(run_dir, tmp_path, "no_evidence")
+    report = summarise(gather(copy))
+    assert report.recommendation is None and report.unbacked is not None
+    assert not report.objections and not report.why and not report.minority
+    text = unescape(_text(write_report(copy).read_text()))
+    assert "No recommendation" in text and "would have vetoed" not in text
+
+
+def test_other_views_say_each_decision_once_and_how_it_differs(run_dir, tmp_path):
+    """Conclusions that share a title and a decision are one view; a view titled like the
+    recommendation says how its decision differs (or that it is the same decision)."""
+    copy = _copy(run_dir, tmp_path)
+    result = load_result(copy)
+    top = result.conclusions[0]
+    assert len(top.agents) >= 3
+    first = top.model_copy(update={"agents": top.agents[:-2], "rank": 1})
+    twins = tuple(
+        top.model_copy(update={"agents": (a,), "rank": k}) for k, a in enumerate(top.agents[-2:], 2)
+    )
+    (copy / "result.json").write_text(
+        result.model_copy(update={"conclusions": (first, *twins)}).model_dump_json()
+    )
+    report = summarise(gather(copy))
+    assert len(report.minority) == 1
+    assert report.minority[0].support == f"2 of {result.n_agents} agents"
+    assert report.minority[0].differs

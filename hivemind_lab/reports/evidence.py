@@ -30,7 +30,7 @@ from hivemind_lab.samples import PROJECT
 from hivemind_lab.text import normalise
 
 if TYPE_CHECKING:
-    from hivemind_lab.agents.schemas import Concern
+    from hivemind_lab.agents.schemas import Concern, Objection
     from hivemind_lab.calibrations import Calibrations
     from hivemind_lab.inputs import DeliberationRequest
     from hivemind_lab.knowledge.documents import Document
@@ -97,13 +97,14 @@ class Generation:
 
 @dataclass(frozen=True)
 class Contradiction:
-    """A critique point whose evidence contradicts a recommendation of the conclusion."""
+    """An objection that still stands against the shown plan's backers, as the monitor decided
+    when it asked for the plan's combined rationale."""
 
-    critic: str
-    target: str
-    recommendation: str
     claim: str
-    strength: float
+    """The critic's own words."""
+    option: str
+    """The option the objection is about ("" when it names none)."""
+    strength: int
     source: str
 
 
@@ -124,6 +125,9 @@ class RunEvidence:
     """Document id -> "Author et al. Year", for citations inside running text."""
     concerns: dict[tuple[str, str], tuple[Concern, ...]] = field(default_factory=dict)
     """(constraint, solution id) -> the concerns the constraint agent listed for it."""
+    standing: dict[frozenset[str], tuple[Objection, ...]] = field(default_factory=dict)
+    """A final cluster's agent ids -> the objections the monitor judged still standing against
+    them (read from its synthesis task; none when the run asked for no synthesis)."""
 
     @property
     def request(self) -> DeliberationRequest:
@@ -273,42 +277,33 @@ class RunEvidence:
         return re.sub(r"\b[a-z0-9][\w.-]*#\d+\b", lambda m: self.short_source(m.group(0)), text)
 
     def contradictions(self, conclusion: Conclusion, limit: int = 3) -> list[Contradiction]:
-        """The strongest critiques whose evidence contradicts the conclusion's members in the
-        final generation (latest round first, then strength), one per claim."""
-        members = set(conclusion.agents)
-        final = self.result.regenerations
-        points = []
-        for critique in self.critiques:
-            if critique.target_id not in members or critique.regeneration != final:
-                continue
-            recs = self.recommendations(critique.target_solution_id)
-            for point in critique.points:
-                if point.kind != "contradiction":
-                    continue
-                index = point.recommendation
-                rec = recs[index] if index is not None and index < len(recs) else ""
-                points.append(
-                    (
-                        critique.round,
-                        point.strength,
-                        Contradiction(
-                            critic=critique.critic_id,
-                            target=critique.target_id,
-                            recommendation=rec,
-                            claim=point.claim,
-                            strength=point.strength,
-                            source=self.source(point.citation),
-                        ),
-                    )
-                )
-        points.sort(key=lambda p: (-p[0], -p[1], p[2].critic))
-        out: list[Contradiction] = []
-        for _, _, c in points:
-            if all(normalise(c.claim) != normalise(o.claim) for o in out):
-                out.append(c)
-            if len(out) == limit:
-                break
-        return out
+        """The strongest objections that still stand against the conclusion's backers, one per
+        claim, strongest first.
+
+        What stands is the monitor's decision (`hivemind_lab.deliberation.monitor`: the backer
+        kept the stance it was criticised for and did not take the claim in), read from the
+        synthesis task it recorded; re-deriving it from every critique showed objections to a
+        stance the backer had since changed."""
+        objections = self.standing.get(frozenset(conclusion.agents), ())
+        labels = self.decision.labels
+        grouped: dict[str, list[Objection]] = {}
+        for o in objections:
+            grouped.setdefault(normalise(o.claim), []).append(o)
+        out = [
+            Contradiction(
+                claim=same[0].claim,
+                option=_label(labels, same[0].option),
+                strength=max(x.strength for x in same),
+                source=self.source(same[0].citation),
+            )
+            for same in grouped.values()
+        ]
+        out.sort(key=lambda c: -c.strength)
+        return out[:limit]
+
+
+def _label(labels: tuple[str, ...], option: int | None) -> str:
+    return labels[option] if option is not None and 0 <= option < len(labels) else ""
 
 
 def plan_label(solution: Solution | None, fallback: str) -> str:
@@ -386,6 +381,22 @@ def _score_concerns(call: events.ModelCall) -> tuple[tuple[str, str], tuple[Conc
     return (task.constraint, task.solution_id), tuple(output.concerns)
 
 
+def _standing(call: events.ModelCall) -> tuple[frozenset[str], tuple[Objection, ...]] | None:
+    """A synthesis call's cluster (its members' agent ids) and the objections the monitor
+    judged still standing against them (None when the task does not read)."""
+    from hivemind_lab.agents.prompts import split_task_block
+    from hivemind_lab.agents.schemas import SynthesizeTask
+
+    block = split_task_block(str(call.prompt[-1].get("content", ""))) if call.prompt else None
+    if block is None:
+        return None
+    try:
+        task = SynthesizeTask.model_validate_json(block.data)
+    except ValidationError:
+        return None
+    return frozenset(m.agent_id for m in task.members), task.objections
+
+
 def gather(run_dir: str | Path) -> RunEvidence:
     """Read a run directory: result, manifest, audit check, solutions, critiques, sources."""
     from hivemind_lab.runs import events
@@ -410,6 +421,10 @@ def gather(run_dir: str | Path) -> RunEvidence:
             found = _score_concerns(event)
             if found is not None:
                 evidence.concerns[found[0]] = found[1]
+        elif isinstance(event, events.ModelCall) and event.kind == "llm.synthesize":
+            cluster = _standing(event)
+            if cluster is not None:  # a resumed run's last synthesis is the one that counts
+                evidence.standing[cluster[0]] = cluster[1]
     documents = _documents(evidence.manifest, run_dir)
     evidence.sources = {d.id: d.citation() for d in documents}
     evidence.short_sources = {d.id: _short_citation(d) for d in documents}

@@ -18,20 +18,21 @@ def md(text: object) -> str:
     return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def _scores(plan: Plan, feasibility: int, *, concerns: bool = False) -> list[str]:
-    """A plan's scores with their reasons; with ``concerns``, each score's concerns too (the
-    summary points to them, as the HTML does)."""
-    # The review lists only the concerns: the reasons stand in the summary's table already.
-    lines = [f"| constraint | score | {'concerns' if concerns else 'reason'} |", "|---|---:|---|"]
+def said(text: str) -> str:
+    """An agent's own words, quoted: the report never says them in its own voice."""
+    return f"“{md(text)}”"
+
+
+def _scores(plan: Plan, feasibility: int) -> list[str]:
+    """A plan's scores with the reason each constraint agent gave (the concerns are listed
+    once under Feasibility review, as the HTML does)."""
+    lines = ["| constraint | score | reason its agent gave |", "|---|---:|---|"]
     for s in plan.scores:
         flag = f" ⚠ at or below {feasibility}" if s.below else ""
         vetoes = "".join(f"**{md(v)}.** " for v in s.vetoes)
-        if concerns:
-            said = md("; ".join(s.concerns)) if s.concerns else "none"
-        else:
-            pointer = " (concerns under Feasibility review)" if s.concerns else ""
-            said = md(s.reason or "no reason given") + pointer
-        lines.append(f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}{said} |")
+        pointer = " (concerns under Feasibility review)" if s.concerns else ""
+        reason = said(s.reason) if s.reason else "no reason given"
+        lines.append(f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}{reason}{pointer} |")
     return [*lines, ""]
 
 
@@ -65,7 +66,9 @@ def report_markdown(r: RunReport) -> str:
             f"{md(r.support)} Mean feasibility score {rec.mean} against the client's "
             f"{r.feasibility}.",
             "",
-            *(f"{k}. {md(step)}" for k, step in enumerate(rec.recommendations, 1)),
+            "The plan in its backers' words:",
+            "",
+            *(f"{k}. {said(step)}" for k, step in enumerate(rec.recommendations, 1)),
             "",
         ]
         if r.why:
@@ -73,8 +76,18 @@ def report_markdown(r: RunReport) -> str:
         lines += ["### Risks: each constraint's score and reason", "", *_scores(rec, r.feasibility)]
     else:
         lines += ["**No recommendation.**", ""]
-        c = r.closest
-        if c is not None:
+        c, u = r.closest, r.unbacked
+        if u is not None:
+            lines += [
+                "For the record, the plan with the most support, which cites no evidence from "
+                f"the knowledge base (mean feasibility score {u.mean}): {said(u.title)}",
+                "",
+                md(r.support),
+                "",
+                *(f"{k}. {said(step)}" for k, step in enumerate(u.recommendations, 1)),
+                "",
+            ]
+        elif c is not None:
             by = f", proposed by {c.plan.agents} agents" if c.plan.agents > 1 else ""
             lines += [
                 f"Closest to passing: the plans of attempt {c.attempt} averaged {c.set_mean} "
@@ -90,22 +103,26 @@ def report_markdown(r: RunReport) -> str:
     if r.minority or r.objections:
         lines += ["## Other views", ""]
         lines += [
-            f"- {md(m.title)} ({md(m.support)}; mean feasibility score {m.mean})"
+            f"- {md(m.title)}{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
+            f"feasibility score {m.mean})"
             for m in r.minority
         ]
         lines += [
-            f"- A critic objected: {md(x.claim)} (evidence: {md(x.source)})" for x in r.objections
+            "- An objection that still stands"
+            + (f" against “{md(x.option)}”" if x.option else "")
+            + f", citing {md(x.source)}. The critic wrote: {said(x.claim)}"
+            for x in r.objections
         ]
         lines += [""]
     if r.sources:
         lines += ["## Sources the recommendation cites", "", *_bullets(r.sources)]
-    reviewed = rec if rec is not None else (r.closest.plan if r.closest else None)
-    if reviewed is not None and any(s.concerns for s in reviewed.scores):
+    if r.review:
+        lines += ["## Feasibility review: the concerns behind the scores", ""]
         lines += [
-            "## Feasibility review: the concerns behind each score",
-            "",
-            *_scores(reviewed, r.feasibility, concerns=True),
+            f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
+            for c in r.review
         ]
+        lines += [""]
     if r.any_veto:
         lines += ["## Vetoed attempts", ""]
         for a in r.attempts:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hivemind_lab.calibrations import Calibrations
@@ -84,6 +84,8 @@ class Plan:
     scores: tuple[ScoreLine, ...]
     agents: int = 1
     """How many agents proposed this same plan in its attempt."""
+    solution_id: str = ""
+    """The solution shown (one of the agents' identical plans)."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +132,31 @@ class Minority:
     title: str
     support: str
     mean: float
+    differs: str = ""
+    """How its decision differs from the recommendation's, in words ("" when the options
+    give no stances to compare)."""
 
 
 @dataclass(frozen=True)
 class Objection:
+    """An objection still standing against the plan's backers: the critic's own words (shown
+    quoted), the option it is about and the source it cites."""
+
     claim: str
     source: str
+    option: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewLine:
+    """One distinct concern of the feasibility review with every constraint that raised it
+    (identical concerns from several constraint agents are said once)."""
+
+    about: str
+    """In the report's words: how grave, on which option, whether the plan answers it."""
+    text: str
+    """The constraint agents' own words (shown quoted)."""
+    constraints: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -160,6 +181,8 @@ class RunReport:
     decision: DecisionCard
     feasibility: int
     recommendation: Plan | None = None
+    unbacked: Plan | None = None
+    """A plan that rests on no evidence (``no_evidence``): shown for the record, not advice."""
     support: str = ""
     one_agent: bool = False
     why: list[str] = field(default_factory=list)
@@ -168,6 +191,8 @@ class RunReport:
     closest: Closest | None = None
     minority: list[Minority] = field(default_factory=list)
     objections: list[Objection] = field(default_factory=list)
+    review: list[ReviewLine] = field(default_factory=list)
+    """The concerns behind the shown plan's scores, each once."""
     sources: list[str] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
     any_veto: bool = False
@@ -295,6 +320,79 @@ def _option_name(index: int | None, options: list[str]) -> str:
     return f"“{options[index]}”" if index is not None and 0 <= index < len(options) else ""
 
 
+def _review(
+    evidence: RunEvidence, solutions: list[SolutionScore], plain: Plain
+) -> list[ReviewLine]:
+    """The concerns behind the plan's scores, each distinct concern once with the constraints
+    that raised it: unanswered and gravest first, then raised by the most constraints."""
+    options = list(evidence.decision.labels)
+    found: dict[tuple[str, str, str], list[str]] = {}
+    order: dict[tuple[str, str, str], tuple[bool, int]] = {}
+    for s in solutions:
+        for constraint, concerns in s.concerns.items():
+            for x in concerns:
+                on = _option_name(x.option, options)
+                state = "answered by the plan" if x.mitigated else "not answered"
+                about = f"{x.grade.capitalize()} concern{' on ' + on if on else ''}, {state}"
+                key = (about, normalise(x.text), plain(x.text))
+                if constraint not in found.setdefault(key, []):
+                    found[key].append(constraint)
+                order[key] = (x.mitigated, _GRAVITY[x.grade])
+    ranked = sorted(found, key=lambda k: (*order[k], -len(found[k])))
+    return [ReviewLine(a, text, tuple(sorted(found[(a, n, text)]))) for a, n, text in ranked]
+
+
+def _decision_words(stances: dict[int, str], options: list[str]) -> dict[int, str]:
+    said = {
+        "pursue": "pursues “{}” now",
+        "later": "keeps “{}” for later",
+        "avoid": "rules out “{}”",
+    }
+    return {
+        i: said.get(v, v + " “{}”").format(options[i])
+        for i, v in stances.items()
+        if i < len(options)
+    }
+
+
+def _stances(evidence: RunEvidence, conclusion: Conclusion) -> dict[int, str]:
+    """The shown plan's stance on each option (the first backer whose plan is the one shown)."""
+    own = evidence.own_justifications(conclusion)
+    solution = evidence.solutions.get(own[0].solution_id) if own else None
+    return {st.option: st.stance for st in solution.stances} if solution else {}
+
+
+def _minority(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[Minority]:
+    """The other conclusions, each decision once: conclusions that share a title and a
+    decision are one view (their agents counted together), and a view titled like the
+    recommendation says how its decision differs from it."""
+    r = evidence.result
+    options = list(evidence.decision.labels)
+    ours = _stances(evidence, top)
+    views: dict[tuple[str, tuple[tuple[int, str], ...]], list[Conclusion]] = {}
+    for c in r.conclusions[1:]:
+        key = (normalise(_headline(c)), tuple(sorted(_stances(evidence, c).items())))
+        views.setdefault(key, []).append(c)
+    out: list[tuple[int, float, Minority]] = []
+    for (_, stances), same in views.items():
+        agents = sum(len(c.agents) for c in same)
+        mean = sum(c.mean_score * len(c.agents) for c in same) / max(1, agents)
+        theirs, words_ours = _decision_words(dict(stances), options), _decision_words(ours, options)
+        changed = [theirs[i] for i in sorted(theirs) if words_ours.get(i) != theirs[i]]
+        left = [f"leaves “{options[i]}” open" for i in sorted(words_ours) if i not in theirs]
+        differs = "; ".join([*changed, *left])
+        if not differs and ours and stances:
+            differs = "the same decision, in other words"
+        if changed or left:
+            differs = f"unlike the recommendation, it {differs}"
+        view = Minority(
+            plain(_headline(same[0])), f"{agents} of {r.n_agents} agents", round(mean, 1), differs
+        )
+        out.append((agents, mean, view))
+    out.sort(key=lambda v: (-v[0], -v[1]))
+    return [view for _, _, view in out]
+
+
 def _concern_words(concern: Concern, options: list[str], plain: Plain) -> str:
     """A constraint agent's concern as a reader reads it: how grave, on which option, whether
     the plan already answers it, and what it is."""
@@ -330,6 +428,7 @@ def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
                     recommendations=tuple(plain(r) for r in recs),
                     scores=_score_lines(evidence, [first], None, plain),
                     agents=len(members),
+                    solution_id=first.solution_id,
                 )
             )
         plans.sort(key=lambda p: -p.mean)
@@ -443,7 +542,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
         last = evidence.generations()[-1].solutions if evidence.generations() else []
         members = [s for s in last if s.solution_id in set(top.solution_ids)]
         scores = _score_lines(evidence, members, dict(top.scores), plain)
-        report.recommendation = Plan(
+        plan = Plan(
             title=plain(_headline(top)),
             attempt=r.regenerations + 1,
             mean=round(top.mean_score, 1),
@@ -452,28 +551,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
             agents=len(top.agents),
         )
         report.support, report.one_agent = _support(evidence, top)
-        if r.status == "converged" and not report.one_agent and len(top.agents) < r.n_agents:
-            report.happened = (
-                "The agents' plans settled into few enough distinct conclusions to stop, and the "
-                "plans passed the practicality review; the agents did not all agree (see the "
-                "split below)."
-            )
-        report.why = _why(evidence, top, plain)
-        ordered = sorted(scores, key=lambda s: s.score)
-        report.risks = [s for s in ordered if s.below] or ordered[:2]
-        report.minority = [
-            Minority(
-                plain(_headline(c)),
-                f"{len(c.agents)} of {r.n_agents} agents",
-                round(c.mean_score, 1),
-            )
-            for c in r.conclusions[1:]
-        ]
-        report.objections = [
-            Objection(plain(x.claim), x.source) for x in evidence.contradictions(top)
-        ]
-        report.sources = evidence.cited(top)
-        report.change = _what_changes(evidence, report)
+        report.review = _review(evidence, members, plain)
         for c in r.conclusions:
             for j in c.justifications:
                 report.agent_notes.append(
@@ -483,8 +561,41 @@ def summarise(evidence: RunEvidence) -> RunReport:
                         evidence.justification_text(c, j.solution_id, j.rationale),
                     )
                 )
+        if not said.recommends:  # plans without evidence: for the record, not advice
+            steps = tuple(x for x in plan.recommendations if normalise(x) != normalise(plan.title))
+            report.unbacked = replace(plan, recommendations=steps)  # the title says the first
+            report.change = _what_changes(evidence, report)
+        else:
+            report.recommendation = plan
+            if r.status == "converged" and not report.one_agent and len(top.agents) < r.n_agents:
+                report.happened = (
+                    "The agents' plans settled into few enough distinct conclusions to stop, and "
+                    "the plans passed the practicality review; the agents did not all agree (see "
+                    "the split below)."
+                )
+            report.why = _why(evidence, top, plain)
+            ordered = sorted(scores, key=lambda s: s.score)
+            report.risks = [s for s in ordered if s.below] or ordered[:2]
+            report.minority = _minority(evidence, top, plain)
+            report.objections = [
+                Objection(plain(x.claim), x.source, x.option) for x in evidence.contradictions(top)
+            ]
+            report.sources = evidence.cited(top)
+            report.change = _what_changes(evidence, report)
     else:
         report.closest = _closest(attempts)
+        if report.closest is not None:
+            report.review = _review(
+                evidence,
+                [
+                    s
+                    for g in evidence.generations()
+                    if g.verdict.regeneration + 1 == report.closest.attempt
+                    for s in g.solutions
+                    if s.solution_id == report.closest.plan.solution_id
+                ],
+                plain,
+            )
         report.change = _what_changes(evidence, report)
     profile = req.profile if isinstance(req.profile, str) else ", ".join(req.profile)
     report.settings = [
@@ -548,13 +659,18 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
     if report.recommendation is not None:
         rec = report.recommendation
         final = r.vetoes[-1].mean_score if r.vetoes else rec.mean
+        whole = f"all {r.n_agents} agents' plans" if r.n_agents > 1 else "the plan"
         out.append(
-            f"A feasibility of {math.ceil(round(final, 6))} or higher would have vetoed this set "
-            f"of plans (its mean score is {final:.1f}; the client's feasibility is {f})."
+            f"A feasibility of {math.ceil(round(final, 6))} or higher would have vetoed it: the "
+            f"review judges the set as a whole, and {whole} averaged {final:.1f} (the client's "
+            f"feasibility is {f})."
         )
         if report.minority:
             m = report.minority[0]
-            out.append(f"The strongest alternative, “{m.title}”, has {m.support} behind it.")
+            differs = f" ({m.differs})" if m.differs else ""
+            out.append(
+                f"The strongest alternative, “{m.title}”{differs}, has {m.support} behind it."
+            )
         if report.risks:
             worst = report.risks[0]
             out.append(
@@ -580,12 +696,30 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             "Allowing more regenerations (--max-regenerations) gives the agents more attempts."
         )
     elif r.status == "budget_exhausted":
-        out.append("A larger budget (--max-tokens) lets the run finish; resume it with --resume.")
+        limits, used = evidence.manifest.limits, r.usage
+        budget = (
+            f"its budget of {limits.max_tokens:,} tokens"
+            if limits.max_tokens is not None
+            else f"its budget of ${limits.max_cost_usd}"
+            if limits.max_cost_usd is not None
+            else "its budget"
+        )
+        out.append(
+            f"The run spent {used.tokens:,} tokens in {plural(used.calls, 'model call')} against "
+            f"{budget}; run it again with a larger --max-tokens (a resumed run keeps the budget "
+            "it started with)."
+        )
     elif r.status == "no_evidence":
         out.append(
             "Add documents that bear on the question to the knowledge base, or check that the "
             "question names the client's own terms."
         )
+        if 0 < r.n_agents < 3:
+            out.append(
+                f"Only {plural(r.n_agents, 'agent')} took part: the knowledge base gave "
+                f"{plural(r.n_agents, 'slice')} at a density of {evidence.request.density} "
+                "tokens per agent; a larger knowledge base or a lower density gives more agents."
+            )
     if c is None and not out:
         out.append("No set of plans was scored.")
     return out
