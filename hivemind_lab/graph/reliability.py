@@ -56,9 +56,10 @@ Ballots = Mapping[str, Mapping[str, frozenset[str]]]
 class Labels:
     """What the estimate knows about *labels*: values (a side's predicate and object key) that
     are sides of at least `LABEL_CONTESTS` contests of the domain, of a categorical predicate
-    (`CATEGORICAL_SHARE`). A contest whose sides are all labels is read with the Dawid–Skene model (docs/design/consensus.md): each model's chance of
-    naming the true label depends on that label, its errors have a distribution over the other
-    labels, and labels have a base rate. Every other contest uses the one-coin model."""
+    (`CATEGORICAL_SHARE`). A contest whose sides are all labels is read with the Dawid–Skene
+    model (docs/design/consensus.md): each model's chance of naming the true label depends on
+    that label, its errors have a distribution over the other labels, and labels have a base
+    rate. Every other contest uses the one-coin model."""
 
     rate: dict[str, float] = field(default_factory=dict)
     """Label → how often it is the true value of a labelled contest (smoothed)."""
