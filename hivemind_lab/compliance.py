@@ -111,21 +111,24 @@ def _rescore_manifest(
         if hashes is not None
         else fingerprint.knowledge_hash(load_documents(manifest.knowledge_base))
     )
-    data = manifest.model_dump(mode="json")
-    data["request"]["profile"] = list(profile) if isinstance(profile, tuple) else profile
-    data["calibrations"]["severity"] = severity
-    data.update(
-        created_at=utc_now(),
-        practicality_kb=str(practicality_kb),
-        constraints=list(constraints),
-        knowledge_hashes=KnowledgeHashes(
-            theory=theory,
-            constraints=fingerprint.constraint_hashes(practicality_kb, constraints),
-        ).model_dump(),
-        rescore_of=origin.model_dump(),
-        **environment(),
+    # The original's typed fields, with what the rescore changes; validated as a manifest
+    # again (the request and the recorded decision must still agree).
+    return RunManifest.model_validate(
+        {
+            **dict(manifest),
+            "request": manifest.request.model_copy(update={"profile": profile}),
+            "calibrations": manifest.calibrations.model_copy(update={"severity": severity}),
+            "created_at": utc_now(),
+            "practicality_kb": str(practicality_kb),
+            "constraints": constraints,
+            "knowledge_hashes": KnowledgeHashes(
+                theory=theory,
+                constraints=fingerprint.constraint_hashes(practicality_kb, constraints),
+            ),
+            "rescore_of": origin,
+            **environment(),
+        }
     )
-    return RunManifest.model_validate(data)
 
 
 def rescore(

@@ -336,12 +336,11 @@ def deliberate(
     if failure is not None:
         # An error about the run directory itself (another process writes it, a rescore has
         # nothing to continue) says what to do; "resume it" would send the user round again.
+        from hivemind_lab.runs.rundir import RunDir
+
         about_the_run = isinstance(failure, InputError) and failure.field in {"run_dir", "resume"}
-        if (
-            not about_the_run
-            and (run_dir / "manifest.json").exists()
-            and not (run_dir / "result.json").exists()
-        ):
+        run = RunDir(run_dir)
+        if not about_the_run and run.started and not run.finished:
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure, command=deliberate, names=_run_dir_name(resume))
     report = write_report(run_dir, force=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.runner import run_manifest
 from hivemind_lab.errors import InputError
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
 
 VOLATILE = ("wall_time_s", "audit_head", "audit_records", "usage.cache_hits", "usage.model_calls")
@@ -31,9 +31,9 @@ class ReplayReport(BaseModel):
     compared_bytes: int = 0
 
 
-def comparable(result: dict[str, Any]) -> dict[str, Any]:
-    """The result without its volatile fields."""
-    data = json.loads(json.dumps(result))
+def comparable(result: DeliberationResult) -> dict[str, Any]:
+    """The result as JSON without its volatile fields."""
+    data = result.model_dump(mode="json")
     for path in VOLATILE:
         node = data
         *parents, leaf = path.split(".")
@@ -84,8 +84,8 @@ def replay(run_dir: str | Path) -> ReplayReport:
             run_sync(run_manifest(manifest, Path(tmp) / "replay", model=model))
         finally:
             recorded.close()
-        original = comparable(json.loads(run.result_path.read_text("utf-8")))
-        again = comparable(json.loads((Path(tmp) / "replay" / "result.json").read_text("utf-8")))
+        original = comparable(run.read_result())
+        again = comparable(RunDir(Path(tmp) / "replay").read_result())
     a, b = canonical_json(original).encode(), canonical_json(again).encode()
     return ReplayReport(
         run_dir=str(run.path),

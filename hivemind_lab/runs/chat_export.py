@@ -30,6 +30,7 @@ from hivemind_lab.runs import events
 from hivemind_lab.runs.atomic import write_text_atomic
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import RunManifest, utc_now
+from hivemind_lab.runs.rescore import RescoreReport
 from hivemind_lab.runs.rundir import RunDir
 
 CHAT_EXPORT_VERSION: Literal[1] = 1
@@ -115,8 +116,8 @@ def _outcomes(run: RunDir) -> dict[int, SetOutcome]:
     if run.finished:
         verdicts = [(v.regeneration, v.vetoed) for v in run.read_result().vetoes]
     elif run.rescore_path.exists():
-        raw = json.loads(run.rescore_path.read_text("utf-8"))
-        verdicts = [(s["after"]["regeneration"], s["after"]["vetoed"]) for s in raw["sets"]]
+        rescore = RescoreReport.model_validate_json(run.rescore_path.read_text("utf-8"))
+        verdicts = [(s.after.regeneration, s.after.vetoed) for s in rescore.sets]
     else:
         verdicts = []
     return {regen: "vetoed" if vetoed else "cleared" for regen, vetoed in verdicts}
