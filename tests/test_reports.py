@@ -438,6 +438,9 @@ def test_the_body_speaks_plainly_and_says_nothing_twice(run_dir, vetoed_dir):
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if len(s) > 60]
         repeated = {s for s in sentences if sentences.count(s) > 1}
         assert not repeated, sorted(repeated)[:2]
+        for fact in gather(source).decision.facts:  # however many agents quote it
+            if len(fact.text) > 60:
+                assert body.count(fact.text.rstrip(".")) <= 1, fact.text
 
 
 def test_no_empty_sections_when_nothing_was_vetoed(run_dir):

@@ -493,9 +493,10 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
     out = []
     steps = normalise(" ".join(top.recommendations))
     ranked = [facts[f] for f, _ in sorted(used.items(), key=lambda x: -x[1]) if f in facts]
-    unquoted = [t for t in ranked if normalise(t) not in steps][:2]  # the steps quote the rest
+    # The steps quote the rest (a quote may drop the fact's final full stop).
+    unquoted = [t for t in ranked if normalise(t.rstrip(".")) not in steps][:2]
     if unquoted:
-        out.append("It also rests on: " + "; ".join(f"“{t}”" for t in unquoted) + ".")
+        out.append("It also rests on: " + "; ".join(f"“{t.rstrip('.')}”" for t in unquoted) + ".")
     elif ranked:
         out.append(f"It rests on {len(ranked)} of the client's figures, quoted in its steps.")
     sources = evidence.cited(top)
@@ -597,6 +598,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
                 plain,
             )
         report.change = _what_changes(evidence, report)
+    _quote_facts_once(report, [f.text for f in evidence.decision.facts])
     profile = req.profile if isinstance(req.profile, str) else ", ".join(req.profile)
     report.settings = [
         ("Sufficiency (halt at this many distinct conclusions)", str(req.sufficiency)),
@@ -634,6 +636,43 @@ def summarise(evidence: RunEvidence) -> RunReport:
         f"{a.verified} records before it verified."
     )
     return report
+
+
+SAME_FACT = "[the client fact quoted above]"
+"""What stands, inside an agent's quoted words, for a client fact the body already quoted (square
+brackets: the report's words inside a quotation)."""
+
+
+def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
+    """Each long client fact is quoted once in the body, in reading order: where a later
+    constraint reason or concern quotes it again it reads as `SAME_FACT` (the grocer's five
+    constraint agents each quoted the same 130-character fact in their reasons and concerns)."""
+    long = sorted({f.strip().rstrip(".") for f in facts if len(f) > 60}, key=len, reverse=True)
+    seen: set[str] = set()
+
+    def once(text: str) -> str:
+        for fact in long:
+            if fact in text:
+                if fact in seen:
+                    text = text.replace(fact, SAME_FACT)
+                seen.add(fact)
+        return text
+
+    def plan(p: Plan | None) -> Plan | None:
+        if p is None:
+            return None
+        return replace(p, scores=tuple(replace(s, reason=once(s.reason)) for s in p.scores))
+
+    shown = report.recommendation or report.unbacked or (report.closest and report.closest.plan)
+    for text in (*(shown.recommendations if shown else ()), *report.why):
+        once(text)  # the plan's steps and the why are said whole: they come first
+    report.recommendation = plan(report.recommendation)
+    report.unbacked = plan(report.unbacked)
+    if report.closest is not None:
+        closest = plan(report.closest.plan)
+        assert closest is not None
+        report.closest = replace(report.closest, plan=closest)
+    report.review = [replace(c, text=once(c.text)) for c in report.review]
 
 
 def _calibration_settings(calibrations: Calibrations) -> list[tuple[str, str]]:
