@@ -61,7 +61,7 @@ def report_markdown(r: RunReport) -> str:
     rec = r.recommendation
     if rec is not None:
         lines += [
-            f"**{md(rec.title)}**",
+            f"**{said(rec.title) if rec.quoted else md(rec.title)}**",
             "",
             f"{md(r.support)} Mean feasibility score {rec.mean} against the client's "
             f"{r.feasibility}.",

@@ -86,6 +86,8 @@ class Plan:
     """How many agents proposed this same plan in its attempt."""
     solution_id: str = ""
     """The solution shown (one of the agents' identical plans)."""
+    quoted: bool = False
+    """The title is the agents' own words (shown quoted), not the report's."""
 
 
 @dataclass(frozen=True)
@@ -355,6 +357,22 @@ def _decision_words(stances: dict[int, str], options: list[str]) -> dict[int, st
     }
 
 
+def _decided(stances: dict[int, str], options: list[str]) -> str:
+    """A plan's decision in the report's words, from its stances on the client's options
+    ("Pursue “A” now; keep “B” for later; rule out “C”."); "" when it takes none."""
+    named = {
+        kind: " and ".join(f"“{options[i]}”" for i, v in sorted(stances.items()) if v == kind)
+        for kind in ("pursue", "later", "avoid")
+    }
+    parts = [
+        f"pursue {named['pursue']} now" if named["pursue"] else "",
+        f"keep {named['later']} for later" if named["later"] else "",
+        f"rule out {named['avoid']}" if named["avoid"] else "",
+    ]
+    said = "; ".join(p for p in parts if p)
+    return f"{said[0].upper()}{said[1:]}." if said else ""
+
+
 def _stances(evidence: RunEvidence, conclusion: Conclusion) -> dict[int, str]:
     """The shown plan's stance on each option (the first backer whose plan is the one shown)."""
     own = evidence.own_justifications(conclusion)
@@ -543,8 +561,10 @@ def summarise(evidence: RunEvidence) -> RunReport:
         last = evidence.generations()[-1].solutions if evidence.generations() else []
         members = [s for s in last if s.solution_id in set(top.solution_ids)]
         scores = _score_lines(evidence, members, dict(top.scores), plain)
+        decided = _decided(_stances(evidence, top), list(evidence.decision.labels))
         plan = Plan(
-            title=plain(_headline(top)),
+            title=decided or plain(_headline(top)),
+            quoted=not decided,
             attempt=r.regenerations + 1,
             mean=round(top.mean_score, 1),
             recommendations=tuple(plain(x) for x in top.recommendations),
