@@ -45,7 +45,9 @@ def report_markdown(r: RunReport) -> str:
     lines = [f"# {md(r.title)}", ""]
     for banner in r.banners:
         lines += [f"> **{md(banner.text)}**", ""]
-    lines += [f"**Question.** {md(r.question)}", "", "## The decision", ""]
+    if r.question:
+        lines += [f"**Question.** {md(r.question)}", ""]
+    lines += ["## The decision", ""]
     lines += [f"{k}. {md(o.text)} ({md(o.source)})" for k, o in enumerate(r.decision.options, 1)]
     lines += ["", md(r.decision.kind), ""]
     if r.decision.warning:

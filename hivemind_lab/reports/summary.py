@@ -176,6 +176,7 @@ class RunReport:
 
     title: str
     question: str
+    """The question as the client wrote it ("" when the title already is the question)."""
     banners: list[Banner]
     status: str
     status_label: str
@@ -544,9 +545,10 @@ def summarise(evidence: RunEvidence) -> RunReport:
     plain = Plain(evidence)
     said = words(r.status)
     attempts = _attempts(evidence, plain)
+    question = " ".join(req.problem.split())
     report = RunReport(
         title=evidence.title,
-        question=" ".join(req.problem.split()),
+        question="" if normalise(question) == normalise(evidence.title) else question,
         banners=_banners(evidence),
         status=r.status,
         status_label=said.label,
