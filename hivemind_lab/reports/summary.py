@@ -732,11 +732,12 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             out.append(
                 f"The strongest alternative, “{m.title}”{differs}, has {m.support} behind it."
             )
-        if report.risks:
+        if report.risks and final > f:
+            # The veto is on the set's mean: no one score sinks a plan by itself.
             worst = report.risks[0]
             out.append(
-                f"The {worst.constraint} score ({worst.score}) is the weakest: evidence that "
-                f"lowers it further would sink the plan first."
+                f"The weakest score is {worst.constraint} ({worst.score}); for a veto the set's "
+                f"mean would have to fall by {final - f:.1f} points, to {f} or below."
             )
         return out
     c = report.closest
