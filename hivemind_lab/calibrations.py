@@ -24,13 +24,13 @@ class Calibrations(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     stubbornness: float = Field(default=0.3, ge=0.0, le=1.0)
-    similarity_threshold: float = Field(default=0.35, ge=0.0, le=1.0)
+    similarity_threshold: float = Field(default=0.65, ge=0.0, le=1.0)
     severity: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 PRESETS: dict[str, Calibrations] = {
     "balanced": Calibrations(),
-    "cooperative": Calibrations(stubbornness=0.1, similarity_threshold=0.3, severity=0.4),
-    "adversarial": Calibrations(stubbornness=0.7, similarity_threshold=0.5, severity=0.7),
+    "cooperative": Calibrations(stubbornness=0.1, similarity_threshold=0.5, severity=0.4),
+    "adversarial": Calibrations(stubbornness=0.7, similarity_threshold=0.8, severity=0.7),
 }
 """Named calibration presets."""

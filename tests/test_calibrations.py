@@ -17,8 +17,11 @@ from hivemind_lab import Calibrations, Limits
 from hivemind_lab.agents.prompts import Task
 from hivemind_lab.agents.schemas import (
     Concern,
+    CritiqueOutput,
     CritiquePoint,
+    CritiqueTask,
     OptionStance,
+    PointRef,
     ReceivedCritique,
     ReviseTask,
     RevisionOutput,
@@ -33,8 +36,11 @@ from hivemind_lab.deliberation.theory import (
     BAR_TOLERANCE,
     SOURCE_SHARE,
     UNGROUNDED,
+    Licence,
+    Weighing,
     bar,
     hold_unanswered,
+    licence,
     weigh_points,
 )
 from hivemind_lab.runs.audit import read_records
@@ -148,6 +154,67 @@ def test_the_default_stubbornness_sits_off_the_weight_lattice():
     assert min(abs(w - e) for w in lattice for e in edges) > 1e-3  # no rounding decides
 
 
+def test_a_contradiction_weighs_only_what_the_peers_backing_the_stance_leave_standing():
+    against = tuple(
+        ReceivedCritique(critic_id=c, points=(_point(0, f"p{i + 1}", 4),))
+        for i, c in enumerate("abc")
+    )
+    backers = tuple(
+        ReceivedCritique(critic_id=c, points=(_point(0, f"p{i + 4}", 4, "support"),))
+        for i, c in enumerate("de")
+    )
+
+    def weight(received):
+        w = weigh_points(received, SHOWN, 0.0)
+        return next(p.weight for p in w.must_answer if p.critic_id == "a")
+
+    lone, backed = weight(against), weight(against + backers)
+    assert backed == pytest.approx(lone * 0.4**2, abs=1e-6)  # two backers of 0.6 leave 0.16
+    elsewhere = tuple(  # backing is per option
+        ReceivedCritique(critic_id=c, points=(_point(1, f"p{i + 4}", 4, "support"),))
+        for i, c in enumerate("de")
+    )
+    assert weight(against + elsewhere) == pytest.approx(lone)
+    # Some stubbornness moves a lone stance but not one most peers back.
+    s = (backed + lone) / 2 / (1 + 2 * BAR_TOLERANCE)
+    assert [p.option for p in weigh_points(against, SHOWN, s).must_answer] == [0, 0, 0]
+    assert not weigh_points(against + backers, SHOWN, s).must_answer
+
+
+def test_a_stance_change_is_taken_only_towards_the_critics_who_raised_it():
+    before = _solution((0, "pursue"), (1, "later"))
+    critics = {
+        "a": _solution((0, "avoid"), (1, "pursue")),
+        "b": _solution((0, "later"), (1, "pursue")),
+    }
+    raised = Weighing(
+        must_answer=tuple(
+            PointRef(critic_id=c, point=i, option=o, weight=0.9)
+            for c in "ab"
+            for i, o in enumerate((0, 1))
+        ),
+        may_weigh=(),
+        below=(),
+    )
+    towards = _solution((0, "later"), (1, "pursue"), round=1)
+    read = licence(before, towards, raised, critics)
+    assert read.raised == {0, 1} and read.away == set()
+    taken, held = hold_unanswered(before, towards, read, exclusive=False)
+    assert taken.stances == towards.stances and held == ()
+    # Ruling out the option both critics pursue answers nobody: held, the plan stands.
+    away = _solution((0, "pursue"), (1, "avoid"), round=1)
+    read = licence(before, away, raised, critics)
+    assert read.away == {1}
+    kept, held = hold_unanswered(before, away, read, exclusive=False)
+    assert held == (1,) and kept.stances == before.stances and kept.round == 1
+    # Below the bar nothing is raised, so nothing moves, towards the critics or not.
+    silent = Weighing(must_answer=(), may_weigh=(), below=raised.must_answer)
+    kept, held = hold_unanswered(
+        before, towards, licence(before, towards, silent, critics), exclusive=False
+    )
+    assert held == (0, 1) and kept.stances == before.stances
+
+
 # -- stubbornness: the engine takes only the moves a cleared point licenses ----------------------
 
 
@@ -164,17 +231,32 @@ def _solution(*stances: tuple[int, Stance], round: int = 0) -> Solution:
     )
 
 
+def _raised(*options: int) -> Licence:
+    return Licence(raised=frozenset(options), away=frozenset())
+
+
 def test_a_stance_change_no_cleared_point_addresses_is_not_taken():
     before = _solution((0, "pursue"), (1, "avoid"), (2, "later"))
-    after = _solution((0, "avoid"), (1, "pursue"), (2, "later"), round=1)
-    taken, held = hold_unanswered(before, after, {0}, exclusive=False)
-    assert held == (1,)
-    assert {s.option: s.stance for s in taken.stances} == {0: "avoid", 1: "avoid", 2: "later"}
-    kept, held = hold_unanswered(before, after, set(), exclusive=False)
-    assert held == (0, 1) and kept.stances == before.stances and kept.round == 1
+    after = _solution((0, "later"), (1, "pursue"), (2, "avoid"), round=1)
+    taken, held = hold_unanswered(before, after, _raised(0, 1), exclusive=False)
+    assert held == (2,)
+    assert {s.option: s.stance for s in taken.stances} == {0: "later", 1: "pursue", 2: "later"}
+    kept, held = hold_unanswered(before, after, _raised(), exclusive=False)
+    assert held == (0, 1, 2) and kept.stances == before.stances and kept.round == 1
     # exclusive: the stances move together when a cleared point addresses any changed option
-    taken, held = hold_unanswered(before, after, {1}, exclusive=True)
+    taken, held = hold_unanswered(before, after, _raised(1), exclusive=True)
     assert taken.stances == after.stances and held == ()
+
+
+def test_the_engine_never_writes_a_first_move_nobody_proposed():
+    before = _solution((0, "pursue"), (1, "later"))
+    after = _solution((0, "later"), (1, "pursue"), round=1)
+    # Only the old first move is raised: taking its change alone would leave no first move.
+    kept, held = hold_unanswered(before, after, _raised(0), exclusive=False)
+    assert held == (1,) and kept.stances == before.stances
+    # Only the new first move is raised: taking it alone would pursue both.
+    kept, held = hold_unanswered(before, after, _raised(1), exclusive=False)
+    assert held == (0,) and kept.stances == before.stances
 
 
 def _flipper(task: Task, seed: int | None):
@@ -190,13 +272,54 @@ def _flipper(task: Task, seed: int | None):
     )
 
 
-def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(tmp_path, grocer):
+def _follower(task: Task, seed: int | None):
+    """Content-free answers, except that a critic contradicts each stance it does not share
+    (naming its own in the claim) and backs each it shares, and a reviser takes the critic's
+    stance on every point the engine listed: a model that answers its critics."""
+    if isinstance(task, CritiqueTask):
+        mine = {st.option: st.stance for st in task.critic_position.stances}
+        cited = task.evidence[0].id if task.evidence else None
+        points = [
+            CritiquePoint.model_validate(
+                {
+                    "kind": "support" if mine.get(st.option) == st.stance else "contradiction",
+                    "option": st.option,
+                    "claim": mine.get(st.option, "later"),
+                    "strength": 3,
+                    "citation": cited,
+                }
+            )
+            for st in task.target.stances
+        ]
+        return CritiqueOutput(points=points, summary="s")
+    if not isinstance(task, ReviseTask):
+        return answer(task, seed)
+    stances: dict[int, str] = {st.option: st.stance for st in task.current.stances}
+    by_critic = {c.critic_id: c.points for c in task.critiques}
+    for ref in (*task.must_answer, *task.may_weigh):
+        point = by_critic[ref.critic_id][ref.point]
+        if point.kind == "contradiction" and point.option is not None:
+            stances[point.option] = point.claim
+    current = task.current
+    return RevisionOutput(
+        **current.model_dump(exclude={"stances", "recommendations"}),
+        stances=[
+            OptionStance.model_validate({"option": o, "stance": st}) for o, st in stances.items()
+        ],
+        recommendations=[f"{r} (revised)" for r in current.recommendations],
+    )
+
+
+@pytest.mark.parametrize("reviser", [_flipper, _follower])
+def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
+    tmp_path, grocer, reviser
+):
     magnitude = {}
     for s in (0.0, 0.35, 0.7, 0.95, 1.0):
         result = run(
             tmp_path / f"s{s}",
             grocer,
-            model=FunctionModel(_flipper),
+            model=FunctionModel(reviser),
             sufficiency=1,
             calibrations=Calibrations(stubbornness=s),
             limits=Limits(max_rounds=1, max_regenerations=0),
@@ -206,7 +329,11 @@ def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
         magnitude[s] = revised[0].revision_magnitude
     values = list(magnitude.values())
     assert values == sorted(values, reverse=True), magnitude
-    assert magnitude[0.0] > 0 and magnitude[1.0] == 0
+    assert magnitude[1.0] == 0
+    if reviser is _follower:  # answering the critics moves an agent; flipping away does not
+        assert magnitude[0.0] > 0, magnitude
+    else:
+        assert magnitude[0.0] == 0, magnitude
 
 
 # -- severity ------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from hivemind_lab.agents.schemas import (
     CritiqueTask,
     DecisionContext,
     Evidence,
+    OptionStance,
     PointRef,
     ProposalOutput,
     ProposeTask,
@@ -32,7 +33,12 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
 )
 from hivemind_lab.deliberation.binding import binding_points
-from hivemind_lab.deliberation.stances import changed_options, decision_distance
+from hivemind_lab.deliberation.stances import (
+    NEUTRAL,
+    changed_options,
+    commitments,
+    decision_distance,
+)
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.knowledge.slicing import Slice
@@ -147,10 +153,44 @@ class Weighing(NamedTuple):
     below: tuple[PointRef, ...]
     """Points under the bar (support points are weighed but never need an answer)."""
 
-    def cleared_options(self) -> set[int]:
-        """Options addressed by a point the reviser must answer or may weigh: the only options
-        whose stance a revision may change."""
-        return {p.option for p in (*self.must_answer, *self.may_weigh) if p.option is not None}
+
+class Licence(NamedTuple):
+    """Which of a revision's stance changes the critiques license."""
+
+    raised: frozenset[int]
+    """Options a point the reviser must answer or may weigh addresses."""
+    away: frozenset[int]
+    """Raised options whose stance changed away from the critics who raised them."""
+
+
+def licence(
+    before: Solution,
+    after: Solution,
+    weighing: Weighing,
+    critics: Mapping[str, Solution],
+) -> Licence:
+    """Read a revision against the points that cleared the agent's bar: a change on a raised
+    option answers its critics when it brings the agent's commitment on it (`stances`) nearer
+    the mean commitment of the critics who raised it, and goes against them when it moves
+    further away (a sequel none of them holds, a first move none of them takes).
+
+    A critique point carries its critic's evidence; answering it moves the agent towards the
+    critic, not past it or elsewhere.
+    """
+    raised: dict[int, set[str]] = {}
+    for p in (*weighing.must_answer, *weighing.may_weigh):
+        if p.option is not None:
+            raised.setdefault(p.option, set()).add(p.critic_id)
+    old, new = commitments(before.stances), commitments(after.stances)
+    away: set[int] = set()
+    for option, ids in raised.items():
+        known = [commitments(critics[c].stances).get(option, NEUTRAL) for c in ids if c in critics]
+        if not known:
+            continue
+        pull = sum(known) / len(known)
+        if abs(new.get(option, NEUTRAL) - pull) > abs(old.get(option, NEUTRAL) - pull):
+            away.add(option)
+    return Licence(frozenset(raised), frozenset(away))
 
 
 def bar(stubbornness: float) -> float:
@@ -177,6 +217,11 @@ def weigh_points(
     Points are weighed together with the others on the same option, of the same kind (and, on
     an open question, for the same course): each distinct cited passage counts once (at the strongest weight any critic gave it), however
     many critics repeat it, and the group's weight is ``1 - prod(1 - w)`` over its sources.
+    A contradiction keeps only the share ``1 - support`` that the peers backing the agent's
+    stance on the same option leave standing (their support points, weighed the same way):
+    a stance most peers back is not overturned by one critic, a lone stance is. Without it
+    every agent, majority or not, must answer every contradiction, and cooperative agents all
+    jump at once and keep swapping places instead of meeting.
 
     Args:
         received: the critiques of the agent's solution.
@@ -195,6 +240,17 @@ def weigh_points(
     combined = {
         key: 1.0 - math.prod(1.0 - w for w in group.values()) for key, group in sources.items()
     }
+    backing: dict[int, dict[str, float]] = {}
+    for (option, kind, _), group in sources.items():
+        if kind == "support" and option is not None:
+            merged = backing.setdefault(option, {})
+            for source, w in group.items():
+                merged[source] = max(merged.get(source, 0.0), w)
+    support = {o: 1.0 - math.prod(1.0 - w for w in g.values()) for o, g in backing.items()}
+    for key in combined:
+        option, kind, _ = key
+        if kind == "contradiction" and option is not None:
+            combined[key] *= 1.0 - support.get(option, 0.0)
     line = bar(stubbornness)
     must: list[PointRef] = []
     may: list[PointRef] = []
@@ -228,41 +284,50 @@ def revision_movement(before: Solution, after: Solution) -> float:
 
 
 def hold_unanswered(
-    before: Solution, after: Solution, cleared: set[int], *, exclusive: bool
+    before: Solution, after: Solution, licensed: Licence, *, exclusive: bool
 ) -> tuple[Solution, tuple[int, ...]]:
-    """The revision the engine takes: a stance change on an option no cleared point addresses
-    is not taken (the previous stance is kept), so how far an agent moves depends on its
-    stubbornness, whatever the model does with the critiques.
+    """The revision the engine takes: a stance change is taken only on an option a point that
+    cleared the agent's bar raised, and only towards the critics who raised it (`licence`);
+    any other change is held (the previous stance is kept). So how far an agent moves depends
+    on its stubbornness, whatever the model does with the critiques.
 
-    For an exclusive decision the stances move together (one option pursued): the revision is
-    taken whole when a cleared point addresses any option it changes, else the previous
-    solution is kept. On an open question (no stances) a changed course is taken only when
-    some point cleared the bar.
+    The engine never writes a first move: when the stances it would keep pursue other options
+    than both the previous solution and the revision do (two first moves, or none), the
+    previous solution stands. For an exclusive decision the stances move together (one option
+    pursued): the revision is taken whole when it answers a raised option and moves away from
+    none. On an open question (no stances) a changed course is taken only when some point
+    cleared the bar.
 
     Returns:
         The solution taken, and the options whose stance change was held back.
     """
     changed = changed_options(before.stances, after.stances)
     if not before.stances and not after.stances:
-        if revision_movement(before, after) > 0 and not cleared:
+        if revision_movement(before, after) > 0 and not licensed.raised:
             return _kept(before, after), ()
         return after, ()
-    held = tuple(sorted(changed - cleared))
+    allowed = licensed.raised - licensed.away
+    held = tuple(sorted(changed - allowed))
     if not held:
         return after, ()
     if exclusive:
-        if changed & cleared:
+        if changed & allowed and not changed & licensed.away:
             return after, ()
         return _kept(before, after), held
     old = {st.option: st for st in before.stances}
     stances = [st for st in after.stances if st.option not in held]
     stances += [old[o] for o in held if o in old]
     stances.sort(key=lambda st: st.option)
-    if {(st.option, st.stance) for st in stances} == {
-        (st.option, st.stance) for st in before.stances
-    }:
+    first = _first_moves(stances)
+    if first not in (_first_moves(before.stances), _first_moves(after.stances)) or {
+        (st.option, st.stance) for st in stances
+    } == {(st.option, st.stance) for st in before.stances}:
         return _kept(before, after), held
     return after.model_copy(update={"stances": tuple(stances)}), held
+
+
+def _first_moves(stances: Sequence[OptionStance]) -> frozenset[int]:
+    return frozenset(st.option for st in stances if st.stance == "pursue")
 
 
 def _kept(before: Solution, after: Solution) -> Solution:
@@ -491,7 +556,10 @@ async def revise(
             n_options=len(context.options),
         )
         revised, kept_back = hold_unanswered(
-            current, revised, weighing.cleared_options(), exclusive=context.exclusive
+            current,
+            revised,
+            licence(current, revised, weighing, solutions),
+            exclusive=context.exclusive,
         )
         if kept_back:
             held[agent.id] = kept_back

@@ -36,7 +36,7 @@ class Space(Frozen):
 
     kind: Literal["grid", "random", "optuna"] = "grid"
     stubbornness: tuple[float, ...] = (0.3,)
-    similarity_threshold: tuple[float, ...] = (0.35,)
+    similarity_threshold: tuple[float, ...] = (0.65,)
     severity: tuple[float, ...] = (0.5,)
     samples: int = Field(default=10, ge=1, le=10_000)
     """Points drawn (random) or trials run (optuna)."""

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -315,22 +314,14 @@ def revise(task: ReviseTask) -> RevisionOutput:
                 continue  # an argument against an option the agent does not hold
             moves[key] = max(moves.get(key, 0.0), weight)  # one group moves once
             claims.setdefault(key, point.claim)
-    # Peers who back the stance a point argues against weigh against that point: an agent
-    # holding the majority's stance stays, one holding a lone stance moves towards it.
-    backing: dict[int, dict[str, float]] = {}
-    for received in task.critiques:
-        for point in received.points:
-            if point.kind == "support" and point.option is not None:
-                group = backing.setdefault(point.option, {})
-                source = point.citation or f"uncited:{received.critic_id}"
-                group[source] = max(group.get(source, 0.0), 0.75 * point.strength / 5)
-    support = {o: 1.0 - math.prod(1.0 - w for w in g.values()) for o, g in backing.items()}
+    # The engine's weight of a contradiction is already net of the peers who back the stance it
+    # argues against (`deliberation.theory.weigh_points`). A point of weight w moves the
+    # option's score by 2w: scores and stance values span -1..1, so a certain point reverses a
+    # held stance whatever the agent's own reading (moved by w alone, an agent anchored on its
+    # own evidence took points and never met its peers, whatever its stubbornness).
     scores = list(base)
     for (option, direction), weight in sorted(moves.items()):
-        held_against = direction < 0 and held.get(option) is not None
-        scores[option] += direction * max(
-            0.0, weight - (support.get(option, 0.0) if held_against else 0.0)
-        )
+        scores[option] += 2.0 * direction * weight
     adopted = [claims[k] for k in sorted(claims)]
     prefer = sorted(fact_gaps)
     adopted += [fact_gaps[f] for f in prefer]
