@@ -23,6 +23,9 @@ _ENV = jinja2.Environment(
 
 PRINT_WIDTH_PX = 660
 """Charts in a printed page: an A4 column at 96 dpi, so nothing is drawn beyond the margin."""
+PRINT_HEIGHT_PX = 280
+"""At most a quarter of an A4 page (with its caption under 30 %): a chart that does not fit
+below the text moves to the next page, and leaves less than a third of a page blank."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,8 @@ def figure(fig: go.Figure, *, embed_js: bool, print_width: bool = False) -> Figu
     caption, _, note = title.partition("<br>")
     fig = fig.update_layout(title=None, margin={"t": 30})
     if print_width:
-        fig = fig.update_layout(width=PRINT_WIDTH_PX, height=min(fig.layout.height or 320, 320))
+        height = min(fig.layout.height or PRINT_HEIGHT_PX, PRINT_HEIGHT_PX)
+        fig = fig.update_layout(width=PRINT_WIDTH_PX, height=height)
     html = fig.to_html(
         full_html=False,
         include_plotlyjs="inline" if embed_js else False,
