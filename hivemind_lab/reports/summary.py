@@ -479,8 +479,8 @@ def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
     n, total = len(top.agents), evidence.result.n_agents
     if total <= 1:
         return (
-            "One agent only: the knowledge base gave a single slice, so there was no "
-            "deliberation; this is one agent's plan.",
+            "One agent only: the whole knowledge base fitted one agent's reading, so there was "
+            "no deliberation; this is one agent's plan.",
             True,
         )
     others = total - n
@@ -732,6 +732,7 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             out.append(
                 f"The strongest alternative, “{m.title}”{differs}, has {m.support} behind it."
             )
+        out += _few_agents(evidence)
         if report.risks and final > f:
             # The veto is on the set's mean: no one score sinks a plan by itself.
             worst = report.risks[0]
@@ -776,15 +777,23 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             "Add documents that bear on the question to the knowledge base, or check that the "
             "question names the client's own terms."
         )
-        if 0 < r.n_agents < 3:
-            out.append(
-                f"Only {plural(r.n_agents, 'agent')} took part: the knowledge base gave "
-                f"{plural(r.n_agents, 'slice')} at a density of {evidence.request.density} "
-                "tokens per agent; a larger knowledge base or a lower density gives more agents."
-            )
+        out += _few_agents(evidence)
     if c is None and not out:
         out.append("No set of plans was scored.")
     return out
+
+
+def _few_agents(evidence: RunEvidence) -> list[str]:
+    """A deliberation of fewer than three agents is hardly one: say how to get more."""
+    n = evidence.result.n_agents
+    if not 0 < n < 3:
+        return []
+    return [
+        f"Only {plural(n, 'agent')} took part: at {evidence.request.density:,} tokens of "
+        "knowledge per agent (--density) the knowledge base filled "
+        f"{'one agent' if n == 1 else 'two agents'}; a lower --density or a larger knowledge "
+        "base gives more agents, and more views to weigh."
+    ]
 
 
 def _banners(evidence: RunEvidence) -> list[Banner]:
