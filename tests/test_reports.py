@@ -750,3 +750,33 @@ def test_other_views_say_each_decision_once_and_how_it_differs(run_dir, tmp_path
     assert len(report.minority) == 1
     assert report.minority[0].support == f"2 of {result.n_agents} agents"
     assert report.minority[0].differs
+
+
+def test_the_headline_is_the_plans_decision_in_the_reports_words(run_dir):
+    """The recommendation's headline names the client's options by the shown plan's stances
+    (structured fields), so no agent's wording stands as the report's headline."""
+    evidence = gather(run_dir)
+    report = summarise(evidence)
+    assert report.recommendation is not None
+    top = evidence.result.conclusions[0]
+    shown = evidence.solutions[evidence.own_justifications(top)[0].solution_id]
+    assert shown.stances, "the grocer's plans take stances on its options"
+    assert not report.recommendation.quoted
+    labels = evidence.decision.labels
+    for stance in shown.stances:
+        assert f"“{labels[stance.option]}”" in report.recommendation.title
+    addressed = {s.option for s in shown.stances}
+    for k, label in enumerate(labels):
+        assert (f"“{label}”" in report.recommendation.title) == (k in addressed)
+
+
+def test_a_stopped_run_says_what_it_spent_against_which_budget(vetoed_dir, tmp_path):
+    copy = _with_status(vetoed_dir, tmp_path, "budget_exhausted")
+    manifest = read_manifest(copy)
+    limited = manifest.model_copy(
+        update={"limits": manifest.limits.model_copy(update={"max_tokens": 12_345})}
+    )
+    (copy / "manifest.json").write_text(limited.model_dump_json())
+    report = summarise(gather(copy))
+    spent = load_result(copy).usage.tokens
+    assert any(f"{spent:,}" in line and "12,345" in line for line in report.change)
