@@ -17,6 +17,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
+
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER
 from hivemind_lab.experiments import load, run
 from hivemind_lab.experiments.curves import (
@@ -26,6 +28,8 @@ from hivemind_lab.experiments.curves import (
     curve_spec,
     dead_zones,
     direction_holds,
+    per_problem,
+    widest_flat,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +141,8 @@ def main() -> None:
             holds = direction_holds(points, design.direction)
             lines += [
                 f"**{design.metric}** (documented: {design.direction} as {calibration} rises) — "
-                f"direction {'holds' if holds else 'DOES NOT HOLD'}; dead zones: "
+                f"direction {'holds' if holds else 'DOES NOT HOLD'}; widest flat stretch "
+                f"{widest_flat(zones):.1f}; dead zones: "
                 + (", ".join(f"{a}–{b}" for a, b in zones) if zones else "none")
                 + (
                     f"; at the limit {design.limit:g} (every run): "
@@ -157,6 +162,23 @@ def main() -> None:
                     )
                     + f" | {row['n']} |"
                     for row in points.iter_rows(named=True)
+                ),
+                "",
+            ]
+            table = per_problem(runs, calibration, design.metric)
+            columns = [c for c in table.columns if c != "problem"]
+            lines += [
+                "Per problem (mean over seeds; flat stretch: the widest run of values over "
+                "which that problem's runs do not change):",
+                "",
+                "| problem | " + " | ".join(columns) + " | flat |",
+                "| --- | " + " | ".join("---" for _ in columns) + " | --- |",
+                *(
+                    f"| {row['problem']} | "
+                    + " | ".join(f"{row[c]:.3g}" for c in columns)
+                    + " | "
+                    + f"{widest_flat(dead_zones(runs.filter(pl.col('problem') == row['problem']), calibration, design.metric, limit=design.limit)):.1f} |"
+                    for row in table.iter_rows(named=True)
                 ),
                 "",
             ]

@@ -9,7 +9,14 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from hivemind_lab.experiments.curves import DESIGNS, at_limit, curve, dead_zones, direction_holds
+from hivemind_lab.experiments.curves import (
+    DESIGNS,
+    at_limit,
+    curve,
+    dead_zones,
+    direction_holds,
+    widest_flat,
+)
 
 
 def _runs(values: dict[float, list[float]], metric: str = "total_rounds") -> pl.DataFrame:
@@ -57,3 +64,9 @@ def test_intervals_are_clipped_to_what_the_metric_allows():
     points = curve(runs, "stubbornness", design.metric, bounds=design.bounds)
     assert points["low"].to_list()[0] == 0.0 and points["high"].to_list()[1] == 1.0
     assert points["ci95"].to_list()[0] > points["mean"].to_list()[0]  # the raw interval is not
+
+
+def test_adjacent_dead_zones_join_into_one_flat_stretch():
+    assert widest_flat([]) == 0
+    assert widest_flat([(0.0, 0.1), (0.1, 0.2), (0.5, 0.6)]) == pytest.approx(0.2)
+    assert widest_flat([(0.0, 0.1), (0.2, 0.3), (0.3, 0.4), (0.4, 0.5)]) == pytest.approx(0.3)

@@ -190,6 +190,33 @@ def dead_zones(
     ]
 
 
+def widest_flat(zones: list[tuple[float, float]]) -> float:
+    """The widest stretch of adjacent dead zones joined end to end (0 when there is none):
+    two dead pairs 0.0-0.1 and 0.1-0.2 are one flat stretch 0.2 wide."""
+    widest = 0.0
+    start: float | None = None
+    end: float | None = None
+    for a, b in zones:
+        if start is None or a != end:
+            start = a
+        end = b
+        widest = max(widest, b - start)
+    return round(widest, 6)
+
+
+def per_problem(runs: pl.DataFrame, calibration: Calibration, metric: str) -> pl.DataFrame:
+    """Mean of ``metric`` per problem (over seeds) at each value of ``calibration``: one row
+    per problem, one column per value, so a curve that holds only on average shows."""
+    frame = runs.filter(pl.col("strategy") == "deliberation")
+    return (
+        frame.group_by("problem", calibration)
+        .agg(pl.col(metric).cast(pl.Float64).mean().round(3).alias(metric))
+        .sort(calibration)
+        .pivot(on=calibration, index="problem", values=metric)
+        .sort("problem")
+    )
+
+
 def at_limit(
     runs: pl.DataFrame, calibration: Calibration, metric: str, limit: float | None
 ) -> list[tuple[float, float]]:
