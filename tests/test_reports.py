@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits, load_result
+from hivemind_lab.agents.schemas import CritiquePoint
 from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.cli import app
 from hivemind_lab.errors import AuditIntegrityError, InputError
@@ -22,7 +23,7 @@ from hivemind_lab.reports.markdown import render_run_markdown
 from hivemind_lab.reports.run_html import render_run_html, report_figures
 from hivemind_lab.reports.summary import Plain, summarise, would_pass_at
 from hivemind_lab.runs.manifest import RunManifest
-from hivemind_lab.runs.results import BindingVeto
+from hivemind_lab.runs.results import BindingVeto, Critique
 from hivemind_lab.runs.rundir import read_manifest
 from hivemind_lab.runs.status import STATUSES, WORDS
 from tests.support import REPO, run
@@ -666,18 +667,19 @@ def test_only_objections_the_monitor_kept_standing_are_shown(run_dir):
     assert standing is not None, "the monitor's synthesis task for the shown plan is read"
     kept = {o.claim for o in standing}
     final = evidence.result.regenerations
-    member = top.agents[0]
-    target = next(
-        c for c in evidence.critiques if c.target_id == member and c.regeneration == final
+    point = CritiquePoint(
+        kind="contradiction", option=0, claim="An objection the monitor dropped.", strength=3
     )
-    point = target.points[0].model_copy(
-        update={
-            "kind": "contradiction",
-            "claim": "An objection the monitor dropped.",
-            "strength": 99,
-        }
+    evidence.critiques.append(  # the latest and strongest critique of a backer
+        Critique(
+            critic_id="theory-99",
+            target_id=top.agents[0],
+            target_solution_id=top.solution_ids[0],
+            regeneration=final,
+            round=99,
+            points=(point,),
+        )
     )
-    evidence.critiques.append(target.model_copy(update={"points": (point,), "round": 99}))
     dropped = {
         p.claim
         for c in evidence.critiques
