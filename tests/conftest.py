@@ -94,6 +94,7 @@ SHARED_SERVICES = ("neo4j", "ray", "browser", "local_llm")
 """Markers whose tests share one service or one machine-wide resource, in order of precedence."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups off the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a service, however it asks for it (the Neo4j store is also
     reached through the ``store_kind`` parameter, whose fixture asks for the server late)."""

@@ -307,13 +307,28 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
 def test_sweep_on_a_local_ray_instance(tmp_path):
     import ray
 
-    try:
-        report = run(spec(), project=REPO, root=tmp_path / "ray", ray_address="local", workers=2)
-    finally:
-        ray.shutdown()
+    # One retry of a start that timed out: Ray waits a fixed 30 s for its raylet to register,
+    # which a loaded 2-core machine can miss (the same upstream race as in test_ray_cluster.py);
+    # a second failure fails the test.
+    for attempt in (1, 2):
+        try:
+            report = run(
+                spec(),
+                project=REPO,
+                root=tmp_path / f"ray{attempt}",
+                ray_address="local",
+                workers=2,
+            )
+            break
+        except Exception as exc:
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
+        finally:
+            ray.shutdown()
+    root = tmp_path / f"ray{attempt}"
     assert len(report.runs) == 2
     assert all(r.status for r in report.runs)
-    assert pl.read_parquet(next((tmp_path / "ray").glob("*/metrics.parquet"))).height >= 1
+    assert pl.read_parquet(next(root.glob("*/metrics.parquet"))).height >= 1
 
 
 @pytest.mark.slow
