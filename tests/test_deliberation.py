@@ -270,3 +270,27 @@ def test_the_model_writes_each_conclusions_combined_rationale_and_replay_repeats
     assert all("#" not in c.combined_rationale for c in result.conclusions)
     again = replay(tmp_path / "r")
     assert again.identical and again.network_calls == 0
+
+
+def test_a_batched_critic_of_more_peers_than_a_reply_holds_asks_in_batches(
+    tmp_path, grocer, monkeypatch
+):
+    """A batched reply holds at most MAX_TARGETS critiques (the schema's bound): a critic of more
+    peers asks in several calls, and every peer is still critiqued once per round."""
+    import hivemind_lab.deliberation.theory as theory
+
+    monkeypatch.setattr(theory, "MAX_TARGETS", 2)
+    result = run_free(
+        tmp_path, grocer, sufficiency=1, critique_mode="batched", limits=Limits(max_rounds=1)
+    )
+    n = result.n_agents
+    assert n >= 4  # so a critic has more than two peers
+    records = list(read_records(tmp_path / "audit.jsonl"))
+    calls = [r for r in records if r.kind == "llm.critique_batch"]
+    assert len(calls) == n * -(-(n - 1) // 2)
+    given = {
+        (r.payload["critic_id"], r.payload["target_id"])
+        for r in records
+        if r.kind == "theory.critique"
+    }
+    assert len(given) == n * (n - 1)

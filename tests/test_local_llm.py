@@ -622,6 +622,16 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
     assert result["usage"]["cache_hits"] == 0
     assert result["usage"]["completion_tokens"] > 0
 
+    # Each theory agent's calls go to its own slot and extend one cached prefix: every call
+    # after its first reads part of its prompt from the server's cache (the count comes from
+    # llama-server's timings, summed in the result).
+    for agent, calls in _prompt_usage_by_actor(run_dir).items():
+        if agent.startswith("theory"):
+            assert len(calls) >= 2, (agent, calls)
+            assert all(0 <= cached <= prompt for prompt, cached in calls), (agent, calls)
+            assert all(cached > 0 for _, cached in calls[1:]), (agent, calls)
+    assert 0 < result["usage"]["cached_prompt_tokens"] < result["usage"]["prompt_tokens"]
+
     verify = _cli(["audit", "verify", str(run_dir)], env, tmp_path)
     assert verify.returncode == 0, verify.stderr
     assert "intact" in verify.stdout
@@ -631,6 +641,23 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert "identical" in replay.stdout
     assert "0 network calls" in replay.stdout
+
+
+def _prompt_usage_by_actor(run_dir: Path) -> dict[str, list[tuple[int, int]]]:
+    """(prompt tokens, of which reused from the cache) of each model call's first reply, per
+    actor in the order the audit recorded them."""
+    from hivemind_lab.runs.audit import read_records
+    from hivemind_lab.runs.events import ModelCall, parse
+
+    seen: dict[str, list[tuple[int, int]]] = {}
+    for record in read_records(run_dir / "audit.jsonl"):
+        event = parse(record.kind, record.payload)
+        if isinstance(event, ModelCall) and event.responses:
+            usage = event.responses[0]["usage"]
+            seen.setdefault(record.actor, []).append(
+                (usage["prompt_tokens"], usage["cached_prompt_tokens"])
+            )
+    return seen
 
 
 def _audited_tasks(run_dir: Path) -> list[str]:

@@ -48,6 +48,9 @@ CORPORA = {
     "sample": KNOWLEDGE,
     "shared": SHARED / "corpora" / "strategy_corpus",
 }
+DENSITY = {"sample": 8000, "shared": 80000}
+"""Tokens per agent: the shared corpus at 8,000 made ~150 agents and ~22,000 critiques a round
+(minutes per question) where a dozen agents ask the same of the stand-in's courses."""
 _GENERIC = set(
     """firm compa busin strat marke indus custo clien probl quest shoul would could year years
     month perce many more most much what which their there about other""".split()  # noqa: SIM905
@@ -72,7 +75,10 @@ def test_own_courses_answer_the_question_or_say_the_evidence_is_missing(tmp_path
         pytest.skip(f"{kb} is absent")
     question = QUESTIONS[name]
     request = request_for(
-        problem_from_text(question, id=name), sufficiency=2, feasibility=1, density=8000
+        problem_from_text(question, id=name),
+        sufficiency=2,
+        feasibility=1,
+        density=DENSITY[corpus],
     )
     assert not request.options, "an open question"
     result = deliberate(

@@ -5,14 +5,11 @@ what follows the longest prefix a request shares with the one before it. The pur
 one agent's propose, critique and revise tasks and check that their text is the same up to the
 part particular to each call: the system text, the rules, the decision (problem, options,
 facts, constraints) and the agent's evidence. The caller tests watch requests on a function
-model; the slow test runs the bundled model on llama-server and reads what it reused.
+model. What a real llama-server reuses is read from a real local run in
+tests/test_local_llm.py (test_real_deliberation_on_the_bundled_model).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.prompts import parse_task, render
@@ -36,7 +33,7 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.agents.testing import TestModel
-from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.base import ChatRequest, ChatResponse
 from hivemind_lab.problems.model import Fact
 
 CONTEXT = DecisionContext(
@@ -258,54 +255,3 @@ def test_usage_reads_a_result_written_before_reuse_was_counted():
     old = UsageSummary.model_validate({"calls": 2, "prompt_tokens": 100, "tokens": 120})
     assert old.cached_prompt_tokens == 0
     assert old.processed_prompt_tokens == 100
-
-
-# -- a real local server ---------------------------------------------------------------------
-
-from tests.test_local_llm import llama_binary  # noqa: E402,F401  (the build fixture)
-
-
-@pytest.mark.slow
-async def test_an_agents_later_calls_reuse_its_prefix_on_the_bundled_model(
-    llama_binary: Path,  # noqa: F811
-):
-    from hivemind_lab.llm.local import (
-        LocalChatModel,
-        LocalServer,
-        LocalServerConfig,
-        resolve_model_file,
-    )
-
-    class Recording:
-        """Keeps each reply's usage by the actor that asked."""
-
-        def __init__(self, inner: LocalChatModel) -> None:
-            self.inner, self.backend, self.model = inner, inner.backend, inner.model
-            self.seen: dict[str, list[Usage]] = {}
-
-        async def complete(self, request: ChatRequest) -> ChatResponse:
-            response = await self.inner.complete(request)
-            self.seen.setdefault(request.affinity or "", []).append(response.usage)
-            return response
-
-    config = LocalServerConfig(
-        binary=llama_binary, model_file=resolve_model_file(env={}), slots=2, context_size=4096
-    )
-    with LocalServer(config) as server:
-        local = LocalChatModel(server.endpoint)
-        model = Recording(local)
-        caller = AgentCaller(model, concurrency=2)
-        agents = ("agent-0", "agent-1")
-        for kind, output in (("propose", ProposalOutput), ("critique", CritiqueOutput)):
-            for agent in agents:  # the two agents' calls interleave, as in a round
-                peer = agents[1 - agents.index(agent)]
-                await caller.ask(agent, _tasks(agent, peer)[kind], output)
-        await local.aclose()
-    for agent in agents:
-        calls = model.seen[agent]
-        assert len(calls) >= 2
-        assert all(0 <= u.cached_prompt_tokens <= u.prompt_tokens for u in calls)
-        assert all(u.cached_prompt_tokens > 0 for u in calls[1:]), calls
-    total = [u for calls in model.seen.values() for u in calls]
-    assert caller.usage.cached_prompt_tokens == sum(u.cached_prompt_tokens for u in total) > 0
-    assert caller.usage.prompt_tokens == sum(u.prompt_tokens for u in total)

@@ -153,7 +153,7 @@ MAX_TOKENS: dict[str, int] = {
     "propose": 1400,
     "critique": 1000,
     "revise": 1600,
-    "score": 500,
+    "score": 1200,
     "synthesize": 900,
 }
 """Completion budget per task: above what the bounded output schema can hold in ordinary text

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.agents.schemas import MAX_TARGETS
 from hivemind_lab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
 
 
@@ -51,7 +52,9 @@ def planned_calls(
     and revisions, every constraint agent scoring every solution, one rationale per cluster
     (at most one per agent). An estimate for a progress display: a run that converges early
     makes fewer, a regeneration more."""
-    critiques = n_agents * (n_agents - 1) if critique_mode == "pairwise" else n_agents
+    peers = n_agents - 1
+    batches = -(-peers // MAX_TARGETS) if peers else 0  # a batched reply critiques <= MAX_TARGETS
+    critiques = n_agents * (peers if critique_mode == "pairwise" else batches)
     return n_agents + max_rounds * (critiques + n_agents) + n_constraints * n_agents + n_agents
 
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
+    MAX_TARGETS,
     BatchCritiqueOutput,
     BatchCritiqueTask,
     CritiqueOutput,
@@ -437,10 +438,7 @@ async def critique(
 
     if mode == "batched":
 
-        async def batch(critic: TheoryAgent) -> list[Critique]:
-            peers = [t for t in active if t.id != critic.id]
-            if not peers:
-                return []
+        async def batch(critic: TheoryAgent, peers: Sequence[TheoryAgent]) -> list[Critique]:
             task = BatchCritiqueTask(
                 **dict(context),
                 critic_id=critic.id,
@@ -458,7 +456,14 @@ async def critique(
                 if t.id in by_target
             ]
 
-        nested = await asyncio.gather(*(batch(c) for c in active))
+        # A reply holds at most MAX_TARGETS critiques: a critic of more peers asks in batches.
+        calls = [
+            (critic, peers[i : i + MAX_TARGETS])
+            for critic in active
+            for peers in [[t for t in active if t.id != critic.id]]
+            for i in range(0, len(peers), MAX_TARGETS)
+        ]
+        nested = await asyncio.gather(*(batch(c, peers) for c, peers in calls))
         return [c for group in nested for c in group]
 
     async def pair(critic: TheoryAgent, target: TheoryAgent) -> Critique:
