@@ -9,6 +9,7 @@ import json
 import shutil
 from types import SimpleNamespace
 
+from hivemind_lab.experiments import load_spec
 from hivemind_lab.workbench import decision_as_read, decision_rows, problems
 from tests.support import REPO
 
@@ -24,7 +25,10 @@ def test_marimo_explorer_runs_over_the_cached_sweep():
     _, defs = _explorer().run()
     assert defs["runs"].height >= 27
     assert defs["view"].height >= 1
-    assert set(defs["view"]["stubbornness"].to_list()) == {0.1, 0.5, 0.9}
+    # The explorer reads the default sweep (experiments/grocer-calibration.toml): every
+    # stubbornness value of its grid is in the view.
+    sweep = load_spec(REPO / "experiments" / "grocer-calibration.toml")
+    assert set(defs["view"]["stubbornness"].to_list()) == set(sweep.space.stubbornness)
     grocer = defs["decision_problems"]["regional-grocer-discounter-price-war"]
     assert defs["read_rows"].options == grocer.options
     assert defs["option_box"].value.splitlines() == list(grocer.options)
