@@ -131,21 +131,29 @@ def score(task: ScoreTask) -> ScoreOutput:
     anchor = max(0, min(100, 5 * round((95.0 - 15.0 * engagement) / 5)))
     subject = task.options[exposed] if exposed is not None else task.solution.title
     # Plain sentences a board can read; the concerns themselves travel as structured fields.
-    risks = (
-        f"{task.constraint.capitalize()} risks in “{subject}”: {', '.join(flags[:6])}."
-        if flags
-        else f"No {task.constraint} risk found in “{subject}”."
-    )
+    # Flags come from the constraint's knowledge, strain from the client's own facts: said as
+    # one sentence, so that "no risk" is never followed by a fact against the plan.
+    against = f"a client fact weighs against it: {fact_snippet(strained[0])}" if strained else ""
+    if flags:
+        risks = f"{task.constraint.capitalize()} risks in “{subject}”: {', '.join(flags[:6])}."
+        fact = f"Also, {against}." if against else ""
+    else:
+        where = f"The {task.constraint} knowledge flags no risk in “{subject}”"
+        risks = f"{where}, but {against}." if against else f"{where}."
+        fact = ""
     parts = [
         risks,
-        f"The {task.constraint} view weighs a client fact against it: {fact_snippet(strained[0])}."
-        if strained
-        else "",
+        fact,
         f"The plan answers with: {', '.join(mitigations)}." if mitigations else "",
     ]
     reason = " ".join(p for p in parts if p)
-    if len(reason) > MAX_TEXT:  # drop the fact rather than cut a sentence
-        reason = " ".join(p for p in (parts[0], parts[2]) if p)[:MAX_TEXT]
+    if len(reason) > MAX_TEXT:  # drop the fact's text rather than cut a sentence
+        short = (
+            risks
+            if flags
+            else (f"{where}, but a client fact weighs against it." if strained else risks)
+        )
+        reason = " ".join(p for p in (short, parts[2]) if p)[:MAX_TEXT]
     out = ScoreOutput.model_validate(
         {"score": anchor, "reason": reason, "flags": flags[:6], "concerns": concerns}
     )
