@@ -70,3 +70,14 @@ def test_adjacent_dead_zones_join_into_one_flat_stretch():
     assert widest_flat([]) == 0
     assert widest_flat([(0.0, 0.1), (0.1, 0.2), (0.5, 0.6)]) == pytest.approx(0.2)
     assert widest_flat([(0.0, 0.1), (0.2, 0.3), (0.3, 0.4), (0.4, 0.5)]) == pytest.approx(0.3)
+
+
+def test_the_curves_name_every_calibration_and_nothing_else():
+    """The curve designs' Literal of calibration names is spelled out for type checkers; it
+    must stay the calibrations' own fields (a new or renamed calibration shows here)."""
+    from typing import get_args
+
+    from hivemind_lab.calibrations import Calibrations
+    from hivemind_lab.experiments.curves import DESIGNS, Calibration
+
+    assert set(get_args(Calibration)) == set(Calibrations.model_fields) == set(DESIGNS)
