@@ -361,14 +361,9 @@ def edited_decision(rows: DecisionRows, *, read: Decision, problem: Problem) -> 
     if tuple(labels) == read.labels or read.intake is not None:
         facts = read.facts
     else:  # the question's facts leave out the option sentences: read them for these options
-        from hivemind_lab.problems.reading.facts import extract_facts
+        from hivemind_lab.problems.decision import facts_for
 
-        facts = extract_facts(
-            problem.question,
-            [(d.id, d.text) for d in problem.client_data],
-            [(d.id, d.text) for d in problem.market_data],
-            options=labels,
-        )
+        facts = facts_for(problem, labels)
     return Decision(
         options=options,
         options_source="notebook",

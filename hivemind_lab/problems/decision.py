@@ -65,6 +65,17 @@ def _constraints(
     return tuple(built)
 
 
+def facts_for(problem: Problem, labels: Sequence[str]) -> tuple[Fact, ...]:
+    """The problem's facts read for these options: the question's sentences that only state
+    the options are left out."""
+    return extract_facts(
+        problem.question,
+        [(d.id, d.text) for d in problem.client_data],
+        [(d.id, d.text) for d in problem.market_data],
+        options=labels,
+    )
+
+
 def decide(
     problem: Problem,
     *,
@@ -133,16 +144,7 @@ def decide(
         found = read_exclusivity(problem.question, labels)
         excl, quote = found.exclusive, found.quote
         excl_source = None if found.exclusive is None else "reader"
-    facts = (
-        read.facts
-        if not given or reading is not None
-        else extract_facts(
-            problem.question,
-            [(d.id, d.text) for d in problem.client_data],
-            [(d.id, d.text) for d in problem.market_data],
-            options=labels,
-        )
-    )
+    facts = read.facts if not given or reading is not None else facts_for(problem, labels)
     return Decision(
         options=chosen,
         options_source=source if chosen or source == "agents" else "agents",
