@@ -584,15 +584,8 @@ def test_a_binding_veto_names_the_option_and_the_clients_rule(run_dir):
     )
     vetoes = (*evidence.result.vetoes[:-1], last.model_copy(update={"scores": scores}))
     evidence.result = evidence.result.model_copy(update={"vetoes": vetoes})
-    rule = Constraint(
-        id="constraint.1",
-        text="No store refits before 2028.",
-        kind="legal",
-        forbids=(1,),
-        source="flag",
-    )
     evidence.manifest = _with_decision(
-        evidence.manifest, evidence.decision.model_copy(update={"constraints": (rule,)})
+        evidence.manifest, evidence.decision.model_copy(update={"constraints": (REFIT_RULE,)})
     )
     report = summarise(evidence)
     assert report.recommendation is not None
@@ -602,6 +595,16 @@ def test_a_binding_veto_names_the_option_and_the_clients_rule(run_dir):
         f"Ruled out: it pursues “{option}”, which the client's constraint “No store refits "
         "before 2028.” forbids",
     )
+
+
+REFIT_RULE = Constraint(
+    id="constraint.1",
+    text="No store refits before 2028.",
+    kind="legal",
+    forbids=(1,),
+    source="flag",
+)
+"""A binding rule the client gives by flag, forbidding the grocer's second option."""
 
 
 def _with_decision(manifest: RunManifest, decision: Decision, **request: object) -> RunManifest:
@@ -624,15 +627,8 @@ def test_a_report_reads_the_run_through_the_typed_manifest(run_dir):
     assert isinstance(evidence.manifest, RunManifest)
     labels = evidence.decision.labels
     assert len(labels) >= 2, "the grocer's decision lists its options"
-    rule = Constraint(
-        id="constraint.1",
-        text="No store refits before 2028.",
-        kind="legal",
-        forbids=(1,),
-        source="flag",
-    )
     decision = evidence.decision.model_copy(
-        update={"constraints": (rule,), "exclusive": True, "exclusive_source": "flag"}
+        update={"constraints": (REFIT_RULE,), "exclusive": True, "exclusive_source": "flag"}
     )
     manifest = _with_decision(evidence.manifest, decision, profile=("legal", "financial"))
     calibrations = Calibrations(stubbornness=0.15, similarity_threshold=0.45, severity=0.65)
