@@ -24,10 +24,9 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits, request_for
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.problems import Problem, load_problems
+from hivemind_lab.problems.decision import checked_options
 from hivemind_lab.problems.model import (
     MAX_CONSTRAINTS,
-    MAX_OPTION_CHARS,
-    MAX_OPTIONS,
     Constraint,
     ConstraintSource,
     Decision,
@@ -233,25 +232,10 @@ def _option_rows(rows: Sequence[str], read: Decision) -> tuple[Option, ...]:
             f"only one given ({labels[0]!r})",
             allowed="two or more; for a yes or no, add declining it (e.g. 'Do not …')",
         )
-    if len(labels) > MAX_OPTIONS:
-        raise InputError("options", f"{len(labels)} given", allowed=f"up to {MAX_OPTIONS}")
+    labels = checked_options(labels, given="row")
     known = {o.label.casefold(): o for o in read.options}
-    seen: dict[str, int] = {}
     options = []
-    for n, label in enumerate(labels, start=1):
-        if len(label) > MAX_OPTION_CHARS:
-            raise InputError(
-                f"option {n}",
-                f"{label[:40]!r}… is {len(label)} characters",
-                allowed=f"1-{MAX_OPTION_CHARS} characters",
-            )
-        if label.casefold() in seen:
-            raise InputError(
-                f"option {n}",
-                f"{label!r} repeats option {seen[label.casefold()]}",
-                allowed="distinct options",
-            )
-        seen[label.casefold()] = n
+    for label in labels:
         was = known.get(label.casefold())
         options.append(
             was.model_copy(update={"label": label})

@@ -143,6 +143,38 @@ def test_bad_flags_are_named_as_the_user_wrote_them(options, options_from, field
     assert caught.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("options", "flag_says", "row", "row_says"),
+    [
+        (
+            ["Sell the van", "Keep the van", " sell the VAN "],
+            "repeats --option 'Sell the van'",
+            "option 3",
+            "repeats option 1",
+        ),
+        (["Sell the van", "x" * 161], "161 characters", "option 2", "161 characters"),
+        (["Sell the van", "  ", "Keep it"], "blank", "option 2", "blank"),
+        ([f"Option {n}" for n in range(9)], "9 options", "options", "9 options"),
+    ],
+)
+def test_flags_and_editor_rows_refuse_the_same_lists_each_named_as_written(
+    options, flag_says, row, row_says
+):
+    """One checker: a list the flags refuse, the editor refuses too, naming the row instead."""
+    from hivemind_lab.workbench import DecisionRows, decision_as_read, edited_decision
+
+    problem = problem_from_text("Should we sell the van or keep it?")
+    with pytest.raises(InputError) as flag:
+        decide_or_refuse(problem, options=options)
+    assert flag.value.field == "--option" and flag_says in flag.value.message
+    assert flag.value.allowed
+    rows = DecisionRows(options=tuple(options))
+    with pytest.raises(InputError) as edited:
+        edited_decision(rows, read=decision_as_read(problem), problem=problem)
+    assert edited.value.field == row and row_says in edited.value.message
+    assert edited.value.allowed
+
+
 def test_a_refusal_is_raised_unless_the_agents_are_asked_to_propose():
     problem = problem_from_text("The orchard lies between 120 and 180 metres above sea level.")
     with pytest.raises(DecisionRefused, match="--option"):

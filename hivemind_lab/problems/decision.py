@@ -190,20 +190,45 @@ class DecisionRefused(HivemindError):
         super().__init__("\n".join(lines))
 
 
-def checked_options(options: Sequence[str], *, flag: str = "--option") -> tuple[str, ...]:
-    """Options as the user typed them, refused with the flag's name when blank, too long, too
-    many or repeated."""
+OptionsGiven = Literal["flag", "row"]
+"""How the user typed a list of options, so an error names the item as they wrote it:
+repeated ``--option`` flags, or the rows of the notebook's decision editor (``option 3``)."""
+
+
+def checked_options(options: Sequence[str], *, given: OptionsGiven = "flag") -> tuple[str, ...]:
+    """Options as the user typed them (stripped), refused when too many, blank, too long or
+    repeated; the error names the flag or row at fault and what is allowed.
+
+    Args:
+        options: the options in the order given.
+        given: ``flag`` names every item ``--option`` and quotes it; ``row`` names the n-th
+            item ``option n`` and the whole list ``options``.
+    """
     cleaned = tuple(o.strip() for o in options)
-    allowed = f"up to {MAX_OPTIONS} distinct options of 1-{MAX_OPTION_CHARS} characters"
-    if any(not o for o in cleaned):
-        raise InputError(flag, "an option is blank", allowed=allowed)
-    if any(len(o) > MAX_OPTION_CHARS for o in cleaned):
-        long = next(o for o in cleaned if len(o) > MAX_OPTION_CHARS)
-        raise InputError(flag, f"{long[:40]!r}… is {len(long)} characters", allowed=allowed)
+
+    def named(n: int) -> str:
+        return "--option" if given == "flag" else f"option {n}"
+
     if len(cleaned) > MAX_OPTIONS:
-        raise InputError(flag, f"{len(cleaned)} options given", allowed=allowed)
-    if len({o.casefold() for o in cleaned}) < len(cleaned):
-        raise InputError(flag, "an option is given twice", allowed=allowed)
+        raise InputError(
+            "--option" if given == "flag" else "options",
+            f"{len(cleaned)} options given",
+            allowed=f"up to {MAX_OPTIONS} distinct options",
+        )
+    first: dict[str, int] = {}
+    for n, label in enumerate(cleaned, start=1):
+        if not label:
+            raise InputError(named(n), "an option is blank", allowed="a non-empty text")
+        if len(label) > MAX_OPTION_CHARS:
+            raise InputError(
+                named(n),
+                f"{label[:40]!r}… is {len(label)} characters",
+                allowed=f"1-{MAX_OPTION_CHARS} characters",
+            )
+        m = first.setdefault(label.casefold(), n)
+        if m != n:
+            again = f"--option {cleaned[m - 1]!r}" if given == "flag" else f"option {m}"
+            raise InputError(named(n), f"{label!r} repeats {again}", allowed="distinct options")
     return cleaned
 
 
