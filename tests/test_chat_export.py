@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits
+from hivemind_lab.agents.prompts import split_task_block
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import Problem
@@ -89,7 +90,9 @@ def test_client_data_is_redacted_by_default_and_kept_when_asked(sweep, tmp_path)
     assert _lines(kept)[0]["client_data"] == "included"
     for line in _lines(redacted)[1:]:
         user = line["messages"][1]["content"]
-        task = json.loads(user[user.index("<task>") + 6 : user.rindex("</task>")])
+        block = split_task_block(user)  # the decision and the rest of the task, joined
+        assert block is not None
+        task = json.loads(block.data)
         assert task["problem"] == PROBLEM_REDACTED
         assert all("redacted" in f["text"] for f in task["facts"])
         assert task["options"]  # the options are kept

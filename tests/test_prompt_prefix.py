@@ -3,16 +3,19 @@
 A server that caches prompt prefixes (llama-server's slots, hosted prefix caches) re-reads only
 what follows the longest prefix a request shares with the one before it. The pure tests render
 one agent's propose, critique and revise tasks and check that their text is the same up to the
-part particular to each call: the system text, the rules, the decision (problem, options,
-facts, constraints) and the agent's evidence. The caller tests watch requests on a function
-model. What a real llama-server reuses is read from a real local run in
+part particular to each call: the system text, the decision (problem, options, facts,
+constraints) and its rules, the role's text and rules and the agent's evidence; and that tasks
+of different roles share the system text and the decision. The caller tests watch requests on
+a function model. What a real llama-server reuses is read from a real local run in
 tests/test_local_llm.py (test_real_deliberation_on_the_bundled_model).
 """
 
 from __future__ import annotations
 
+import json
+
 from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.prompts import parse_task, render
+from hivemind_lab.agents.prompts import parse_task, render, split_task_block
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
     BindingConstraint,
@@ -153,24 +156,65 @@ def test_agents_share_the_decision_but_not_each_others_evidence():
 
 
 def test_a_constraint_agents_scores_share_their_prefix_through_the_constraint():
-    def score(solution: str, passage: str) -> ChatRequest:
-        return render(
-            ScoreTask(
-                **dict(CONTEXT),
-                constraint="legal",
-                severity=0.5,
-                solution_id=solution,
-                solution=_view(solution),
-                evidence=(Evidence(id=passage, document_id="legal", text=f"Law {passage}."),),
-                red_flags=("below-cost pricing",),
-                mitigations=("counsel review",),
-            )
-        )
-
-    first, second = _text(score("s1", "l1")), _text(score("s2", "l2"))
+    first, second = _text(render(_score("s1", "l1"))), _text(render(_score("s2", "l2")))
     shared = _common(first, second)
     assert _end_of(first, "counsel review") <= shared
     assert _end_of(first, CONTEXT.constraints[0].text) <= shared
+
+
+def _score(solution: str, passage: str) -> ScoreTask:
+    return ScoreTask(
+        **dict(CONTEXT),
+        constraint="legal",
+        severity=0.5,
+        solution_id=solution,
+        solution=_view(solution),
+        evidence=(Evidence(id=passage, document_id="legal", text=f"Law {passage}."),),
+        red_flags=("below-cost pricing",),
+        mitigations=("counsel review",),
+    )
+
+
+def test_every_role_shares_the_decision_and_parts_after_it():
+    # A constraint agent's or the monitor's first call on a slot a theory agent used last
+    # re-reads only what follows the decision.
+    prompts = {
+        "theory": _text(render(_tasks("agent-0", "agent-1")["revise"])),
+        "practicality": _text(render(_score("s1", "l1"))),
+        "monitor": _text(render(SynthesizeTask(**dict(CONTEXT), cluster_index=0, members=()))),
+    }
+    decision_end = _end_of(prompts["theory"], CONTEXT.constraints[0].text)
+    for role, text in prompts.items():
+        for other, other_text in prompts.items():
+            if other == role:
+                continue
+            shared = _common(text, other_text)
+            assert decision_end <= shared, (role, other)
+            # The roles part right after the decision and its rules, before any evidence.
+            assert shared < text.index("<task>"), (role, other)
+
+
+def test_a_recorded_prompt_splits_and_joins_back_unchanged():
+    for task in (*_tasks("agent-0", "agent-1").values(), _score("s1", "l1")):
+        content = render(task).messages[-1].content
+        block = split_task_block(content)
+        assert block is not None
+        assert block.join(block.data) == content
+        # What a reader edits (the chat export's redaction) lands in the decision block.
+        edited = json.loads(block.data) | {"problem": "[redacted]"}
+        rejoined = block.join(json.dumps(edited))
+        assert rejoined.index("[redacted]") < rejoined.index("</decision>")
+        again = split_task_block(rejoined)
+        assert again is not None and json.loads(again.data) == edited
+
+
+def test_a_prompt_of_the_one_block_layout_still_reads():
+    task = _tasks("agent-0", "agent-1")["propose"]
+    content = f"Rules.\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>\n\nPropose."
+    block = split_task_block(content)
+    assert block is not None and block.between is None
+    assert ProposeTask.model_validate_json(block.data) == task
+    assert block.join(block.data) == content
 
 
 def test_every_task_reads_back_from_its_reordered_block():

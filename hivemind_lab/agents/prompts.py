@@ -1,17 +1,20 @@
 """Versioned prompts: pure functions from a task model to a ChatRequest.
 
-The task travels as a JSON block between ``<task>`` tags, so an LLM reads instructions plus
-data, and the offline model reads the same data. Every prompt runs from the most shared to the
-least (the role's system text and rules, the decision, the agent's own evidence, what is
-particular to the call, then the call's instructions), so a server that caches prompt prefixes
-re-reads only the end of an agent's next call.
+The task travels as JSON, so an LLM reads instructions plus data, and the offline model reads
+the same data. Every prompt runs from the most shared to the least, so a server that caches
+prompt prefixes re-reads only what follows the longest part a call shares with the last one on
+its slot: the system text (one for every role), the decision between ``<decision>`` tags (the
+same for every agent of a run) and the rules on it, then the role's text and rules, then the
+rest of the task between ``<task>`` tags (the agent's constraint and evidence first, then what is
+particular to the call), then the call's instructions. An agent's calls share everything up to
+its call's own part; agents of different roles share the decision.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -36,32 +39,42 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.6"
+PROMPT_VERSION = "2026-12-01.7"
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
+_TWO_BLOCKS = re.compile(
+    r"<decision>\n(\{.*\})\n</decision>(.*?)<task>\n(\{.*\})\n</task>", re.DOTALL
+)
+"""The decision block, the text between, the task block. JSON escapes newlines inside strings,
+so a newline next to a tag is always the layout's own."""
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
 Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
 """Every task an agent (theory, practicality or the monitor) is asked."""
 
-_SYSTEM = {
+SYSTEM = (
+    "You are one agent of a strategic deliberation for one client. You read the client's "
+    "decision, then your role, your own knowledge and your task, and you answer with a single "
+    "JSON object following the schema."
+)
+"""The one system text of every agent task: a role's text follows the decision, so agents of
+every role share the prompt prefix up to the end of the decision."""
+
+_ROLE = {
     "theory": (
-        "You are a theory agent in a strategic deliberation for one client. Your knowledge is "
-        "the evidence given to you: a slice of a peer-reviewed strategy knowledge base. Answer "
-        "the client's actual decision: choose or sequence among its options, use its facts, "
-        "argue only from your evidence, cite passage ids and fact ids, and answer with a single "
-        "JSON object following the schema."
+        "Your role: a theory agent. Your knowledge is the evidence given to you: a slice of a "
+        "peer-reviewed strategy knowledge base. Answer the client's actual decision: choose or "
+        "sequence among its options, use its facts, argue only from your evidence, and cite "
+        "passage ids and fact ids."
     ),
     "monitor": (
-        "You are the monitor of a strategic deliberation. Several theory agents reached one "
-        "conclusion from different knowledge slices. Write its combined rationale for the "
-        "client's executives from the members' solutions and justifications only, keeping "
-        "the passage ids they cite, and answer with a single JSON object following the schema."
+        "Your role: the monitor. Several theory agents reached one conclusion from different "
+        "knowledge slices. Write its combined rationale for the client's executives from the "
+        "members' solutions and justifications only, keeping the passage ids they cite."
     ),
     "practicality": (
-        "You are a practicality agent representing one real-world feasibility constraint. You "
+        "Your role: a practicality agent representing one real-world feasibility constraint. You "
         "see the client's problem, its options and facts, and the proposed actions without "
         "their theoretical justification. Judge only whether the actions are feasible for this "
-        "client under your constraint, using your constraint knowledge and the client's facts, "
-        "and answer with a single JSON object following the schema."
+        "client under your constraint, using your constraint knowledge and the client's facts."
     ),
 }
 
@@ -182,23 +195,43 @@ OUTPUT_TYPES: dict[str, type[BaseModel]] = {
 
 
 SHARED_KEYS: tuple[str, ...] = tuple(DecisionContext.model_fields)
-"""The decision every agent of a run sees: the first keys of every task block."""
+"""The decision every agent of a run sees, whatever its role: the ``<decision>`` block."""
 AGENT_KEYS = ("constraint", "severity", "red_flags", "mitigations", "evidence")
-"""What one agent's calls repeat (its constraint, its evidence): the next keys, before the
-call's own (the target, the critiques, the current solution) in their declared order. A
-practicality agent's evidence is retrieved per solution, so it comes last of these."""
+"""What one agent's calls repeat (its constraint, its evidence): the first keys of the
+``<task>`` block, before the call's own (the target, the critiques, the current solution) in
+their declared order. A practicality agent's evidence is retrieved per solution, so it comes
+last of these."""
+
+
+def _ordered(task: Task) -> tuple[dict[str, object], dict[str, object]]:
+    """The task's fields split into the decision and the rest, each from the most shared key to
+    the least."""
+    data = task.model_dump(mode="json")
+    decision = {key: data[key] for key in SHARED_KEYS if key in data}
+    first = [key for key in AGENT_KEYS if key in data]
+    rest = {key: data[key] for key in first} | {
+        key: value for key, value in data.items() if key not in decision and key not in first
+    }
+    return decision, rest
+
+
+def _dump(data: dict[str, object]) -> str:
+    return json.dumps(data, indent=1, ensure_ascii=False)
 
 
 def task_json(task: Task) -> str:
-    """The task block's JSON, keys from the most shared to the least: a server that caches
-    prompt prefixes (llama-server's slots, hosted prefix caches) then re-reads only the part
-    particular to a call. The order carries no meaning; `parse_task` reads any."""
-    data = task.model_dump(mode="json")
-    first = [key for key in (*SHARED_KEYS, *AGENT_KEYS) if key in data]
-    ordered = {key: data[key] for key in first} | {
-        key: value for key, value in data.items() if key not in first
-    }
-    return json.dumps(ordered, indent=1, ensure_ascii=False)
+    """The whole task's JSON, keys from the most shared to the least (what `split_task_block`
+    gives back as ``data``). The order carries no meaning; `parse_task` reads any."""
+    decision, rest = _ordered(task)
+    return _dump(decision | rest)
+
+
+def _role(task: Task) -> Literal["theory", "monitor", "practicality"]:
+    if isinstance(task, ScoreTask):
+        return "practicality"
+    if isinstance(task, SynthesizeTask):
+        return "monitor"
+    return "theory"
 
 
 def render(
@@ -207,24 +240,27 @@ def render(
     seed: int | None = None,
     temperature: float = 0.0,
 ) -> ChatRequest:
-    """Build the request for one agent task."""
-    role = (
-        "practicality"
-        if isinstance(task, ScoreTask)
-        else "monitor"
-        if isinstance(task, SynthesizeTask)
-        else "theory"
-    )
-    rules = [ONE_OF_RULE] if task.exclusive else []
+    """Build the request for one agent task.
+
+    From the most shared to the least: the system text and the decision with its rules (the
+    same for every agent of the run), the role's text and rules (the same for every call of an
+    agent), the rest of the task (the agent's constraint and evidence, then the call's own
+    part), the instructions of this kind of call.
+    """
+    role = _role(task)
+    decision, rest = _ordered(task)
+    shared = [ONE_OF_RULE] if task.exclusive else []
+    own = [_ROLE[role]]
     if task.constraints and role in BINDING_RULES:
-        rules.append(BINDING_RULES[role])
-    # Most shared first: the role's rules, the task block (ordered by `task_json`), then the
-    # instructions of this kind of call, so one agent's calls share their prompt prefix.
-    shared = "".join(f"{rule}\n\n" for rule in rules)
-    user = f"{shared}<task>\n{task_json(task)}\n</task>\n\n{_INSTRUCTIONS[task.task]}"
+        own.append(BINDING_RULES[role])
+    between = "".join(f"\n\n{text}" for text in (*shared, *own))
+    user = (
+        f"<decision>\n{_dump(decision)}\n</decision>{between}\n\n"
+        f"<task>\n{_dump(rest)}\n</task>\n\n{_INSTRUCTIONS[task.task]}"
+    )
     return ChatRequest(
         messages=(
-            ChatMessage(role="system", content=_SYSTEM[role]),
+            ChatMessage(role="system", content=SYSTEM),
             ChatMessage(role="user", content=user),
         ),
         temperature=temperature,
@@ -235,22 +271,45 @@ def render(
 
 
 class TaskBlock(NamedTuple):
-    """A user message split around its ``<task>`` block."""
+    """A user message split around its task data (one ``<task>`` block, or since prompt
+    version 2026-12-01.7 a ``<decision>`` block and a ``<task>`` block with text between)."""
 
     before: str
-    """The instructions before the opening tag."""
+    """The text before the first block."""
     data: str
-    """The task's JSON, between the tags."""
+    """The whole task's JSON (both blocks' keys, the decision's first)."""
     after: str
-    """What follows the closing tag."""
+    """What follows the closing ``</task>`` tag."""
+    between: str | None = None
+    """The text between the two blocks; None for a message with one block."""
 
     def join(self, data: str) -> str:
-        """The message with ``data`` in place of the task's JSON."""
-        return f"{self.before}<task>\n{data}\n</task>{self.after}"
+        """The message with ``data`` (a whole task's JSON) in place of the task's JSON: split
+        again into the decision and the rest when the message had two blocks."""
+        if self.between is None:
+            return f"{self.before}<task>\n{data}\n</task>{self.after}"
+        whole = json.loads(data)
+        decision = {key: value for key, value in whole.items() if key in SHARED_KEYS}
+        rest = {key: value for key, value in whole.items() if key not in SHARED_KEYS}
+        return (
+            f"{self.before}<decision>\n{_dump(decision)}\n</decision>{self.between}"
+            f"<task>\n{_dump(rest)}\n</task>{self.after}"
+        )
 
 
 def split_task_block(content: str) -> TaskBlock | None:
-    """The one reader of the ``<task>`` block `render` writes (None when a message has none)."""
+    """The one reader of the task data `render` writes (None when a message has none); reads
+    the one-block messages of earlier prompt versions too."""
+    two = _TWO_BLOCKS.search(content)
+    if two is not None:
+        try:
+            decision, rest = json.loads(two.group(1)), json.loads(two.group(3))
+        except json.JSONDecodeError:
+            decision = rest = None
+        if isinstance(decision, dict) and isinstance(rest, dict):
+            return TaskBlock(
+                content[: two.start()], _dump(decision | rest), content[two.end() :], two.group(2)
+            )
     match = _TASK_BLOCK.search(content)
     if match is None:
         return None
