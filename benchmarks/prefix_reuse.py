@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +57,13 @@ SMALL = [
     "2",
 ]
 """The deliberation of benchmarks/local_llm.py: two theory agents, two constraint agents."""
+SHAPES: dict[str, list[str]] = {
+    "small": SMALL,
+    "two-rounds": [*SMALL, "--max-rounds", "2"],
+}
+"""``small`` is one round; ``two-rounds`` the same agents for up to two rounds (the last
+``--max-rounds`` wins; the code at 2d0ef92 has no ``--min-rounds``): each further round adds a
+critique and a revision per agent and the scores, nearer a default deliberation."""
 _PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _EVAL = re.compile(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _PATIENT_CLIENT = """\
@@ -111,6 +119,12 @@ def _wrapper(binary: Path, log: Path, folder: Path) -> Path:
     return script
 
 
+def per_request(log: Path) -> list[int]:
+    """Prompt tokens each request processed, in the server's order (its log)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return [int(n) for _, n in _PROMPT_EVAL.findall(text)]
+
+
 def _server_log(log: Path) -> tuple[int, float, int]:
     """Prompt tokens processed, seconds on prompts and tokens generated, from the log."""
     text = log.read_text(errors="replace") if log.exists() else ""
@@ -119,8 +133,13 @@ def _server_log(log: Path) -> tuple[int, float, int]:
     return sum(n for _, n in prompts), sum(ms for ms, _ in prompts) / 1000, generated
 
 
-def deliberate(side: Side, tree: Path, binary: Path, work: Path, args: list[str]) -> Run:
-    """One ``deliberate --backend local`` run of the code in ``tree``, timed from outside."""
+def deliberate(
+    side: Side, tree: Path, binary: Path, work: Path, args: list[str], keep: Path | None = None
+) -> Run:
+    """One ``deliberate --backend local`` run of the code in ``tree``, timed from outside.
+
+    Its standard error is rendered as on a terminal (the progress bar's frames), and with
+    ``keep`` the run's folder (run directory, server log, output) is copied there."""
     folder = Path(tempfile.mkdtemp(prefix=f"{side}-", dir=work))
     log = folder / "server.log"
     (folder / "sitecustomize.py").write_text(_PATIENT_CLIENT)
@@ -128,6 +147,8 @@ def deliberate(side: Side, tree: Path, binary: Path, work: Path, args: list[str]
         **os.environ,
         "HIVEMIND_LLAMA_SERVER": str(_wrapper(binary, log, folder)),
         "PYTHONPATH": f"{tree}{os.pathsep}{folder}",
+        "TTY_COMPATIBLE": "1",
+        "COLUMNS": "160",
     }
     env.pop("HIVEMIND_MODEL_FILE", None)
     run_dir = folder / "run"
@@ -151,11 +172,16 @@ def deliberate(side: Side, tree: Path, binary: Path, work: Path, args: list[str]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    (folder / "stdout.txt").write_text(done.stdout)
+    (folder / "stderr.txt").write_text(done.stderr)
+    if keep is not None:
+        shutil.copytree(folder, keep / folder.name, dirs_exist_ok=True)
     result: dict[str, Any] = {}
     if (run_dir / "result.json").exists():
         result = json.loads((run_dir / "result.json").read_text())
     if done.returncode != 0 or not result:
         print(f"{side}: exit {done.returncode}\n{done.stderr[-2000:]}", file=sys.stderr)
+    print(f"{side}: processed per request {per_request(log)}", flush=True)
     usage = result.get("usage", {})
     processed, prompt_s, generated = _server_log(log)
     return Run(
@@ -197,11 +223,14 @@ def main() -> None:
     parser.add_argument("--after", default="HEAD", help="the commit measured as after")
     parser.add_argument("--binary", type=Path, default=None, help="llama-server to use")
     parser.add_argument("--default-run", action="store_true", help="also a default local run")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="small", help="deliberation")
+    parser.add_argument("--keep", type=Path, default=None, help="copy each run's folder here")
     args = parser.parse_args()
     binary = args.binary or find_binary()
     print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {_cpu()}; {platform.platform()}")
     print(f"server: {binary} ({server_version(binary)})")
+    print(f"shape: {args.shape} ({' '.join(SHAPES[args.shape])})")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="prefix-reuse-") as tmp:
@@ -221,11 +250,11 @@ def main() -> None:
                     ("before", "after") if pair % 2 == 0 else ("after", "before")
                 )
                 for side in order:
-                    run = deliberate(side, trees[side], binary, work, SMALL)
+                    run = deliberate(side, trees[side], binary, work, SHAPES[args.shape], args.keep)
                     runs.append(run)
                     print(_row(run), flush=True)
             if args.default_run:
-                default = deliberate("after", trees["after"], binary, work, [])
+                default = deliberate("after", trees["after"], binary, work, [], args.keep)
         finally:
             for tree in trees.values():
                 subprocess.run(
