@@ -18,7 +18,7 @@ from hivemind_lab.agents.schemas import DecisionContext, RationaleOutput, Soluti
 from hivemind_lab.deliberation import monitor, practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder
 from hivemind_lab.deliberation.engine import Engine
-from hivemind_lab.deliberation.evidence import without_evidence
+from hivemind_lab.deliberation.evidence import recommends_without_evidence, without_evidence
 from hivemind_lab.deliberation.state import Knowledge, Phase, RunState
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.runs import events
@@ -295,8 +295,10 @@ class DeliberationStrategy:
             else ()
         )
         status = s.status or "non_converged"
-        if status in ("converged", "non_converged") and without_evidence(solutions):
-            status = "no_evidence"  # the plans cite nothing: no conclusion from the knowledge
+        if status in ("converged", "non_converged") and (
+            without_evidence(solutions) or recommends_without_evidence(conclusions, solutions)
+        ):
+            status = "no_evidence"  # the plan rests on nothing: no conclusion from the knowledge
         return DeliberationResult(
             status=status,
             problem_id=self.request.problem_id,
