@@ -91,11 +91,12 @@ def feasibility_by_constraint(result: DeliberationResult) -> go.Figure:
 
 
 def veto_history(result: DeliberationResult) -> go.Figure:
-    """Mean feasibility of every generation against the veto threshold."""
-    title = "Practicality verdicts by generation"
+    """Mean feasibility of every attempt against the veto threshold (attempt 1 is the first set
+    judged, as the report numbers them)."""
+    title = "Practicality verdicts by attempt"
     if not result.vetoes:
         return empty_figure(title, "No practicality verdict: no solution set was scored.")
-    gens = [v.regeneration for v in result.vetoes]
+    gens = [v.regeneration + 1 for v in result.vetoes]
     vetoed = sum(v.vetoed for v in result.vetoes)
     fig = go.Figure(
         go.Scatter(
@@ -115,7 +116,7 @@ def veto_history(result: DeliberationResult) -> go.Figure:
     )
     fig.update_layout(
         title=f"{title}: {_count(len(gens), 'verdict')}, {vetoed} vetoed (red)",
-        xaxis=_integer_axis("generation", gens),
+        xaxis=_integer_axis("attempt", gens),
         yaxis_title="mean score (0-100)",
         yaxis_range=[0, 100],
         height=340,
@@ -126,7 +127,8 @@ def veto_history(result: DeliberationResult) -> go.Figure:
 
 
 def convergence(result: DeliberationResult) -> go.Figure:
-    """Distinct conclusions per round, one line per generation."""
+    """Distinct conclusions per round, one line per attempt (numbered from 1, as the report
+    numbers them)."""
     title = "Distinct conclusions per round"
     if not result.metrics:
         return empty_figure(title, "No round was recorded.")
@@ -139,7 +141,7 @@ def convergence(result: DeliberationResult) -> go.Figure:
                 x=[m.round for m in rows],
                 y=[m.distinct_conclusions for m in rows],
                 mode="lines+markers",
-                name=f"generation {gen}",
+                name=f"attempt {gen + 1}",
                 line={"color": PALETTE[gen % len(PALETTE)]},
             )
         )

@@ -69,11 +69,14 @@ def _result(vetoes=(), metrics=()) -> DeliberationResult:
 ONE_GENERATION = _result([_verdict(0, 80.0, vetoed=False)], [_metrics(0, 0, 2)])
 
 
-def test_a_single_generation_still_shows_its_threshold_and_no_generation_minus_one():
+def test_a_single_attempt_still_shows_its_threshold_centred_on_attempt_1():
+    """Attempts are numbered from 1 as the report's text numbers them (regeneration 0 is
+    attempt 1), and a single one is centred on its own tick."""
     fig = plots.veto_history(ONE_GENERATION)
     lines = [s for s in fig.layout.shapes if s.y0 == s.y1 == 55]
     assert lines and lines[0].xref == "x domain" and (lines[0].x0, lines[0].x1) == (0, 1)
-    assert list(fig.layout.xaxis.range) == [-0.5, 0.5]
+    assert list(fig.layout.xaxis.range) == [0.5, 1.5]
+    assert list(fig.data[0].x) == [1] and fig.layout.xaxis.title.text == "attempt"
     assert "1 verdict, 0 vetoed" in fig.layout.title.text
 
 

@@ -23,7 +23,7 @@ from hivemind_lab.reports.markdown import render_run_markdown
 from hivemind_lab.reports.run_html import render_run_html, report_figures
 from hivemind_lab.reports.summary import Plain, summarise, would_pass_at
 from hivemind_lab.runs.manifest import RunManifest
-from hivemind_lab.runs.results import BindingVeto, Critique
+from hivemind_lab.runs.results import BindingVeto, Conclusion, Critique
 from hivemind_lab.runs.rundir import read_manifest
 from hivemind_lab.runs.status import STATUSES, WORDS
 from tests.support import REPO, run
@@ -778,3 +778,113 @@ def test_a_stopped_run_says_what_it_spent_against_which_budget(vetoed_dir, tmp_p
     report = summarise(gather(copy))
     spent = load_result(copy).usage.tokens
     assert any(f"{spent:,}" in line and "12,345" in line for line in report.change)
+
+
+def _flipped(stances: dict[int, str]) -> dict[int, str]:
+    """Other stances on the same options (pursued -> ruled out, the rest -> pursued)."""
+    return {k: "avoid" if v == "pursue" else "pursue" for k, v in stances.items()}
+
+
+def test_other_views_and_closest_plans_are_titled_by_their_decision(run_dir, vetoed_dir, tmp_path):
+    """Another view, the closest plan and each vetoed attempt's plans are titled by their own
+    stances on the client's options in the report's words (never an agent's title shown as the
+    report's own); a view whose stances differ is not called the same decision."""
+    copy = _copy(run_dir, tmp_path)
+    result = load_result(copy)
+    top = result.conclusions[0]
+    assert len(top.agents) >= 2
+    last = top.agents[-1]
+
+    def part(mine: bool, **update: object) -> Conclusion:
+        held = tuple(j for j in top.justifications if (j.agent_id == last) == mine)
+        agents = tuple(a for a in top.agents if (a == last) == mine)
+        ids = tuple(j.solution_id for j in held)
+        return top.model_copy(
+            update={"agents": agents, "justifications": held, "solution_ids": ids, **update}
+        )
+
+    first, other = part(False), part(True, rank=2)
+    (copy / "result.json").write_text(
+        result.model_copy(update={"conclusions": (first, other)}).model_dump_json()
+    )
+    evidence = gather(copy)
+    labels = evidence.decision.labels
+    shown = evidence.own_justifications(other)[0].solution_id
+    solution = evidence.solutions[shown]
+    assert solution.stances, "the grocer's plans take stances"
+    flipped = _flipped({st.option: st.stance for st in solution.stances})
+    evidence.solutions[shown] = solution.model_copy(
+        update={
+            "stances": tuple(
+                st.model_copy(update={"stance": flipped[st.option]}) for st in solution.stances
+            )
+        }
+    )
+    assert evidence.own_justifications(first)[0].solution_id != shown
+    view = summarise(evidence).minority[0]
+    assert not view.quoted and view.differs == ""
+    for option, stance in flipped.items():
+        verb = {"pursue": "ursue", "avoid": "rule out"}[stance]
+        assert re.search(rf"{verb}[^;]*“{re.escape(labels[option])}”", view.title), view.title
+
+    vetoed = gather(vetoed_dir)
+    report = summarise(vetoed)
+    assert report.closest is not None
+    for plan in [report.closest.plan, *(p for a in report.attempts for p in a.plans)]:
+        taken = vetoed.solutions[plan.solution_id].stances
+        assert plan.quoted == (not taken)
+        for st in taken:
+            assert f"“{vetoed.decision.labels[st.option]}”" in plan.title
+        if taken:
+            assert plan.title != plain_title(vetoed, plan.solution_id)
+
+
+def plain_title(evidence, solution_id: str) -> str:
+    """The agents' own title of a solution, as the report would quote it."""
+    return Plain(evidence)(evidence.solutions[solution_id].title)
+
+
+def test_an_objection_names_the_plans_own_stance_on_its_option(run_dir):
+    """An objection is evidence for the opposite stance on an option: the report says which of
+    the plan's stances it stands against, read from the plan, so changing the plan's stance on
+    that option changes what the objection is said to stand against."""
+    evidence = gather(run_dir)
+    top = evidence.result.conclusions[0]
+    standing = evidence.contradictions(top)
+    labels = evidence.decision.labels
+    about = [x for x in standing if x.option in labels]
+    assert about, "the grocer's run keeps an objection about one of its options"
+    option = labels.index(about[0].option)
+    sid = evidence.own_justifications(top)[0].solution_id
+    solution = evidence.solutions[sid]
+    said = {}
+    for stance in ("pursue", "later", "avoid", None):
+        kept = tuple(st for st in solution.stances if st.option != option)
+        if stance is not None:
+            kept += (solution.stances[0].model_copy(update={"option": option, "stance": stance}),)
+        evidence.solutions[sid] = solution.model_copy(update={"stances": kept})
+        objection = next(
+            x for x in summarise(evidence).objections if x.claim == Plain(evidence)(about[0].claim)
+        )
+        said[stance] = objection.about
+    assert said[None] == ""
+    assert len({said["pursue"], said["later"], said["avoid"]}) == 3
+    assert all(f"“{labels[option]}”" in said[s] for s in ("pursue", "later", "avoid"))
+
+
+def test_a_stopped_run_gives_a_budget_that_finishes_it(tmp_path, grocer):
+    """The budget a budget_exhausted report suggests is enough for the same run to finish."""
+    small = tmp_path / "small"
+    stopped = run(small, grocer, feasibility=60, density=6000, limits=Limits(max_tokens=40_000))
+    assert stopped.status == "budget_exhausted"
+    said = " ".join(summarise(gather(small)).change)
+    suggested = re.search(r"--max-tokens (\d+) or more", said)
+    assert suggested, said
+    again = run(
+        tmp_path / "again",
+        grocer,
+        feasibility=60,
+        density=6000,
+        limits=Limits(max_tokens=int(suggested.group(1))),
+    )
+    assert again.status != "budget_exhausted"

@@ -372,18 +372,26 @@ def _interrupted(run_dir: Path) -> typer.Exit:
     return typer.Exit(code=130)
 
 
+def _view(title: str, quoted: bool) -> str:
+    """A plan's title as the report shows it: the agents' own words in quotation marks."""
+    from rich.markup import escape
+
+    return escape(f"“{title}”" if quoted else title)
+
+
 def _print_summary(result: Any, run_dir: Path, *, wall_s: float) -> None:
     """The outcome in the report's words: status, what happened, what would change it."""
+    from rich.markup import escape
+
     from hivemind_lab.reports import gather
     from hivemind_lab.reports.summary import plural, summarise
 
     said = summarise(gather(run_dir))
-    console.print(
-        f"[bold]{said.status_label}[/] ({result.status}): {said.happened}", highlight=False
-    )
+    console.print(f"[bold]{said.status_label}:[/] {escape(said.happened)}", highlight=False)
     console.print(
         f"{plural(result.rounds, 'round')} in the final attempt, "
-        f"{plural(result.regenerations, 'regeneration')}, {result.n_agents} theory agents; "
+        f"{plural(result.regenerations, 'regeneration')}, "
+        f"{plural(result.n_agents, 'theory agent')}; "
         f"{result.usage.calls} calls, {result.usage.tokens:,} tokens, "
         + (
             f"{result.usage.prompt_tokens:,} prompt tokens of which "
@@ -396,14 +404,29 @@ def _print_summary(result: Any, run_dir: Path, *, wall_s: float) -> None:
         highlight=False,
     )
     if said.recommendation is not None:
-        console.print(f"recommendation: {said.recommendation.title} — {said.support}")
-    table = Table(title="Conclusions")
-    for col in ("rank", "conclusion", "agents", "feasibility"):
-        table.add_column(col)
-    for c in result.conclusions:
-        table.add_row(str(c.rank), c.title, str(len(c.agents)), f"{c.mean_score:.1f}")
-    if len(result.conclusions) > 1:
+        console.print(
+            f"recommendation: {_view(said.recommendation.title, said.recommendation.quoted)} — "
+            f"{escape(said.support)}",
+            highlight=False,
+        )
+    if said.recommendation is not None and said.minority:
+        # Each view in the report's words (its decision), the agents' own titles quoted.
+        table = Table(title="The views, most support first")
+        for col in ("view", "agents", "mean feasibility"):
+            table.add_column(col)
+        rec = said.recommendation
+        table.add_row(
+            f"recommended: {_view(rec.title, rec.quoted)}",
+            f"{len(result.conclusions[0].agents)} of {result.n_agents}",
+            f"{rec.mean:.1f}",
+        )
+        for m in said.minority:
+            table.add_row(
+                _view(m.title, m.quoted), m.support.removesuffix(" agents"), f"{m.mean:.1f}"
+            )
         console.print(table)
     for line in said.change:
-        console.print(f"• {line}", highlight=False)
-    console.print(f"run directory: {run_dir}")
+        console.print(f"• {escape(line)}", highlight=False)
+    console.print(
+        f"run directory: {escape(str(run_dir))} (status {result.status})", highlight=False
+    )

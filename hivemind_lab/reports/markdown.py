@@ -28,11 +28,13 @@ def _scores(plan: Plan, feasibility: int) -> list[str]:
     once under Feasibility review, as the HTML does)."""
     lines = ["| constraint | score | reason its agent gave |", "|---|---:|---|"]
     for s in plan.scores:
-        flag = f" ⚠ at or below {feasibility}" if s.below else ""
+        flag = "⚠ " if s.below else ""
         vetoes = "".join(f"**{md(v)}.** " for v in s.vetoes)
         pointer = " (concerns under Feasibility review)" if s.concerns else ""
         reason = said(s.reason) if s.reason else "no reason given"
-        lines.append(f"| {md(s.constraint)}{flag} | {s.score} | {vetoes}{reason}{pointer} |")
+        lines.append(f"| {md(s.constraint)} | {flag}{s.score} | {vetoes}{reason}{pointer} |")
+    if any(s.below for s in plan.scores):
+        lines += ["", f"⚠ at or below the client's feasibility ({feasibility})."]
     return [*lines, ""]
 
 
@@ -94,7 +96,8 @@ def report_markdown(r: RunReport) -> str:
             lines += [
                 f"Closest to passing: the plans of attempt {c.attempt} averaged {c.set_mean} "
                 f"against the client's feasibility {r.feasibility}. Their best plan{by}: "
-                f"**{md(c.plan.title)}** (mean {c.plan.mean}).",
+                f"{said(c.plan.title) if c.plan.quoted else '**' + md(c.plan.title) + '**'} "
+                f"(mean {c.plan.mean}).",
                 "",
                 *_scores(c.plan, r.feasibility),
             ]
@@ -105,13 +108,20 @@ def report_markdown(r: RunReport) -> str:
     if r.minority or r.objections:
         lines += ["## Other views", ""]
         lines += [
-            f"- {md(m.title)}{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
+            f"- {said(m.title) if m.quoted else md(m.title)}"
+            f"{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
             f"feasibility score {m.mean})"
             for m in r.minority
         ]
         lines += [
             "- An objection that still stands"
-            + (f" against “{md(x.option)}”" if x.option else "")
+            + (
+                f" against {md(x.about)}"
+                if x.about
+                else f" about “{md(x.option)}”"
+                if x.option
+                else ""
+            )
             + f", citing {md(x.source)}. The critic wrote: {said(x.claim)}"
             for x in r.objections
         ]
@@ -142,7 +152,7 @@ def report_markdown(r: RunReport) -> str:
                     for s in low
                 )
                 lines += [
-                    f"- {md(p.title)} — {plural(p.agents, 'agent')}, mean {p.mean}; lowest: {lowest}"
+                    f"- {said(p.title) if p.quoted else md(p.title)} — {plural(p.agents, 'agent')}, mean {p.mean}; lowest: {lowest}"
                 ]
             lines += [""]
     lines += ["## Appendix: research settings and audit", ""]

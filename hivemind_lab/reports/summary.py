@@ -131,12 +131,17 @@ class DecisionCard:
 
 @dataclass(frozen=True)
 class Minority:
+    """Another view: its decision in the report's words (or its backers' title, quoted, when it
+    takes no stance on the client's options), how many agents hold it and its mean score."""
+
     title: str
     support: str
     mean: float
     differs: str = ""
-    """How its decision differs from the recommendation's, in words ("" when the options
-    give no stances to compare)."""
+    """"the same decision as the recommendation" when it is ("" otherwise: the title says the
+    decision)."""
+    quoted: bool = False
+    """The title is the agents' own words (shown quoted), not the report's."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,8 @@ class Objection:
     claim: str
     source: str
     option: str = ""
+    about: str = ""
+    """What it objects to, by the plan's own stance on the option ("ruling out “X”")."""
 
 
 @dataclass(frozen=True)
@@ -382,34 +389,58 @@ def _stances(evidence: RunEvidence, conclusion: Conclusion) -> dict[int, str]:
 
 
 def _minority(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[Minority]:
-    """The other conclusions, each decision once: conclusions that share a title and a
-    decision are one view (their agents counted together), and a view titled like the
-    recommendation says how its decision differs from it."""
+    """The other conclusions, each decision once: conclusions that take the same stances on the
+    client's options (or, taking none, share a title) are one view, their agents counted
+    together; each is titled by its decision in the report's words."""
     r = evidence.result
     options = list(evidence.decision.labels)
     ours = _stances(evidence, top)
-    views: dict[tuple[str, tuple[tuple[int, str], ...]], list[Conclusion]] = {}
+    views: dict[tuple[tuple[int, str], ...] | str, list[Conclusion]] = {}
     for c in r.conclusions[1:]:
-        key = (normalise(_headline(c)), tuple(sorted(_stances(evidence, c).items())))
-        views.setdefault(key, []).append(c)
+        taken = tuple(sorted(_stances(evidence, c).items()))
+        views.setdefault(taken or normalise(_headline(c)), []).append(c)
     out: list[tuple[int, float, Minority]] = []
-    for (_, stances), same in views.items():
+    for key, same in views.items():
         agents = sum(len(c.agents) for c in same)
         mean = sum(c.mean_score * len(c.agents) for c in same) / max(1, agents)
-        theirs, words_ours = _decision_words(dict(stances), options), _decision_words(ours, options)
-        changed = [theirs[i] for i in sorted(theirs) if words_ours.get(i) != theirs[i]]
-        left = [f"leaves “{options[i]}” open" for i in sorted(words_ours) if i not in theirs]
-        differs = "; ".join([*changed, *left])
-        if not differs and ours and stances:
-            differs = "the same decision, in other words"
-        if changed or left:
-            differs = f"unlike the recommendation, it {differs}"
+        stances = dict(key) if isinstance(key, tuple) else {}
+        decided = _decided(stances, options).rstrip(".")
         view = Minority(
-            plain(_headline(same[0])), f"{agents} of {r.n_agents} agents", round(mean, 1), differs
+            decided or plain(_headline(same[0])),
+            f"{agents} of {r.n_agents} agents",
+            round(mean, 1),
+            "the same decision as the recommendation" if stances and stances == ours else "",
+            quoted=not decided,
         )
         out.append((agents, mean, view))
     out.sort(key=lambda v: (-v[0], -v[1]))
     return [view for _, _, view in out]
+
+
+_OBJECTED = {
+    "pursue": "pursuing “{}” now",
+    "later": "keeping “{}” for later",
+    "avoid": "ruling out “{}”",
+}
+
+
+def _objected(option: str, ours: dict[int, str], options: list[str]) -> str:
+    """What an objection (evidence for the opposite stance on an option) stands against: the
+    plan's own stance on that option, in words."""
+    if option not in options:
+        return ""
+    stance = ours.get(options.index(option))
+    said = _OBJECTED.get(stance) if stance else None
+    return said.format(option) if said else ""
+
+
+def _plan_title(evidence: RunEvidence, solution_id: str, title: str) -> tuple[str, bool]:
+    """A plan's title in the report's words (its decision, from its stances on the client's
+    options) and False; or, when it takes no stance, the agents' own title and True (quoted)."""
+    solution = evidence.solutions.get(solution_id)
+    stances: dict[int, str] = {st.option: st.stance for st in solution.stances} if solution else {}
+    decided = _decided(stances, list(evidence.decision.labels)).rstrip(".")
+    return (decided, False) if decided else (title, True)
 
 
 def _concern_words(concern: Concern, options: list[str], plain: Plain) -> str:
@@ -432,16 +463,18 @@ def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
     """Each judged set, its identical plans shown once with how many agents proposed them."""
     out = []
     for gen in evidence.generations():
-        grouped: dict[str, list[SolutionScore]] = {}
-        for s in gen.solutions:  # one row per plan title: its best-scored version
-            grouped.setdefault(normalise(s.title), []).append(s)
+        grouped: dict[tuple[str, bool], list[SolutionScore]] = {}
+        for s in gen.solutions:  # one row per decision (or per title, taking none)
+            title, quoted = _plan_title(evidence, s.solution_id, plain(s.title))
+            grouped.setdefault((normalise(title), quoted), []).append(s)
         plans = []
-        for members in grouped.values():
+        for (_, quoted), members in grouped.items():
             first = members[0]
             recs = evidence.recommendations(first.solution_id)
             plans.append(
                 Plan(
-                    title=plain(first.title),
+                    title=_plan_title(evidence, first.solution_id, plain(first.title))[0],
+                    quoted=quoted,
                     attempt=gen.verdict.regeneration + 1,
                     mean=first.mean,
                     recommendations=tuple(plain(r) for r in recs),
@@ -600,8 +633,10 @@ def summarise(evidence: RunEvidence) -> RunReport:
             ordered = sorted(scores, key=lambda s: s.score)
             report.risks = [s for s in ordered if s.below] or ordered[:2]
             report.minority = _minority(evidence, top, plain)
+            ours, options = _stances(evidence, top), list(evidence.decision.labels)
             report.objections = [
-                Objection(plain(x.claim), x.source, x.option) for x in evidence.contradictions(top)
+                Objection(plain(x.claim), x.source, x.option, _objected(x.option, ours, options))
+                for x in evidence.contradictions(top)
             ]
             report.sources = evidence.cited(top)
             report.change = _what_changes(evidence, report)
@@ -728,10 +763,12 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
         )
         if report.minority:
             m = report.minority[0]
-            differs = f" ({m.differs})" if m.differs else ""
-            out.append(
-                f"The strongest alternative, “{m.title}”{differs}, has {m.support} behind it."
-            )
+            if m.quoted:
+                view = f"in its backers' words “{m.title.rstrip('.')}”"
+            else:
+                view = f"{m.title[0].lower()}{m.title[1:]}"
+            same = f" ({m.differs})" if m.differs else ""
+            out.append(f"The strongest alternative, with {m.support} behind it: {view}{same}.")
         out += _few_agents(evidence)
         if report.risks and final > f:
             # The veto is on the set's mean: no one score sinks a plan by itself.
@@ -769,9 +806,14 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
         )
         out.append(
             f"The run spent {used.tokens:,} tokens in {plural(used.calls, 'model call')} against "
-            f"{budget}; run it again with a larger --max-tokens (a resumed run keeps the budget "
-            "it started with)."
+            f"{budget}, and stopped "
+            + (
+                f"in round {r.rounds} of attempt {r.regenerations + 1}."
+                if r.rounds or r.regenerations
+                else "while the agents made their first proposals."
+            )
         )
+        out.append(_budget_needed(evidence))
     elif r.status == "no_evidence":
         out.append(
             "Add documents that bear on the question to the knowledge base, or check that the "
@@ -781,6 +823,35 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
     if c is None and not out:
         out.append("No set of plans was scored.")
     return out
+
+
+def _budget_needed(evidence: RunEvidence) -> str:
+    """What a stopped run would need: the calls one attempt of its size plans, priced at the
+    tokens per call it spent, as a --max-tokens to run it again with."""
+    from hivemind_lab.agents.usage import planned_calls
+
+    m, used = evidence.manifest, evidence.result.usage
+    calls = planned_calls(
+        evidence.result.n_agents,
+        len(m.constraints),
+        max_rounds=m.limits.max_rounds,
+        critique_mode=m.request.critique_mode,
+    )
+    if not used.calls or not used.tokens:
+        return (
+            f"One attempt of this run plans about {calls:,} model calls; run it again with a "
+            "larger --max-tokens (a resumed run keeps the budget it started with)."
+        )
+    per_call = used.tokens / used.calls
+    needed = float(f"{calls * per_call:.2g}")  # two significant figures: an estimate
+    return (
+        f"One attempt of this run ({plural(evidence.result.n_agents, 'agent')}, "
+        f"{plural(len(m.constraints), 'constraint')}, up to {plural(m.limits.max_rounds, 'round')}) "
+        f"makes up to about {calls:,} model calls, up to about {needed:,.0f} tokens at the "
+        f"{per_call:,.0f} tokens per call this run spent; each regeneration after a veto costs "
+        f"as much again. Run it again with --max-tokens {needed:.0f} or more (a resumed run "
+        "keeps the budget it started with)."
+    )
 
 
 def _few_agents(evidence: RunEvidence) -> list[str]:
