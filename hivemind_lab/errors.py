@@ -50,7 +50,8 @@ class DocumentError(HivemindError):
         bad = len({p.split(": ", 1)[0] for p in problems})
         of = f" of {documents}" if documents else ""
         lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{bad} invalid document(s){of}, {len(problems)} problem(s):\n{lines}")
+        said = f"{bad} invalid document{'s' if bad != 1 else ''}{of}, {len(problems)} problem"
+        super().__init__(f"{said}{'s' if len(problems) != 1 else ''}:\n{lines}")
 
 
 class CacheMissError(HivemindError):

@@ -268,7 +268,8 @@ def test_kb_check_and_slice_accept_a_mixed_corpus(byo_corpus):
     assert "The Prince" in topics  # a label people wrote, not a slug made from it
 
 
-def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path):
+@pytest.mark.parametrize("given", ["--kb", "argument"])
+def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path, given):
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "bad.md").write_text("---\nyear: soon\nauthor: [A. Smith]\n---\n\n# T\n\nBody.\n")
@@ -276,7 +277,8 @@ def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path):
     (kb / "good.md").write_text("# Good\n\nBody of a good note.\n")
     (kb / "paper.pdf").write_bytes(b"%PDF-1.4")
     (kb / "draft.docx").write_bytes(b"PK")
-    result = CliRunner().invoke(app, ["kb", "check", "--kb", str(kb)], env={"COLUMNS": "300"})
+    folder = ["--kb", str(kb)] if given == "--kb" else [str(kb)]  # the folder as typed
+    result = CliRunner().invoke(app, ["kb", "check", *folder], env={"COLUMNS": "300"})
     assert result.exit_code == 1
     err = " ".join(result.stderr.split())
     assert f"bad {kb / 'bad.md'}: " in err and f"bad {kb / 'no-heading.md'}: " in err
@@ -284,7 +286,7 @@ def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path):
     assert "Extra inputs are not permitted" not in err
     assert f"skipped {kb / 'paper.pdf'}: PDF is not read" in err
     assert f"skipped {kb / 'draft.docx'}: Word documents are not read" in err
-    assert result.stdout.startswith("1 documents read, 2 failed, 2 skipped")
+    assert result.stdout.startswith("1 document read, 2 failed, 2 skipped")
 
 
 def test_kb_check_warns_when_a_corpus_gives_fewer_than_three_agents(byo_corpus):

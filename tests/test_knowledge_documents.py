@@ -221,7 +221,7 @@ def test_bad_jsonl_records_are_named_by_file_and_line(tmp_path):
     assert f"{path}:2: malformed JSON" in text
     assert f"{path}:3: text" in text
     assert f"{path}:4: id" in text
-    assert text.startswith("3 invalid document(s) of 4")
+    assert text.startswith("3 invalid documents of 4")
 
 
 def test_classics_years_are_not_rejected(tmp_path):
@@ -240,7 +240,7 @@ def test_several_bad_fields_in_one_file_are_all_listed(tmp_path):
     _write(tmp_path, "two.md", _doc_text("two", year="soon", peer_reviewed="maybe", venue=3))
     err = _load_error(tmp_path)
     text = str(err)
-    assert text.startswith("1 invalid document(s) of 1, 3 problem(s)")
+    assert text.startswith("1 invalid document of 1, 3 problems")
     for field in ("year", "peer_reviewed", "venue"):
         assert field in text
 
@@ -288,7 +288,7 @@ def test_all_problems_in_a_folder_are_reported_together(tmp_path):
     assert str(bad_year) in str(err)
     assert str(no_meta) in str(err)
     assert "good.md" not in str(err)
-    assert str(err).startswith("2 invalid document(s) of 3")
+    assert str(err).startswith("2 invalid documents of 3")
 
 
 def test_empty_folder_is_an_input_error_naming_kb(tmp_path):

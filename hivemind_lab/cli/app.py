@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from hivemind_lab.cli import deliberate, experiments, intake, loops, services
 from hivemind_lab.cli.common import console, err_console, fail
-from hivemind_lab.errors import HivemindError
+from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.samples import KNOWLEDGE, sample_path
 
 
@@ -109,6 +109,10 @@ def _fail(exc: Exception) -> typer.Exit:
 
 @kb_app.command("check")
 def kb_check(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="The knowledge base to check (the same as --kb).", show_default=False),
+    ] = None,
     kb: Annotated[
         Path, typer.Option(help="Folder (or file) of .md, .txt or .jsonl documents.")
     ] = Path("data/knowledge"),
@@ -118,8 +122,13 @@ def kb_check(
     files with why) and print corpus statistics; exit 1 if any file failed."""
     from hivemind_lab.knowledge.documents import check_documents, density_advice
 
+    if folder is not None and kb != Path("data/knowledge") and folder != kb:
+        raise fail(
+            InputError("kb", f"two folders given: {str(folder)!r} and {str(kb)!r}"),
+            command=kb_check,
+        )
     try:
-        check = check_documents(sample_path(kb, KNOWLEDGE))
+        check = check_documents(sample_path(folder or kb, KNOWLEDGE))
     except HivemindError as exc:
         raise _fail(exc) from None
     for where, reasons in check.problems.items():
@@ -132,9 +141,10 @@ def kb_check(
     tokens = [d.tokens for d in docs] or [0]
     schools = sorted({d.school for d in docs})
     console.print(
-        f"{len(docs)} documents read, {len(check.problems)} failed, {len(check.skipped)} "
+        f"{len(docs)} document{'s' if len(docs) != 1 else ''} read, {len(check.problems)} "
+        f"failed, {len(check.skipped)} "
         f"skipped; {sum(tokens)} tokens (min {min(tokens)}, max {max(tokens)}), "
-        f"{len(schools)} schools: {', '.join(schools)}",
+        f"{len(schools)} school{'s' if len(schools) != 1 else ''}: {', '.join(schools)}",
         highlight=False,
     )
     advice = density_advice(docs, density) if docs else None

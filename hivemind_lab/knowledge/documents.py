@@ -459,7 +459,7 @@ def density_advice(documents: list[Document], density: int) -> str | None:
     total = sum(d.tokens for d in documents)
     if len(documents) < MIN_AGENTS:
         return (
-            f"only {have} agent(s) at density {density}: {len(documents)} documents of "
+            f"only {_agents(have)} at density {density}: {len(documents)} documents of "
             f"{total} tokens cannot make {MIN_AGENTS} slices (documents are never cut); add "
             "documents"
         )
@@ -467,7 +467,11 @@ def density_advice(documents: list[Document], density: int) -> str | None:
     while suggestion > 1 and agents(suggestion) < MIN_AGENTS:
         suggestion //= 2
     return (
-        f"only {have} agent(s) at density {density} ({total} tokens in all): a run would be "
+        f"only {_agents(have)} at density {density} ({total} tokens in all): a run would be "
         f"one agent's view, not a deliberation; --density {suggestion} gives "
         f"{agents(suggestion)} agents"
     )
+
+
+def _agents(n: int) -> str:
+    return f"{n} agent" if n == 1 else f"{n} agents"
