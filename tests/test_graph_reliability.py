@@ -144,3 +144,39 @@ def test_values_that_recur_by_coincidence_in_an_open_kind_stay_one_coin():
     assert found.labelled(sides["item 0"])
     # without kinds the domain is one kind, and it is not categorical: no labels at all
     assert estimate(ballots, sides, PRIOR, values=values).labels.rate == {}
+
+
+def _habit_domain(*, copiers: bool) -> tuple[dict, dict]:
+    """60 items, true label alternating 0/1. g1..g5 err on one item in ten each; hab1 and hab2
+    each answer 0 to a true 1 six times in ten, independently (seeded). With ``copiers``, c2
+    names whatever c1 names, and c1 errs (names 0 for a true 1) on ten items."""
+    rng = random.Random(11)
+    ballots: dict[str, dict[str, frozenset[str]]] = {}
+    sides: dict[str, frozenset[str]] = {}
+    for i in range(60):
+        truth = str(i % 2)
+        votes = {}
+        for j in range(5):
+            votes[f"g{j}"] = str(1 - int(truth)) if (i + 2 * j) % 10 == 0 else truth
+        for m in ("hab1", "hab2"):
+            votes[m] = "0" if truth == "1" and rng.random() < 0.6 else truth
+        if copiers:
+            votes["c1"] = "0" if truth == "1" and i % 6 == 1 else truth
+            votes["c2"] = votes["c1"]
+        ballots[f"item {i}"] = {m: frozenset([v]) for m, v in votes.items()}
+        sides[f"item {i}"] = frozenset(votes.values())
+    return ballots, sides
+
+
+def test_a_shared_habit_is_not_copying_but_copying_still_is():
+    """Two sources that both call many 1s 0, independently, share many false values that the
+    other voters rarely name: far above what the contests' difficulty predicts, but no more
+    than their own habits do (their confusion rows), so neither is discounted. A source that
+    copies another is: it shares every one of the other's errors, which neither the contests
+    nor their rows (a one-in-six error rate each) explain."""
+    ballots, sides = _habit_domain(copiers=False)
+    assert estimate(ballots, sides, PRIOR).copies == {}
+    ballots, sides = _habit_domain(copiers=True)
+    found = estimate(ballots, sides, PRIOR)
+    assert found.copies == {"c1": ("c2",), "c2": ("c1",)}
+    assert found.independence["c1"] == 0.5

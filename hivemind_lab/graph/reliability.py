@@ -34,9 +34,11 @@ class CopyRule:
     min_shared_false: int = 4
     """At least this many contests in which both named the same false value."""
     ratio: float = 2.0
-    """Observed shared false values at least this many times the expected count."""
+    """Observed shared false values at least this many times the count the contests'
+    difficulty predicts."""
     z: float = 4.0
-    """And this many standard deviations above it."""
+    """And this many standard deviations above it, and above the count the pair's own habits
+    (their confusion rows) predict."""
 
 
 def log_odds_weight(p: float, values: int) -> float:
@@ -367,18 +369,29 @@ def copy_pairs(
     sides: Mapping[str, frozenset[str]],
     post: Mapping[str, Mapping[str, float]],
     rule: CopyRule,
+    rows: Estimate | None = None,
 ) -> list[tuple[str, str]]:
     """Pairs of sources that name the same false value far more often than chance.
 
     In each contest a value is false when its posterior is below one half. For a pair (a, b)
-    the observed count is the contests where both named the same false value. The expected
-    count in a one-coin contest, given how hard it was, is the share of the contest's *other*
-    voters who named that value (so a value that fooled everyone does not make its voters
-    copiers).
+    the observed count is the contests where both named the same false value. It must exceed
+    two expected counts under independence (`CopyRule`):
+
+    - given how hard each contest was (``ratio`` times and ``z`` standard deviations): the
+      share of the contest's *other* voters who named the value, so a value that fooled
+      everyone does not make its voters copiers;
+    - given each source's own habits (``rows``, the first estimate; ``z`` standard
+      deviations): the chance that both name the same false value, Σ_t P(t)·P_a(v | t)·
+      P_b(v | t) over the contest's posterior, from their confusion rows in a labelled
+      contest and their one-coin chance otherwise. Two sources that both call many 1s 0 share
+      many errors the other voters rarely make, yet no more than their rows predict: a habit,
+      not a copy. A copy shares every error, which even a bad source's rows do not predict.
     """
     observed: dict[tuple[str, str], int] = defaultdict(int)
     expected: dict[tuple[str, str], float] = defaultdict(float)
     variance: dict[tuple[str, str], float] = defaultdict(float)
+    by_rows: dict[tuple[str, str], float] = defaultdict(float)
+    rows_variance: dict[tuple[str, str], float] = defaultdict(float)
     for key in sorted(ballots):
         single = {m: next(iter(c)) for m, c in ballots[key].items() if len(c) == 1}
         if len(single) < 2:
@@ -389,6 +402,7 @@ def copy_pairs(
             tally[v] += 1
         others_total = len(single) - 2
         voters = sorted(single)
+        truths, chances = _error_chances(rows, voters, sides[key], post[key]) if rows else ({}, {})
         for i, a in enumerate(voters):
             va = single[a]
             for b in voters[i + 1 :]:
@@ -403,14 +417,44 @@ def copy_pairs(
                     variance[pair] += f * (1 - f) / 2
                 if va == vb and post[key].get(va, 0.0) < 0.5:
                     observed[pair] += 1
+                if truths:
+                    both = sum(
+                        weight * chances[a][cell] * chances[b][cell]
+                        for cell, weight in truths.items()
+                    )
+                    by_rows[pair] += both
+                    rows_variance[pair] += both * (1 - both)
     flagged = []
     for pair, o in sorted(observed.items()):
         e = expected[pair]
         if o < rule.min_shared_false or o < rule.ratio * e:
             continue
-        if (o - e) / math.sqrt(variance[pair] + 1e-9) >= rule.z:
-            flagged.append(pair)
+        if (o - e) / math.sqrt(variance[pair] + 1e-9) < rule.z:
+            continue
+        if rows is not None:
+            e = by_rows[pair]
+            if (o - e) / math.sqrt(rows_variance[pair] + 1e-9) < rule.z:
+                continue
+        flagged.append(pair)
     return flagged
+
+
+def _error_chances(
+    rows: Estimate, voters: list[str], sides: frozenset[str], post: Mapping[str, float]
+) -> tuple[dict[tuple[str, str], float], dict[str, dict[tuple[str, str], float]]]:
+    """For one contest, every (t, v) with v false (posterior below one half): the posterior of
+    t, and per voter its chance of naming v when t is true."""
+    names = sorted(sides)
+    k = max(2, len(names))
+    cells = [(t, v) for t in names for v in names if v != t and post.get(v, 0.0) < 0.5]
+    labelled = rows.labelled(sides)
+    out: dict[str, dict[tuple[str, str], float]] = {}
+    for m in voters:
+        if labelled:
+            out[m] = {(t, v): rows.named(m, v, t) for t, v in cells}
+        else:
+            out[m] = dict.fromkeys(cells, (1 - rows.p(m)) / (k - 1))
+    return {c: post.get(c[0], 0.0) for c in cells}, out
 
 
 def label_values(
@@ -486,7 +530,16 @@ def estimate(
     )
     partners: dict[str, set[str]] = defaultdict(set)
     if copy_rule is not None:
-        for a, b in copy_pairs(usable, used, post, copy_rule):
+        first = Estimate(
+            prior=prior,
+            reliability=p,
+            soft_correct=correct,
+            ballots={},
+            posteriors=post,
+            values={s: v for s, v in named.items() if v != s},
+            labels=found,
+        )
+        for a, b in copy_pairs(usable, used, post, copy_rule, first):
             partners[a].add(b)
             partners[b].add(a)
     discount = {m: 1 / (1 + len(partners[m])) for m in sorted(partners)}
