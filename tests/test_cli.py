@@ -431,6 +431,8 @@ def test_a_mistyped_profile_names_the_profiles(tmp_path):
     error = " ".join(result.stderr.split())
     assert "--profile: unknown profile 'entreprise'; did you mean 'enterprise'?" in error
     assert "enterprise or individual" in error
+    assert result.stdout == "", "refused before the decision card is printed"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_mistyped_sweep_key_names_the_nearest_key(tmp_path, monkeypatch):

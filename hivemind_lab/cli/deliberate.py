@@ -234,12 +234,15 @@ def deliberate(
                     options_given=bool(option),
                 ),
             )
-            console.print(escape(card(decision)), highlight=False, soft_wrap=True)
             request = request_for(prob, decision=decision, **sliders)
+            from hivemind_lab.deliberation.practicality import resolve_constraints
             from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
 
             kb = sample_path(kb, KNOWLEDGE)
             practicality_kb = sample_path(practicality_kb, PRACTICALITY)
+            # A mistyped --profile is refused before the decision card fills the screen.
+            resolve_constraints(practicality_kb, request.profile)
+            console.print(escape(card(decision)), highlight=False, soft_wrap=True)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
         from hivemind_lab.agents.backends import backend_choice  # loads the openai SDK: ~1 s
