@@ -4,7 +4,8 @@ each rules out or bounds.
 Generic reading: a sentence is a constraint when it carries a prohibition cue (ban, may not,
 must not, cannot be transferred, illegal, unlawful, would breach …) or a limit cue (covenant,
 limit, cap, no more than, deadline, expires, runs out, requires approval …); it is linked to
-the option whose words it shares most (Snowball stems, at least two), never through one
+the option whose words it shares most (Snowball stems, at least two; a prohibition naming the
+act an option leads with, "acquisition" for "Buy …", counts as two), never through one
 problem's words. A prohibition forbids that option; a limit only limits it. Pure functions.
 """
 
@@ -122,11 +123,59 @@ def kind_of(text: str) -> ConstraintKind:
     return next((kind for kind, cue in _KINDS if cue.search(text)), "other")
 
 
+_ACTIONS: tuple[frozenset[str], ...] = tuple(
+    frozenset(_stemmer().stemWords(group.split()))
+    for group in (
+        "buy buys bought buying purchase purchases purchasing acquire acquires acquiring "
+        "acquisition acquisitions takeover",
+        "sell sells sold selling sale sales dispose disposal divest divestment",
+        "build builds built construct constructs construction constructing erect erection",
+        "close closes closing closure closures shut",
+        "borrow borrows borrowing borrowed loan loans lend lending",
+        "extend extends extending extension extensions",
+        "demolish demolishes demolishing demolition",
+        "merge merges merging merger mergers",
+        "hire hires hiring recruit recruits recruiting recruitment",
+        "lease leases leasing rent rents renting let letting tenancy sublet",
+        "expand expands expanding expansion",
+        "convert converts converting conversion",
+        "transfer transfers transferring transferred",
+        "export exports exporting",
+        "outsource outsources outsourcing subcontract subcontracting",
+    )
+)
+"""An option's leading verb and the nouns a constraint names the same act by ("Buy the
+tenement" / "any new property acquisition"): general English, never one problem's words."""
+
+
+Acts = frozenset[frozenset[str]]
+"""Groups of `_ACTIONS`."""
+
+
+def _acts(text: str) -> Acts:
+    """The acts (as groups of `_ACTIONS`) a text's words name."""
+    said = frozenset(_stemmer().stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
+    return frozenset(group for group in _ACTIONS if group & said)
+
+
+def _shared(said: frozenset[str], acts: Acts, option: str) -> int:
+    """Content stems a constraint shares with an option, plus two when it names the very act
+    the option leads with (its first word)."""
+    words = option.split()
+    head: Acts = _acts(words[0]) if words else frozenset()
+    return len(said & stems(option)) + (2 if head & acts else 0)
+
+
 def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
     """The option a constraint speaks of: the one sharing most content stems with it (at least
-    two, and more than any other option), or none."""
+    two, and more than any other option), or none. A prohibition that names, after its cue,
+    the act an option leads with ("cannot take on any new acquisition" / "Buy the tenement")
+    counts that as two shared stems; a limit's acts do not count ("operating leases don't
+    count" under a debt cap is no lease option's limit)."""
     said = stems(text)
-    shared = [len(said & stems(option)) for option in options]
+    banned = PROHIBITION.search(text)
+    acts: Acts = _acts(text[banned.end() :]) if banned else frozenset()  # what it rules out
+    shared = [_shared(said, acts, option) for option in options]
     if not shared:
         return ()
     best = max(shared)

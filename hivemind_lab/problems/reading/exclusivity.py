@@ -21,6 +21,8 @@ _ONE_OF = re.compile(
     r"\b(?:choose|chooses|choosing|pick|picks|picking|select|selects|selecting|decide on|"
     r"go with|settle on|commit to)\s+(?:only\s+|just\s+|exactly\s+)?(?:one|a single)\b|"
     r"\b(?:only|exactly|just)\s+one\s+(?:of|option|alternative|choice|path|course)\b|"
+    r"\bonly\s+(?:[a-z]+\s+){1,2}?one\b(?=\s*(?:[.;,!]|$|of\s+(?:these|them|those|the)\b))|"
+    r"\bonly\s+one\s+(?:to\s+be|can|could|will|may)\b|"
     r"\bone of the (?:following|options|alternatives|choices|two|three|four)\b|"
     r"\bnot both\b|\bmutually exclusive\b|\bone or the other\b|"
     r"\b(?:cannot|can't|can not|won't|will not)\s+(?:do|have|afford)\s+both\b",
@@ -38,6 +40,17 @@ _COMBINABLE = re.compile(
     re.IGNORECASE,
 )
 """Phrasings that allow doing several options ("A or B, or both")."""
+_COMBINABLE_NAMED = re.compile(
+    r"\b(?:these|they|them|both|options|paths|routes|alternatives|proposals|courses)\b[^.;!?]{0,40}?"
+    r"\b(?:can|could|may|might)\s+(?:(?!not\b|never\b)[a-z]+\s+){0,2}?be\s+"
+    r"(?:combined|mixed|sequenced|done\s+together)\b|"
+    r"\bcombination\s+of\s+(?:the\s+)?(?:options|paths|routes|alternatives|proposals|these)\b|"
+    r"\balongside\s+(?:any|all|each|either)\s+of\s+the\s+other",
+    re.IGNORECASE,
+)
+"""Phrasings that allow combining and name the options as what is combined ("some of these
+could be combined", "a combination of paths", "alongside any of the other options"), read in
+any sentence (a bare "could be combined" may speak of two companies in the background)."""
 _DECIDING = re.compile(
     r"\?\s*$|\b(?:whether|should|choose|decide|pick|select|option|alternative|weigh|must)",
     re.IGNORECASE,
@@ -50,13 +63,14 @@ def is_yes_no(options: Sequence[str]) -> bool:
 
 
 _NEGATED_ONE_OF = re.compile(
-    r"\b(?:not|n't|never|no\s+need\s+to|needn't|need\s+not)\s+(?:\w+\s+){0,3}?"
-    r"(?:mutually\s+exclusive|either[- ]or|one\s+or\s+the\s+other|(?:choose|pick|select)\s+"
+    r"(?:\b(?:not|never|no\s+need\s+to|need\s+not)|n['’]t)\s+(?:\w+\s+){0,3}?"
+    r"(?:mutually\s+exclusive|either[-/ ]or|one\s+or\s+the\s+other|(?:choose|pick|select)\s+"
     r"(?:just\s+|only\s+)?(?:one|between))\b",
     re.IGNORECASE,
 )
-"""A one-of phrasing denied ("not all mutually exclusive", "we don't have to choose one"):
-the options may be combined."""
+"""A one-of phrasing denied ("not all mutually exclusive", "we don't have to choose one",
+"these aren't either/or"; a contraction's "n't" has no word boundary before it): the options
+may be combined."""
 
 
 class Exclusivity(NamedTuple):
@@ -85,6 +99,9 @@ def read_exclusivity(question: str, options: Sequence[str] = ()) -> Exclusivity:
     posing = [
         s for s in said if _DECIDING.search(s) or any(f and f in s.casefold() for f in firsts)
     ]
+    for sentence in said:
+        if _COMBINABLE_NAMED.search(sentence):
+            return Exclusivity(False, sentence)
     for sentence in posing:
         if _COMBINABLE.search(sentence):
             return Exclusivity(False, sentence)

@@ -2,7 +2,8 @@
 
 Pure text functions. A problem file may list its options; a plain-text or Markdown problem
 states them in its own words — "whether to A, B or C", "should X A or B?", "weighing A against
-B", "Option 1 — …", "(a) … (b) …", a bulleted list or a table — or sets stakeholders' positions
+B", "Option 1 — …", "(a) … (b) …", "The first is to … The other is to …", a section under each
+option's mark, a bulleted list or a table — or sets stakeholders' positions
 against each other ("the CEO favours A while the CFO prefers B"), or asks a yes/no question
 (`hivemind_lab.problems.reading.yes_no`), which weighs the move against declining it. Reading them here lets
 every agent argue about this client's actual choice.
@@ -18,7 +19,7 @@ from hivemind_lab.problems.model import OptionsSource as OptionsSource
 from hivemind_lab.problems.reading.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
 from hivemind_lab.problems.reading.option_text import clean as _clean
 from hivemind_lab.problems.reading.option_text import lower_first as _lower
-from hivemind_lab.problems.reading.plausible import judge, trim
+from hivemind_lab.problems.reading.plausible import is_attribute, judge, trim
 from hivemind_lab.problems.reading.subjects import tie_subjects, untie, word_classes
 from hivemind_lab.problems.reading.text import FIGURE, Block, read_blocks, sentences
 from hivemind_lab.problems.reading.yes_no import declining, is_move, yes_no
@@ -326,9 +327,40 @@ def _bullets(blocks: Sequence[Block]) -> list[tuple[list[str], bool]]:
     found = []
     for run in _runs(blocks, "bullet"):
         items = [_clean(b.text) for b in run]
+        if _ONE_OPTION.match(run[0].label):
+            continue  # a list under "Option A" describes that one option: not a list of options
         if 2 <= len(items) <= MAX_OPTIONS and not _is_data(items, run[0].label):
             found.append((items, bool(_OPTION_LABEL.search(run[0].label))))
     return sorted(found, key=lambda f: len(f[0]), reverse=True)
+
+
+_ONE_OPTION = re.compile(
+    r"^\W*(?:option|alternative|choice|path|route|offer|scenario|proposal)\s+"
+    r"(?:[A-H1-9]|one|two|three|four|five)\W*$",
+    re.IGNORECASE,
+)
+"""A heading or label that is only one option's mark ("Option A", "**Alternative 2:**")."""
+
+
+def _sections(blocks: Sequence[Block]) -> list[str]:
+    """Options written as sections under their marks ("## Option A" then "- Build a store",
+    "Option B:" then a paragraph): the first line under each mark (its first sentence), the
+    rest being that option's details."""
+    items: list[str] = []
+    marks: set[str] = set()
+    for k, block in enumerate(blocks):
+        if block.kind not in ("heading", "label") or not _ONE_OPTION.match(block.text):
+            continue
+        mark = block.text.casefold().strip(" *:_")
+        below = next(
+            (b for b in blocks[k + 1 :] if b.kind in ("bullet", "text", "heading", "label")), None
+        )
+        if mark in marks or below is None or below.kind in ("heading", "label"):
+            return []  # a mark repeated, or one with nothing under it: not one option a section
+        marks.add(mark)
+        first = sentences(below.text)[0] if below.kind == "text" else below.text
+        items.append(_clean(first))
+    return items if 2 <= len(items) <= MAX_OPTIONS else []
 
 
 def _table_options(blocks: Sequence[Block]) -> list[str]:
@@ -396,6 +428,14 @@ _POSITION = re.compile(
     r"(?P<item>.+?)[.!]?$",
     re.IGNORECASE,
 )
+_REQUEST = re.compile(
+    r"^(?:(?:independent|your|our|some|expert|urgent)\s+)?(?:advice|help|guidance|input|"
+    r"views?|opinions?|an?\s+(?:recommendation|answer|opinion|view|steer)|to\s+(?:know|hear|"
+    r"understand|be\s+advised|be\s+told))\b",
+    re.IGNORECASE,
+)
+"""What someone wants from the adviser ("the board wants advice on which to back"): a request,
+not a position on the options."""
 _TURN = re.compile(r"(\s*;\s*|,?\s+(?:while|whereas|but|and)\s+|,\s+)", re.IGNORECASE)
 _NOT_WHO = re.compile(r"\b(?:not|no|nobody|none|should|would|could|if|what|which)\b", re.I)
 
@@ -408,7 +448,11 @@ def _positions(said: Sequence[str]) -> list[str]:
         items: list[str] = []
         for k in range(0, len(pieces), 2):
             match = _POSITION.match(pieces[k])
-            if match and not _NOT_WHO.search(match.group("who")):
+            if (
+                match
+                and not _NOT_WHO.search(match.group("who"))
+                and not _REQUEST.match(match.group("item"))
+            ):
                 items.append(match.group("item"))
             elif items:  # "… A, B and C while …": the clause goes on
                 items[-1] += pieces[k - 1] + pieces[k]
@@ -426,9 +470,61 @@ def _positions_apart(said: Sequence[str]) -> list[str]:
     items = []
     for sentence in said:
         match = _POSITION.match(sentence.strip())
-        if match and not _NOT_WHO.search(match.group("who")):
+        if (
+            match
+            and not _NOT_WHO.search(match.group("who"))
+            and not _REQUEST.match(match.group("item"))
+        ):
             items.append(_clean(match.group("item")))
     return items if 2 <= len(items) <= MAX_OPTIONS else []
+
+
+_ORDINAL = re.compile(
+    r"^(?:\(?\d+(?:\.\d+)*\)?\s+)?"  # a numbered paragraph ("3.2 Option 1 is to …")
+    r"(?:(?:so|and|then|finally|lastly|firstly|secondly|thirdly)\s*,?\s+)?"
+    r"(?:(?:the|a|an)\s+)?"
+    r"(?:(?P<nth>first|second|third|fourth|fifth|last|final|other|another|one|further)"
+    r"(?:\s+(?:option|alternative|path|choice|route|course(?:\s+of\s+action)?|scenario|"
+    r"proposal|idea|possibility|approach|way(?:\s+forward)?))?|"
+    r"(?:option|alternative|path|choice|route|scenario|proposal)\s+"
+    r"(?P<mark>[A-H1-9]|one|two|three|four|five))"
+    r"(?:\s+(?:open\s+to|for|before|on\s+the\s+table\s+for)\s+[^,]{1,40}?)?"
+    r"\s+(?:is|was|would\s+be|will\s+be|could\s+be|involves|means)\s+(?:to|that)\s+"
+    r"(?P<item>.+)$",
+    re.IGNORECASE,
+)
+"""One option a sentence, led by its ordinal or mark: "The first is to …", "One is to …",
+"The other is to …", "A third course would be to …", "Option 2 is to …", "The second
+scenario is that we …"."""
+_ALTERNATIVELY = re.compile(
+    r"^(?:or\s*,?\s+)?alternatively\s*,?\s+(?:" + SUBJECT + r"\s+)?"
+    r"(?:could|might|may|can|would)\s+(?P<item>.+)$",
+    re.IGNORECASE,
+)
+"""A further option in a run of ordinal ones: "Alternatively, the trustees could close …"."""
+_STARTS = frozenset({"first", "one", "a", "1"})
+
+
+def _ordinals(said: Sequence[str]) -> list[str]:
+    """Options stated one a sentence with their ordinals ("The first is to A. … The second is
+    to B."), in the text's order: the longest run that a first ordinal starts ("first", "one",
+    "Option A" or "1"), an "Alternatively, X could B" sentence counting inside a run."""
+    runs: list[list[str]] = []
+    for sentence in said:
+        text = sentence.strip()
+        found = _ORDINAL.match(text)
+        if found is not None:
+            nth = (found.group("nth") or found.group("mark") or "").casefold()
+            if nth in _STARTS or not runs:
+                runs.append([])
+            runs[-1].append(found.group("item"))
+            continue
+        further = _ALTERNATIVELY.match(text)
+        if further is not None and runs and runs[-1]:
+            runs[-1].append(further.group("item"))
+    best = max(runs, key=len, default=[])
+    items = [_clean(i) for i in best]
+    return items if 2 <= len(items) <= MAX_OPTIONS and all(items) else []
 
 
 def question_sentences(text: str) -> list[str]:
@@ -473,7 +569,13 @@ def candidate_sets(question: str) -> list[Candidates]:
     headings = _heading_options(blocks)
     if headings:
         found.append(Candidates("headings", tuple(headings), True))
+    marked = _sections(blocks)
+    if marked:
+        found.append(Candidates("sections", tuple(marked), True))
     said = [tie_subjects(sentence) for sentence in _sentences(blocks)]
+    ordinals = _ordinals(said)
+    if ordinals:
+        found.append(Candidates("ordinals", tuple(ordinals), False))
     triggered: list[tuple[int, int, bool, list[str]]] = []
     for position, sentence in enumerate(said):
         for priority, pattern in _TRIGGERS:
@@ -565,6 +667,8 @@ def read_options(question: str) -> OptionReading:
         for item in found.items:
             label = trim(item)
             reason = judge(label, named=found.named)
+            if reason is None and is_attribute(item):  # its label was cut at a later comma
+                reason = "a label and its value (an attribute), not a course of action"
             if reason is None and len(label) > MAX_OPTION_CHARS:
                 reason = "a paragraph or over-long clause, not one course of action"
             if reason:

@@ -5,8 +5,8 @@ questions put to the adviser, a to-do list or a row of figures. A candidate is t
 head clause (the option's own words, not the costs and reasons that follow), then judged: it
 must start with a verb in its base or -ing form ("Sell the site", "Moving to Leeds"), or, when
 the text names the list as options, be a short noun phrase ("A second depot"). It must not be a
-question fragment, a figure, a place or name, a heading, a statement about the client or a whole
-paragraph. Generic reading: word classes come from lemminflect's dictionary, never from one
+question fragment, a figure, a place or name, a heading, a "Label: value" attribute, a statement
+about the client or a whole paragraph. Generic reading: word classes come from lemminflect's dictionary, never from one
 problem's words. Pure text functions.
 """
 
@@ -132,6 +132,44 @@ def _is_name(words: list[str]) -> bool:
     )
 
 
+_ATTRIBUTE = re.compile(r"^(?P<key>[^:]{1,40}?)\s*:\s+(?P<value>\S.*)$")
+"""A "Label: value" line: "Capital required: £1.3m", "Timing: ready in 2027"."""
+_AMOUNT = re.compile(
+    r"^(?:[$€£¥]|\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|a\s+few|"
+    r"several|about|around|roughly|approximately|up\s+to|over|under|nearly|almost|at\s+least)\b)",
+    re.IGNORECASE,
+)
+"""A value that is an amount: a figure, a number word or an approximate one."""
+
+
+def _leads_with_verb(words: list[str]) -> bool:
+    """Whether words start with a verb that is not also an adjective ("keep the shop", not
+    "ready in 2027")."""
+    return bool(words) and _is_verb(words[0], ing=False) and not _is_adjective(words[0])
+
+
+def is_attribute(item: str) -> bool:
+    """Whether an item is a label and its value (a detail of an option or of the client, not a
+    course of action): its value is an amount ("Build cost: £4.1m", "Term: three years"), or
+    neither its value nor a one-word label is a verb ("Timing: ready for the 2027 harvest").
+    "Sell: the whole herd" and "Status quo: keep the shop open" name a course, so they are not."""
+    text = _LEAD_IN.sub("", re.sub(r"\s+", " ", item).strip(), count=1)
+    found = _ATTRIBUTE.match(text)
+    if found is None:
+        return False
+    key, value = found.group("key").split(), found.group("value")
+    if _AMOUNT.match(value):
+        return True
+    if _leads_with_verb(value.split()):
+        return False
+    return not (len(key) == 1 and _is_verb(key[0], ing=False))
+
+
+def _is_adjective(word: str) -> bool:
+    classes = word_classes()(word.lower().strip("\"'“”()"))
+    return "ADJ" in classes
+
+
 def judge(label: str, *, named: bool) -> str | None:
     """Why a trimmed candidate is not a plausible course of action, or None when it is.
 
@@ -159,6 +197,8 @@ def judge(label: str, *, named: bool) -> str | None:
         return "a fragment cut from a sentence"
     if _SECTION.fullmatch(label.rstrip(":")):
         return "a heading, not a course of action"
+    if is_attribute(label):
+        return "a label and its value (an attribute), not a course of action"
     if _is_verb(words[0], ing=True) and not _FINITE.search(" ".join(words[1:4])):
         return None
     if _FIRST_PERSON.match(label):

@@ -1,0 +1,126 @@
+"""The rule reader on the forms clients write in, each a mechanism: attribute lines are no
+options, an option's own section is read once, ordinal sentences name options, a request to the
+adviser is no stakeholder's position, exclusivity read through contractions and "could be
+combined", and a prohibition linked to the option whose act it names. Texts written for these
+tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from hivemind_lab.problems.reading import read_decision
+from hivemind_lab.problems.reading.constraints import link
+from hivemind_lab.problems.reading.exclusivity import read_exclusivity
+from hivemind_lab.problems.reading.plausible import is_attribute, judge, trim
+
+
+@pytest.mark.parametrize(
+    ("item", "attribute"),
+    [
+        ("Capital required: £1.3m, of which £900,000 borrowed", True),
+        ("Timing: ready for the 2027 harvest", True),
+        ("Contract term: three years", True),
+        ("Option B: rent storage from the co-operative", False),  # a mark, then the option
+        ("Status quo: keep the shop open", False),  # a name, then a course of action
+        ("Sell: the whole herd at the spring sale", False),
+    ],
+)
+def test_a_label_and_its_value_is_an_attribute_not_a_course_of_action(item, attribute):
+    assert is_attribute(item) is attribute
+    assert (judge(trim(item), named=True) is not None) is attribute
+
+
+BAKERY_SECTIONS = """# Ovens for the bakery
+
+We must decide how to bake for the new wholesale contract before Easter.
+
+## Option A
+- Buy a second deck oven for the Mill Lane kitchen
+- Capital required: £85,000, of which £60,000 on finance
+- Effect on night shifts
+- Timing: installed by February
+
+## Option B
+- Bake the wholesale bread at a partner bakery in Stroud
+- Cost per loaf: 31p
+
+Only one of these will go ahead.
+"""
+
+
+def test_a_list_under_one_option_mark_is_that_options_details_and_its_first_line_the_option():
+    decision = read_decision(BAKERY_SECTIONS)
+    assert decision.labels == (
+        "Buy a second deck oven for the Mill Lane kitchen",
+        "Bake the wholesale bread at a partner bakery in Stroud",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        (
+            "We have savings of £40,000 and two ideas. One is to buy the van outright and "
+            "repaint it. The other is to lease a new electric van from the dealer. Which?",
+            ("Buy the van outright and repaint it", "Lease a new electric van from the dealer"),
+        ),
+        (
+            "The trust has looked at its ways forward. The first is to restore the mill race "
+            "and reopen the wheel. Alternatively, the trustees could sell the mill to the "
+            "county. A third course would be to lease the mill to a brewery.",
+            (
+                "Restore the mill race and reopen the wheel",
+                "Sell the mill to the county",
+                "Lease the mill to a brewery",
+            ),
+        ),
+        (
+            "4. Options\n4.1 Three options were assessed.\n4.2 Option 1 is to resurface the car "
+            "park.\n4.3 Option 2 is to close the car park and sell the land.\n",
+            ("Resurface the car park", "Close the car park and sell the land"),
+        ),
+    ],
+)
+def test_options_stated_one_a_sentence_with_their_ordinals_are_read(text, labels):
+    decision = read_decision(text)
+    assert decision.refusal is None
+    assert decision.labels == labels
+
+
+def test_a_request_to_the_adviser_is_not_a_stakeholders_position():
+    text = (
+        "The owner proposes to sell the printing business to its managers. The finance "
+        "director prefers to close the print works and keep the design studio. The board "
+        "wants advice on which of these to back."
+    )
+    assert read_decision(text).labels == (
+        "Sell the printing business to its managers",
+        "Close the print works and keep the design studio",
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "exclusive"),
+    [
+        ("We can only afford one of these.", True),
+        ("Honestly I can only do one.", True),
+        ("We can only open one shop a year.", None),  # a rate, not a choice of one
+        ("These aren't all either/or.", False),
+        ("We don't have to choose one.", False),
+        ("These aren’t mutually exclusive.", False),
+        ("Some of these could be combined, for example the first two.", False),
+        ("These could not be combined.", None),
+    ],
+)
+def test_exclusivity_is_read_through_contractions_and_named_combinations(sentence, exclusive):
+    text = f"We run a garden centre. Should we open a café or add a farm shop? {sentence}"
+    assert read_exclusivity(text, ["Open a café", "Add a farm shop"]).exclusive is exclusive
+
+
+def test_a_prohibition_naming_an_options_act_forbids_it_and_a_limits_mention_does_not():
+    options = ["Buy the empty warehouse on Dock Road", "Refit our own depot"]
+    banned = "Our lender's covenant says the firm cannot take on any new property acquisition."
+    assert link(banned, options) == (0,)
+    leases = ["Lease twelve trucks from a dealer", "Buy twelve trucks with a bank loan"]
+    capped = "The facility caps net debt at 2.5 times EBITDA; operating leases don't count."
+    assert link(capped, leases) != (0,)
