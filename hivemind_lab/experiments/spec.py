@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
+import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -129,7 +130,15 @@ def load_spec(path: str | Path) -> ExperimentSpec:
                 f"not {where}" + (f"; {hint.strip()}" if hint else ""),
                 allowed=", ".join(known),
             ) from None
-        raise InputError(f"{path}: {loc}", err["msg"]) from None
+        said = err["msg"].rstrip(".")
+        said = said[:1].lower() + said[1:]  # as the command line's errors read
+        got = err.get("input")
+        if isinstance(got, str | int | float | bool):
+            said += f", got {got!r}"
+        if err["type"] == "literal_error":  # a mistyped name: the nearest allowed one
+            hint = did_you_mean(str(got), re.findall(r"'([^']*)'", err["ctx"]["expected"]))
+            said += f"; {hint.strip()}" if hint else ""
+        raise InputError(f"{path}: {loc}", said) from None
 
 
 def _keys_at(section: list[str]) -> list[str]:
