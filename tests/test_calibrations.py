@@ -253,10 +253,10 @@ def test_the_engine_never_writes_a_first_move_nobody_proposed():
     after = _solution((0, "later"), (1, "pursue"), round=1)
     # Only the old first move is raised: taking its change alone would leave no first move.
     kept, held = hold_unanswered(before, after, _raised(0), exclusive=False)
-    assert held == (1,) and kept.stances == before.stances
+    assert held == (0, 1) and kept.stances == before.stances  # the whole revision is held
     # Only the new first move is raised: taking it alone would pursue both.
     kept, held = hold_unanswered(before, after, _raised(1), exclusive=False)
-    assert held == (0,) and kept.stances == before.stances
+    assert held == (0, 1) and kept.stances == before.stances
 
 
 def _flipper(task: Task, seed: int | None):

@@ -7,6 +7,7 @@ agent order, so a run's outcome does not depend on which call finished first.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.deliberation.binding import binding_points
 from hivemind_lab.deliberation.stances import (
-    NEUTRAL,
+    UNNAMED,
     changed_options,
     commitments,
     decision_distance,
@@ -153,6 +154,8 @@ class Weighing(NamedTuple):
     may_weigh: tuple[PointRef, ...]
     below: tuple[PointRef, ...]
     """Points under the bar (support points are weighed but never need an answer)."""
+    reach: float = 1.0
+    """How far the listed points may move the agent (`reach`): 0 with nothing listed."""
 
 
 class Licence(NamedTuple):
@@ -162,6 +165,8 @@ class Licence(NamedTuple):
     """Options a point the reviser must answer or may weigh addresses."""
     away: frozenset[int]
     """Raised options whose stance changed away from the critics who raised them."""
+    reach: float = 1.0
+    """The most the revision may move (`revision_movement`), from the listed points' weight."""
 
 
 def licence(
@@ -185,13 +190,13 @@ def licence(
     old, new = commitments(before.stances), commitments(after.stances)
     away: set[int] = set()
     for option, ids in raised.items():
-        known = [commitments(critics[c].stances).get(option, NEUTRAL) for c in ids if c in critics]
+        known = [commitments(critics[c].stances).get(option, UNNAMED) for c in ids if c in critics]
         if not known:
             continue
         pull = sum(known) / len(known)
-        if abs(new.get(option, NEUTRAL) - pull) > abs(old.get(option, NEUTRAL) - pull):
+        if abs(new.get(option, UNNAMED) - pull) > abs(old.get(option, UNNAMED) - pull):
             away.add(option)
-    return Licence(frozenset(raised), frozenset(away))
+    return Licence(frozenset(raised), frozenset(away), weighing.reach)
 
 
 def bar(stubbornness: float) -> float:
@@ -199,6 +204,23 @@ def bar(stubbornness: float) -> float:
     just below 0 (every point clears) to just above 1 (none does), widened by the tolerance so
     that the band ends outside the 0..1 range of weights at both ends."""
     return (1.0 + 2.0 * BAR_TOLERANCE) * stubbornness - BAR_TOLERANCE
+
+
+def reach(weights: Sequence[float]) -> float:
+    """How far an agent may move, in decision distance (0 to 1), given the weights of the
+    groups of points it must answer or may weigh: their combined weight ``1 - prod(1 - w)``
+    as a share of `SOURCE_SHARE`, at most 1. One decisive, grounded passage nobody disputes
+    may move an agent all the way; weaker or disputed evidence moves it less; a point more
+    never moves it less.
+
+    So the movement the engine takes scales with the evidence the agent must answer, whatever
+    the model does with it: a model that re-decides its whole plan on any point it takes made a
+    larger move when a higher stubbornness listed fewer, weaker points (2026-12-01, on the
+    stand-in), and cooperative agents in the majority swapped places with the minority on
+    weak, disputed points instead of letting the minority come to them.
+    """
+    combined = 1.0 - math.prod(1.0 - w for w in weights)
+    return min(1.0, combined / SOURCE_SHARE)
 
 
 def point_weight(point: CritiquePoint, shown: frozenset[str]) -> float:
@@ -256,21 +278,25 @@ def weigh_points(
     must: list[PointRef] = []
     may: list[PointRef] = []
     below: list[PointRef] = []
+    listed: dict[tuple[int | None, str, str | None], float] = {}
     for critique in received:
         for index, point in enumerate(critique.points[:MAX_POINTS]):
             weight = round(combined[(point.option, point.kind, point.course)], 6)
             ref = PointRef(
                 critic_id=critique.critic_id, point=index, option=point.option, weight=weight
             )
+            key = (point.option, point.kind, point.course)
             if point.kind == "support":
                 below.append(ref)
             elif weight >= line + BAR_TOLERANCE:
                 must.append(ref)
+                listed[key] = weight
             elif weight > line - BAR_TOLERANCE:
                 may.append(ref)
+                listed[key] = weight
             else:
                 below.append(ref)
-    return Weighing(tuple(must), tuple(may), tuple(below))
+    return Weighing(tuple(must), tuple(may), tuple(below), reach(list(listed.values())))
 
 
 def revision_movement(before: Solution, after: Solution) -> float:
@@ -288,16 +314,18 @@ def hold_unanswered(
     before: Solution, after: Solution, licensed: Licence, *, exclusive: bool
 ) -> tuple[Solution, tuple[int, ...]]:
     """The revision the engine takes: a stance change is taken only on an option a point that
-    cleared the agent's bar raised, and only towards the critics who raised it (`licence`);
-    any other change is held (the previous stance is kept). So how far an agent moves depends
-    on its stubbornness, whatever the model does with the critiques.
+    cleared the agent's bar raised, only towards the critics who raised it (`licence`), and
+    only as far as the listed points reach (`reach`): of the model's licensed changes the
+    engine takes the set that moves the plan furthest within the reach, and holds the rest
+    (the previous stance is kept). So how far an agent moves depends on its stubbornness and
+    on the evidence against it, whatever the model does with the critiques.
 
-    The engine never writes a first move: when the stances it would keep pursue other options
-    than both the previous solution and the revision do (two first moves, or none), the
-    previous solution stands. For an exclusive decision the stances move together (one option
-    pursued): the revision is taken whole when it answers a raised option and moves away from
-    none. On an open question (no stances) a changed course is taken only when some point
-    cleared the bar.
+    The engine never writes a stance or a first move: it takes or holds the model's changes,
+    and a set of changes whose stances would pursue other options than both the previous
+    solution and the revision do (two first moves, or none) is not taken. For an exclusive
+    decision the stances move together (one option pursued): the revision is taken whole when
+    it answers a raised option, moves away from none and is within reach. On an open question
+    (no stances) a changed course is taken only when some point cleared the bar.
 
     Returns:
         The solution taken, and the options whose stance change was held back.
@@ -307,24 +335,42 @@ def hold_unanswered(
         if revision_movement(before, after) > 0 and not licensed.raised:
             return _kept(before, after), ()
         return after, ()
+    if not changed:
+        return after, ()
     allowed = licensed.raised - licensed.away
-    held = tuple(sorted(changed - allowed))
+    within = licensed.reach + 1e-9
+    if exclusive:
+        whole = revision_movement(before, after)
+        if changed & allowed and not changed & licensed.away and whole <= within:
+            return after, ()
+        return _kept(before, after), tuple(sorted(changed))
+    old = {st.option: st for st in before.stances}
+    new = {st.option: st for st in after.stances}
+    firsts = (_first_moves(before.stances), _first_moves(after.stances))
+    best: tuple[float, int, tuple[int, ...]] | None = None
+    best_taken: tuple[int, ...] = ()
+    best_stances: tuple[OptionStance, ...] = ()
+    movable = sorted(changed & allowed)
+    for size in range(len(movable), 0, -1):
+        for taken in itertools.combinations(movable, size):
+            merged = {o: st for o, st in old.items() if o not in taken}
+            merged |= {o: new[o] for o in taken if o in new}
+            stances = tuple(merged[o] for o in sorted(merged))
+            if _first_moves(stances) not in firsts:
+                continue
+            moved = decision_distance(before.stances, stances)
+            if moved > within:
+                continue
+            # furthest within reach, then most changes, then the lowest options first
+            rank = (moved, size, tuple(-o for o in taken))
+            if best is None or rank > best:
+                best, best_taken, best_stances = rank, taken, stances
+    if best is None:
+        return _kept(before, after), tuple(sorted(changed))
+    held = tuple(sorted(changed - set(best_taken)))
     if not held:
         return after, ()
-    if exclusive:
-        if changed & allowed and not changed & licensed.away:
-            return after, ()
-        return _kept(before, after), held
-    old = {st.option: st for st in before.stances}
-    stances = [st for st in after.stances if st.option not in held]
-    stances += [old[o] for o in held if o in old]
-    stances.sort(key=lambda st: st.option)
-    first = _first_moves(stances)
-    if first not in (_first_moves(before.stances), _first_moves(after.stances)) or {
-        (st.option, st.stance) for st in stances
-    } == {(st.option, st.stance) for st in before.stances}:
-        return _kept(before, after), held
-    return after.model_copy(update={"stances": tuple(stances)}), held
+    return after.model_copy(update={"stances": best_stances}), held
 
 
 def _first_moves(stances: Sequence[OptionStance]) -> frozenset[int]:
