@@ -12,6 +12,7 @@ Usage: python benchmarks/calibration_curves.py [--backend offline|local] [--work
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -73,6 +74,15 @@ def main() -> None:
     parser.add_argument("--density", type=int, default=6000)
     parser.add_argument("--only", default="", help="comma-separated calibrations (default all)")
     parser.add_argument("--concurrency", type=int, default=16, help="model calls in flight per run")
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=None,
+        help="cap each design's rounds (a slow model's small grid; the section says so)",
+    )
+    parser.add_argument(
+        "--max-regenerations", type=int, default=None, help="cap each design's regenerations"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "calibration-curves.md")
     parser.add_argument("--append", action="store_true", help="add a section to --out")
     parser.add_argument(
@@ -110,7 +120,13 @@ def main() -> None:
             embedder=args.embedder,
             backend=args.backend,
         )
-        limits = spec.limits.model_copy(update={"concurrency": args.concurrency})
+        caps: dict[str, int] = {"concurrency": args.concurrency}
+        if args.max_rounds is not None:
+            caps["max_rounds"] = min(args.max_rounds, spec.limits.max_rounds)
+            caps["min_rounds"] = min(spec.limits.min_rounds, caps["max_rounds"])
+        if args.max_regenerations is not None:
+            caps["max_regenerations"] = min(args.max_regenerations, spec.limits.max_regenerations)
+        limits = spec.limits.model_copy(update=caps)
         spec = spec.model_copy(update={"limits": limits})
         started = time.perf_counter()
         report = run(spec, project=ROOT, root=args.root / spec.name, workers=args.workers)
@@ -130,11 +146,17 @@ def main() -> None:
             f"### {calibration} — {args.backend}",
             "",
             f"Inputs: sufficiency {first.sufficiency}, feasibility {first.feasibility}, "
-            f"min_rounds {first.min_rounds}, max_rounds {first.max_rounds}, max_regenerations "
-            f"{first.max_regenerations}{held}; other calibrations at their defaults.",
+            f"min_rounds {limits.min_rounds}, max_rounds {limits.max_rounds}, max_regenerations "
+            f"{limits.max_regenerations}{held}; other calibrations at their defaults.",
             "",
         ]
-        for design in designs:
+        for uncapped in designs:
+            design = dataclasses.replace(
+                uncapped,
+                max_rounds=limits.max_rounds,
+                min_rounds=limits.min_rounds,
+                max_regenerations=limits.max_regenerations,
+            )
             points = curve(runs, calibration, design.metric, bounds=design.bounds)
             zones = dead_zones(runs, calibration, design.metric, limit=design.limit)
             capped = at_limit(runs, calibration, design.metric, design.limit)
