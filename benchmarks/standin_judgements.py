@@ -2,19 +2,21 @@
 (../shared/eval/sick/SICK.txt, 9,840 pairs labelled contradiction / entailment / neutral, with a
 graded relatedness score), read in place and never copied into the repository.
 
-The stand-in decides that a critic's passage contradicts a stance the way `critique` does: the
-passage bears on what the stance is about (its share of the other text's Snowball stems,
-`reading.bearing`, at least `reading.RELEVANT`) and their polarities (`reading.polarity`: cue
-words, negators, negative-quantity words) have opposite signs. Here the two sentences of a pair
-stand for the stance and the passage, in both directions. Nothing is tuned: the stand-in's own
+The stand-in decides that a passage contradicts a claim the way `reading.judge` reads a critic's
+evidence against an option (`reading.contradicts`): the passage bears on the claim (its share
+of the other text's Snowball stems, `reading.bearing`, at least `reading.RELEVANT`, either way
+round) and the two speak of it in opposite ways (`reading.stance_sign`: the sign of the cue
+polarity, and with no cue an affirmation +1 against a denial -1). Here the two sentences of a
+pair stand for the claim and the passage. Nothing is tuned on test: the stand-in's own
 threshold and lexicons are used as committed.
 
 - contradiction: precision, recall and F1 of "the pair contradicts" against the gold label
   CONTRADICTION; baselines: the majority class (never a contradiction: F1 0) and "always a
   contradiction" (recall 1, precision the base rate);
-- negation rule (a diagnostic, not what the stand-in does): the pair bears and exactly one
-  sentence holds a negator from the stand-in's lexicon; it shows how much of SICK's
-  contradictions is plain negation, which cue polarity cannot see;
+- cue polarity only (the stand-in's reading before negation counted, kept for comparison):
+  the pair bears and the cue polarities (`reading.polarity`) have opposite signs;
+- negation rule (a diagnostic): the pair bears and exactly one sentence holds a negator from
+  the stand-in's lexicon; it shows how much of SICK's contradictions is plain negation;
 - bearing: Spearman correlation between the stand-in's bearing (the larger direction) and the
   gold relatedness score (1–5).
 
@@ -38,9 +40,15 @@ from typing import NamedTuple
 
 from scipy.stats import spearmanr
 
-from hivemind_lab.agents.policy.lexicon import words
-from hivemind_lab.agents.policy.reading import RELEVANT, bearing, option_weights, polarity
-from hivemind_lab.text import stems, word_stems
+from hivemind_lab.agents.policy.reading import (
+    RELEVANT,
+    bearing,
+    contradicts,
+    negated,
+    option_weights,
+    polarity,
+)
+from hivemind_lab.text import stems
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +65,9 @@ class Reading(NamedTuple):
     bearing: float
     """The larger of the two directions' bearing."""
     standin: bool
-    """The stand-in's contradiction: it bears and the polarities have opposite signs."""
+    """The stand-in's contradiction (`reading.contradicts`)."""
+    polarity_only: bool
+    """It bears and the cue polarities have opposite signs (the reading before negation)."""
     negation: bool
     """The diagnostic rule: it bears and exactly one sentence holds a negator."""
 
@@ -83,15 +93,12 @@ def _bearing(text: str, on: str) -> float:
     return bearing(frozenset(stems(text)), weights)
 
 
-def _negated(text: str) -> bool:
-    return any(w in words("negators") or w.endswith("n't") for w in word_stems(text))
-
-
 def read(pair: Pair) -> Reading:
     b = max(_bearing(pair.b, pair.a), _bearing(pair.a, pair.b))
     bears = b >= RELEVANT
     opposite = polarity(pair.a) * polarity(pair.b) < 0
-    return Reading(b, bears and opposite, bears and _negated(pair.a) != _negated(pair.b))
+    one_negated = negated(pair.a) != negated(pair.b)
+    return Reading(b, contradicts(pair.a, pair.b), bears and opposite, bears and one_negated)
 
 
 def scores(gold: list[bool], said: list[bool]) -> dict[str, float]:
@@ -116,7 +123,8 @@ class Split(NamedTuple):
 
 
 READINGS = {
-    "standin": "stand-in (bearing + opposite polarity)",
+    "standin": "stand-in (bearing + opposite stance: cue polarity, else denial)",
+    "polarity_only": "before: bearing + opposite cue polarity",
     "negation_rule": "diagnostic: bearing + one side negated",
     "majority": "majority class (never)",
     "always": "always a contradiction",
@@ -132,6 +140,7 @@ def evaluate(pairs: list[Pair]) -> Split:
         contradictions=sum(gold),
         readings={
             "standin": scores(gold, [r.standin for r in readings]),
+            "polarity_only": scores(gold, [r.polarity_only for r in readings]),
             "negation_rule": scores(gold, [r.negation for r in readings]),
             "majority": scores(gold, [False] * len(pairs)),
             "always": scores(gold, [True] * len(pairs)),

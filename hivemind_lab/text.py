@@ -91,8 +91,13 @@ def stems(text: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in terms(text))
 
 
+def words(text: str) -> tuple[str, ...]:
+    """Every word of a text, case-folded, in order: the words `word_stems` stems, for lists
+    whose words must match as written ("hardly" is a negator, "hard" is not)."""
+    return tuple(w for w in (w.strip("'-") for w in _WORD.findall(text.casefold())) if w)
+
+
 def word_stems(text: str, *, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The stems of every word of a text in order, stopwords kept (for phrases: "build our
     own" must not shrink to "build"), except the words in ``skip``."""
-    words = [w.strip("'-") for w in _WORD.findall(text.casefold())]
-    return tuple(stem(w) for w in words if w and w not in skip)
+    return tuple(stem(w) for w in words(text) if w not in skip)
