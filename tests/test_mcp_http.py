@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
@@ -552,6 +553,23 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
     return True
 
 
+def _dribbled_until_closed(sock: socket.socket, seconds: float) -> bool:
+    """Sends one header byte every 0.2 s; whether the server closes ``sock`` within
+    ``seconds``."""
+    deadline = time.monotonic() + seconds
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            sock.sendall(b"a")
+            if sock.recv(4096) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            return True
+    return False
+
+
 def test_idle_and_stalled_connections_are_closed(tmp_path):
     env = {
         "SOURCE_MODEL": "claude",
@@ -573,6 +591,11 @@ def test_idle_and_stalled_connections_are_closed(tmp_path):
         kept = socket.create_connection(("127.0.0.1", port))
         kept.sendall(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert kept.recv(4096).startswith(b"HTTP/1.1 ")  # answered, then left idle
+        # A header sent a byte every 0.2 s never goes quiet for a second: the limit is on the
+        # whole request, not on the pause between two reads.
+        with socket.create_connection(("127.0.0.1", port)) as dribble:
+            dribble.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ")
+            assert _dribbled_until_closed(dribble, 30)
         for sock in (silent, trickle, body, kept):
             with sock:
                 assert _closed_within(sock, 30)

@@ -110,6 +110,7 @@ async def test_http_subscribers_hear_a_contest_settled_by_another_clients_vote(t
     tokens = {m: add_token(tokens_file, m) for m in ("claude", "grok", "gemini")}
     env = {"HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"), "CONFLICT_THRESHOLD": "3"}
     seen: list[str] = []
+    unsubscribed: list[str] = []
     listened: list[str] = []
     with served(tmp_path, "http", env, "--token-file", str(tokens_file)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
@@ -123,7 +124,7 @@ async def test_http_subscribers_hear_a_contest_settled_by_another_clients_vote(t
 
         async with (
             client("claude", mode="legacy", message_handler=_updates(seen)) as claude,
-            client("grok", mode="legacy") as grok,
+            client("grok", mode="legacy", message_handler=_updates(unsubscribed)) as grok,
             client("gemini", mode="2026-07-28") as gemini,
         ):
             data(await claude.call_tool("hivemind_assert", {**CLAIM, "domain": T}))
@@ -154,4 +155,5 @@ async def test_http_subscribers_hear_a_contest_settled_by_another_clients_vote(t
                             await anyio.sleep(0.05)
             await _wait_for(seen, uri)
     assert listened == [uri]
-    assert seen.count(uri) == 1
+    assert seen.count(uri) == 1  # once, at settlement: not for the votes before it
+    assert unsubscribed == []  # grok voted but never subscribed

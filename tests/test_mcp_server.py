@@ -374,6 +374,7 @@ SCENARIOS = (
     "server-initialize",
     "ping",  # handshake-era clients; 2026-07-28 drops it (covered by the SDK client tests)
     "tools-list",
+    "tools-call-simple-text",
     "tools-call-error",
     "tools-call-with-progress",
     "tools-call-with-logging",
@@ -389,10 +390,13 @@ SCENARIOS = (
     "prompts-get-simple",
     "prompts-get-with-args",
 )
-"""Every scenario for what the server offers: tools, errors, progress, logging, text resources
-and templates with subscriptions, text prompts with arguments, loopback protection and
-concurrent streams (not binary resources, image or embedded-resource prompts, tool content
-types it never returns, completion, sampling or elicitation)."""
+"""Every scenario for what the server offers: tools with text results, errors, progress,
+logging, text resources and templates with subscriptions, text prompts with arguments, loopback
+protection and concurrent streams (not binary resources, image or embedded-resource prompts,
+tool content types it never returns, completion, sampling or elicitation; not
+`server-sse-polling`, which needs resumable streams with an event store the server does not
+keep, nor `json-schema-2020-12`, which asks for a hand-written input schema with `$schema`,
+while the tools' schemas are generated from their typed arguments)."""
 
 
 @pytest.mark.conformance

@@ -23,8 +23,12 @@ PAUSE_S = 0.05
 
 
 def add_conformance_fixtures(server: MCPServer) -> None:
-    """Register the suite's fixture tools (progress, logging, error), resources (static text, a
+    """Register the suite's fixture tools (simple text, progress, logging, error), resources (static text, a
     template, a watched resource) and prompts (simple, with arguments)."""
+
+    @server.tool(description="Conformance fixture: returns a short text.")
+    async def test_simple_text() -> str:
+        return "This is a simple text response for testing."
 
     @server.tool(description="Conformance fixture: three progress notifications.")
     async def test_tool_with_progress(ctx: Context) -> str:
