@@ -124,3 +124,18 @@ def test_a_prohibition_naming_an_options_act_forbids_it_and_a_limits_mention_doe
     leases = ["Lease twelve trucks from a dealer", "Buy twelve trucks with a bank loan"]
     capped = "The facility caps net debt at 2.5 times EBITDA; operating leases don't count."
     assert link(capped, leases) != (0,)
+
+
+@pytest.mark.parametrize(
+    "bar",
+    [
+        "The council refused planning permission in March for converting the stables.",
+        "Converting a listed building without consent is a criminal offence.",
+        "The trust's deed says the trustees will not permit converting the stables.",
+    ],
+)
+def test_a_refusal_or_an_offence_forbids_the_move_it_names(bar):
+    text = f"Should we convert the old stables into a café? {bar} Cash covers 9 months."
+    decision = read_decision(text)
+    assert decision.labels[0] == "Convert the old stables into a café"
+    assert decision.forbidden() == (0,)

@@ -26,7 +26,12 @@ PROHIBITION = re.compile(
     r"may\s+not|must\s+not|cannot|can\s*not|can't|could\s+not|couldn't|"
     r"(?:not|never)\s+(?:be\s+)?(?:permitted|allowed|possible|permissible|lawful|legal)|"
     r"illegal|unlawful|impermissible|in\s+breach|would\s+breach|breach(?:es|ing)?|"
-    r"no\s+longer\s+(?:possible|available|permitted|allowed)|impossible|void)\b",
+    r"no\s+longer\s+(?:possible|available|permitted|allowed)|impossible|void|"
+    r"(?:criminal|an)\s+offence|"
+    r"(?:refused|rejected|declined|turned\s+down|withheld|denied)\s+(?:\w+\s+){0,3}?"
+    r"(?:consent|permission|approval|planning|licen[cs]e|authori[sz]ation)|"
+    r"(?:will|would)\s+not\s+(?:grant|approve|permit|allow|authori[sz]e|license)|"
+    r"won't\s+(?:grant|approve|permit|allow|authori[sz]e|license))\b",
     re.IGNORECASE,
 )
 """Cues that rule something out."""
@@ -168,13 +173,13 @@ def _shared(said: frozenset[str], acts: Acts, option: str) -> int:
 
 def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
     """The option a constraint speaks of: the one sharing most content stems with it (at least
-    two, and more than any other option), or none. A prohibition that names, after its cue,
-    the act an option leads with ("cannot take on any new acquisition" / "Buy the tenement")
+    two, and more than any other option), or none. A prohibition that names the act an
+    option leads with ("cannot take on any new acquisition" / "Buy the tenement")
     counts that as two shared stems; a limit's acts do not count ("operating leases don't
     count" under a debt cap is no lease option's limit)."""
     said = stems(text)
     banned = PROHIBITION.search(text)
-    acts: Acts = _acts(text[banned.end() :]) if banned else frozenset()  # what it rules out
+    acts: Acts = _acts(text) if banned else frozenset()  # the acts it rules out
     shared = [_shared(said, acts, option) for option in options]
     if not shared:
         return ()
