@@ -389,6 +389,36 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch):
     assert f"hivemind-lab deliberate --resume {out}" in said
 
 
+def test_ctrl_c_while_the_engine_loads_or_the_report_is_written_says_so(tmp_path, monkeypatch):
+    """Ctrl-C in the seconds the engine's libraries load (before any progress is shown) or
+    while the report is written is not a silent exit 130: it says what was kept."""
+    import hivemind_lab.agents.backends as backends
+    import hivemind_lab.reports as reports
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "run"
+    with monkeypatch.context() as m:
+        m.setattr(backends, "backend_choice", interrupt)
+        early = CliRunner().invoke(
+            app, ["deliberate", "--problem", GROCER, "--out", str(out)], env={"COLUMNS": "200"}
+        )
+    assert early.exit_code == 130
+    assert "interrupted: before the run started: nothing was written" in early.stderr
+    assert not out.exists()
+    monkeypatch.setattr(reports, "write_report", interrupt)
+    late = CliRunner().invoke(
+        app,
+        ["deliberate", "--problem", GROCER, "--out", str(out), "--max-rounds", "1"],
+        env={"COLUMNS": "200"},
+    )
+    assert late.exit_code == 130
+    said = " ".join(late.stderr.split())
+    assert f"the run in {out} had finished" in said and f"hivemind-lab report {out}" in said
+    assert (out / "result.json").exists()
+
+
 def test_version_and_deliberate_listed_first():
     version = CliRunner().invoke(app, ["--version"])
     assert version.exit_code == 0 and re.fullmatch(r"hivemind-lab \d+\.\d+\.\d+\s*", version.stdout)

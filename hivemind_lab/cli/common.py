@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -99,3 +100,15 @@ def erase(bar: Progress, exc: HivemindError) -> HivemindError:
     """Clear a progress display on failure, so no spinner frame is left after the error."""
     bar.live.transient = True
     return exc
+
+
+@contextmanager
+def on_ctrl_c(said: Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C inside the block prints ``said()`` (what was kept, what to run next) and exits
+    130, as a shell expects; Typer would otherwise exit 130 without a word (a Ctrl-C during the
+    seconds the engine's libraries take to load said nothing)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted: {said()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=130) from None

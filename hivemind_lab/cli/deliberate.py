@@ -30,6 +30,7 @@ from hivemind_lab.cli.common import (
     OptionsFrom,
     console,
     err_console,
+    on_ctrl_c,
 )
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
@@ -160,103 +161,108 @@ def deliberate(
     )
     from hivemind_lab.problems import Decision, resolve_problem
 
-    try:
-        if resume is not None:
-            from hivemind_lab.runs.rundir import RunDir
+    # Ctrl-C while the problem is read or the engine's libraries load (seconds on a busy
+    # machine): nothing was written yet.
+    with on_ctrl_c(lambda: _before_the_run(resume)):
+        try:
+            if resume is not None:
+                from hivemind_lab.runs.rundir import RunDir
 
-            # The typed manifest: older versions are upgraded as replay and reports read them.
-            manifest = RunDir(resume).read_manifest()
-            request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
-            seed = manifest.seed
-            kb, practicality_kb = Path(manifest.knowledge_base), Path(manifest.practicality_kb)
-            backend = manifest.backend
-            model = manifest.model if backend == "openai" else None
-            started_with = manifest.model_info.get("model_path")
-            if backend == "local" and model_file is None and started_with:
-                model_file = Path(started_with)  # the weights the run started with
-            run_dir = resume
-        else:
-            if problem is None:
-                raise InputError(
-                    "problem", "required", allowed="a .toml, .txt or .md problem file, or its text"
+                # The typed manifest: older versions are upgraded as replay and reports read them.
+                manifest = RunDir(resume).read_manifest()
+                request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
+                seed = manifest.seed
+                kb, practicality_kb = Path(manifest.knowledge_base), Path(manifest.practicality_kb)
+                backend = manifest.backend
+                model = manifest.model if backend == "openai" else None
+                started_with = manifest.model_info.get("model_path")
+                if backend == "local" and model_file is None and started_with:
+                    model_file = Path(started_with)  # the weights the run started with
+                run_dir = resume
+            else:
+                if problem is None:
+                    raise InputError(
+                        "problem",
+                        "required",
+                        allowed="a .toml, .txt or .md problem file, or its text",
+                    )
+                prob = resolve_problem(problem)
+                if preset not in PRESETS:
+                    raise InputError(
+                        "preset",
+                        f"unknown {preset!r}; {did_you_mean(preset, PRESETS)}".rstrip("; "),
+                        allowed=", ".join(PRESETS),
+                    )
+                base = PRESETS[preset]
+                cal = build(
+                    Calibrations,
+                    stubbornness=base.stubbornness if stubbornness is None else stubbornness,
+                    similarity_threshold=base.similarity_threshold
+                    if similarity is None
+                    else similarity,
+                    severity=base.severity if severity is None else severity,
                 )
-            prob = resolve_problem(problem)
-            if preset not in PRESETS:
-                raise InputError(
-                    "preset",
-                    f"unknown {preset!r}; {did_you_mean(preset, PRESETS)}".rstrip("; "),
-                    allowed=", ".join(PRESETS),
+                # The sliders and limits are checked before the problem is read: reading loads the
+                # rule reader (~0.4 s), and a bad value is answered in well under a second.
+                sliders: dict[str, Any] = {
+                    "sufficiency": sufficiency,
+                    "feasibility": feasibility,
+                    "density": density,
+                    "profile": profile,
+                    "critique_mode": critique_mode,
+                }
+                request_for(prob, decision=Decision(reader_version="unread"), **sliders)
+                limits = build(
+                    Limits,
+                    max_rounds=max_rounds,
+                    min_rounds=min_rounds,
+                    max_regenerations=max_regenerations,
+                    max_tokens=max_tokens,
+                    concurrency=concurrency,
                 )
-            base = PRESETS[preset]
-            cal = build(
-                Calibrations,
-                stubbornness=base.stubbornness if stubbornness is None else stubbornness,
-                similarity_threshold=base.similarity_threshold
-                if similarity is None
-                else similarity,
-                severity=base.severity if severity is None else severity,
-            )
-            # The sliders and limits are checked before the problem is read: reading loads the
-            # rule reader (~0.4 s), and a bad value is answered in well under a second.
-            sliders: dict[str, Any] = {
-                "sufficiency": sufficiency,
-                "feasibility": feasibility,
-                "density": density,
-                "profile": profile,
-                "critique_mode": critique_mode,
-            }
-            request_for(prob, decision=Decision(reader_version="unread"), **sliders)
-            limits = build(
-                Limits,
-                max_rounds=max_rounds,
-                min_rounds=min_rounds,
-                max_regenerations=max_regenerations,
-                max_tokens=max_tokens,
-                concurrency=concurrency,
-            )
-            from rich.markup import escape
+                from rich.markup import escape
 
-            from hivemind_lab.cli.intake import card, reading_for
-            from hivemind_lab.problems.decision import decide_or_refuse
+                from hivemind_lab.cli.intake import card, reading_for
+                from hivemind_lab.problems.decision import decide_or_refuse
 
-            decision = decide_or_refuse(
-                prob,
-                options=option or (),
-                constraints=constraint or (),
-                exclusive=exclusive,
-                options_from=options_from,
-                reading=reading_for(
+                decision = decide_or_refuse(
                     prob,
-                    backend,
-                    model=model,
-                    base_url=base_url,
-                    model_file=model_file,
-                    options_given=bool(option),
-                ),
+                    options=option or (),
+                    constraints=constraint or (),
+                    exclusive=exclusive,
+                    options_from=options_from,
+                    reading=reading_for(
+                        prob,
+                        backend,
+                        model=model,
+                        base_url=base_url,
+                        model_file=model_file,
+                        options_given=bool(option),
+                    ),
+                )
+                request = request_for(prob, decision=decision, **sliders)
+                from hivemind_lab.deliberation.practicality import resolve_constraints
+                from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
+
+                kb = sample_path(kb, KNOWLEDGE)
+                practicality_kb = sample_path(practicality_kb, PRACTICALITY)
+                # A mistyped --profile is refused before the decision card fills the screen.
+                resolve_constraints(practicality_kb, request.profile)
+                console.print(escape(card(decision)), highlight=False, soft_wrap=True)
+                stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+                run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
+            from hivemind_lab.agents.backends import backend_choice  # loads the openai SDK: ~1 s
+
+            choice = backend_choice(
+                backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
             )
-            request = request_for(prob, decision=decision, **sliders)
-            from hivemind_lab.deliberation.practicality import resolve_constraints
-            from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
-
-            kb = sample_path(kb, KNOWLEDGE)
-            practicality_kb = sample_path(practicality_kb, PRACTICALITY)
-            # A mistyped --profile is refused before the decision card fills the screen.
-            resolve_constraints(practicality_kb, request.profile)
-            console.print(escape(card(decision)), highlight=False, soft_wrap=True)
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
-        from hivemind_lab.agents.backends import backend_choice  # loads the openai SDK: ~1 s
-
-        choice = backend_choice(
-            backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
-        )
-    except HivemindError as exc:
-        raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
-    from hivemind_lab.agents.backends import open_model
-    from hivemind_lab.agents.usage import CallMeter, planned_calls
-    from hivemind_lab.deliberation import Progress as RunProgress
-    from hivemind_lab.deliberation import deliberate as run_deliberation
-    from hivemind_lab.reports import write_report
+        except HivemindError as exc:
+            raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
+        from hivemind_lab.agents.backends import open_model
+        from hivemind_lab.agents.usage import CallMeter, planned_calls
+        from hivemind_lab.deliberation import Progress as RunProgress
+        from hivemind_lab.deliberation import deliberate as run_deliberation
+        from hivemind_lab.reports import write_report
 
     columns = (
         SpinnerColumn(),
@@ -346,14 +352,30 @@ def deliberate(
         if not about_the_run and run.started and not run.finished:
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure, command=deliberate, names=_run_dir_name(resume))
-    report = write_report(run_dir, force=True)
-    _print_summary(result, run_dir, wall_s=time.monotonic() - started)
-    console.print(f"report: {report} (and report.md)")
+    with on_ctrl_c(lambda: _after_the_run(run_dir)):
+        report = write_report(run_dir, force=True)
+        _print_summary(result, run_dir, wall_s=time.monotonic() - started)
+        console.print(f"report: {report} (and report.md)")
 
 
 def _run_dir_name(resume: Path | None) -> dict[str, str]:
     """The run directory came from --resume or --out (the default for an error about it)."""
     return {"run_dir": "--resume"} if resume is not None else {}
+
+
+def _before_the_run(resume: Path | None) -> str:
+    if resume is not None:
+        return (
+            f"{resume} is as it was; continue it with:\n  hivemind-lab deliberate --resume {resume}"
+        )
+    return "before the run started: nothing was written"
+
+
+def _after_the_run(run_dir: Path) -> str:
+    return (
+        f"the run in {run_dir} had finished; write its report with:\n  "
+        f"hivemind-lab report {run_dir}"
+    )
 
 
 def _interrupted(run_dir: Path) -> typer.Exit:

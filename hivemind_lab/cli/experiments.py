@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from hivemind_lab.cli.common import console, err_console
+from hivemind_lab.cli.common import console, err_console, on_ctrl_c
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
@@ -54,16 +54,17 @@ def sweep(
     """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
     from hivemind_lab.experiments.spec import load_spec
 
-    try:
-        experiment = load_spec(spec)
-    except HivemindError as exc:
-        raise _fail(exc) from None
-    if workers < 1:
-        raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
-    missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
-    if missing:
-        raise _fail(missing)
-    from hivemind_lab.experiments import run as run_sweep
+    with on_ctrl_c(lambda: "before the sweep started: nothing was written"):
+        try:
+            experiment = load_spec(spec)
+        except HivemindError as exc:
+            raise _fail(exc) from None
+        if workers < 1:
+            raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
+        missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
+        if missing:
+            raise _fail(missing)
+        from hivemind_lab.experiments import run as run_sweep  # seconds on a busy machine
 
     columns = (
         SpinnerColumn(),
@@ -101,67 +102,74 @@ def sweep(
 
             shutil.rmtree(root)  # a sweep refused before its first run leaves nothing behind
         raise _fail(failure, command=sweep)
-    console.print(
-        f"{len(report.runs)} runs ({report.reuse_line()}) in {report.wall_time_s:.1f} s; "
-        f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
-        f"results in {report.root}"
-    )
-    from hivemind_lab.experiments import load as load_runs
-    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
-
-    runs = load_runs(report.root)
-    _print_calibrations(runs, objective=experiment.space.objective)
-    table = compare(runs)
-    summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
-    for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
-        summary.add_column(col)
-    for row in table.iter_rows(named=True):
-        summary.add_row(
-            row["strategy"],
-            *(
-                format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
-                for m, d in (
-                    ("mean_feasibility", 1),
-                    ("vetoes", 2),
-                    ("run_calls", 0),
-                    ("run_tokens", 0),
-                )
-            ),
+    # Ctrl-C while the summary is read and printed: the sweep itself is done.
+    with on_ctrl_c(
+        lambda: (
+            f"the sweep had finished; its results are in {report.root} (summary: "
+            f"hivemind-lab report {report.root})"
         )
-    console.print(summary)
-    compute = compute_table(runs)
-    if not compute.is_empty():
-        side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
-        for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
-            side.add_column(col)
-        for row in compute.iter_rows(named=True):
-            side.add_row(
-                row["strategy"],
-                row["problem"],
-                str(row["seed"]),
-                f"{row['run_calls']} / {row['deliberation_calls']}",
-                f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
-                "tie" if row.get("tie") else "",
-                "[red]MISMATCH[/]" if row["mismatch"] else "equal",
-            )
-        console.print(side)
-    if graph:
-        from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
-        from hivemind_lab.graph import GraphConfig, open_store
+    ):
+        console.print(
+            f"{len(report.runs)} runs ({report.reuse_line()}) in {report.wall_time_s:.1f} s; "
+            f"{report.model_calls} model calls, {report.reused_calls} calls reused across points; "
+            f"results in {report.root}"
+        )
+        from hivemind_lab.experiments import load as load_runs
+        from hivemind_lab.experiments.compare import compare, compute_table, format_interval
 
-        knowledge = spec.resolve().parent.parent / experiment.knowledge_base
-        try:
-            config = GraphConfig.from_env()
-            store = open_store(config)
-            try:
-                exported = export_runs(
-                    analysis_graph(store, config), Path(report.root), knowledge=knowledge
+        runs = load_runs(report.root)
+        _print_calibrations(runs, objective=experiment.space.objective)
+        table = compare(runs)
+        summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
+        for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
+            summary.add_column(col)
+        for row in table.iter_rows(named=True):
+            summary.add_row(
+                row["strategy"],
+                *(
+                    format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
+                    for m, d in (
+                        ("mean_feasibility", 1),
+                        ("vetoes", 2),
+                        ("run_calls", 0),
+                        ("run_tokens", 0),
+                    )
+                ),
+            )
+        console.print(summary)
+        compute = compute_table(runs)
+        if not compute.is_empty():
+            side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
+            for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
+                side.add_column(col)
+            for row in compute.iter_rows(named=True):
+                side.add_row(
+                    row["strategy"],
+                    row["problem"],
+                    str(row["seed"]),
+                    f"{row['run_calls']} / {row['deliberation_calls']}",
+                    f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
+                    "tie" if row.get("tie") else "",
+                    "[red]MISMATCH[/]" if row["mismatch"] else "equal",
                 )
-            finally:
-                store.close()
-        except HivemindError as exc:
-            raise _fail(exc) from None
-        console.print(f"graph: {exported.assertions} assertions written ({config.store})")
+            console.print(side)
+        if graph:
+            from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+            from hivemind_lab.graph import GraphConfig, open_store
+
+            knowledge = spec.resolve().parent.parent / experiment.knowledge_base
+            try:
+                config = GraphConfig.from_env()
+                store = open_store(config)
+                try:
+                    exported = export_runs(
+                        analysis_graph(store, config), Path(report.root), knowledge=knowledge
+                    )
+                finally:
+                    store.close()
+            except HivemindError as exc:
+                raise _fail(exc) from None
+            console.print(f"graph: {exported.assertions} assertions written ({config.store})")
 
 
 def _print_calibrations(runs: pl.DataFrame, *, objective: str) -> None:
