@@ -139,3 +139,16 @@ def test_a_refusal_or_an_offence_forbids_the_move_it_names(bar):
     decision = read_decision(text)
     assert decision.labels[0] == "Convert the old stables into a café"
     assert decision.forbidden() == (0,)
+
+
+def test_a_typed_constraint_that_a_lender_will_not_fund_an_act_forbids_the_option_leading_with_it():
+    from hivemind_lab.problems.decision import decide
+    from hivemind_lab.problems.loading import problem_from_text
+
+    problem = problem_from_text("Our warehouse lease ends in March. What should we do?")
+    decision = decide(
+        problem,
+        options=["Renew the lease on Unit 4", "Buy the empty unit next door"],
+        constraints=["The bank will not lend for any property purchase this year."],
+    )
+    assert decision.forbidden() == (1,)

@@ -30,8 +30,9 @@ PROHIBITION = re.compile(
     r"(?:criminal|an)\s+offence|"
     r"(?:refused|rejected|declined|turned\s+down|withheld|denied)\s+(?:\w+\s+){0,3}?"
     r"(?:consent|permission|approval|planning|licen[cs]e|authori[sz]ation)|"
-    r"(?:will|would)\s+not\s+(?:grant|approve|permit|allow|authori[sz]e|license)|"
-    r"won't\s+(?:grant|approve|permit|allow|authori[sz]e|license))\b",
+    r"(?:(?:will|would)\s+not|won't|refuses?\s+to|refused\s+to|declined\s+to)\s+"
+    r"(?:grant|approve|permit|allow|authori[sz]e|license|lend|fund|finance|insure|renew|sell|"
+    r"lease|let))\b",
     re.IGNORECASE,
 )
 """Cues that rule something out."""
