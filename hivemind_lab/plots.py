@@ -159,8 +159,10 @@ def convergence(result: DeliberationResult) -> go.Figure:
 
 def _pooled(runs: pl.DataFrame, keys: Sequence[str]) -> str:
     """Which settings a mean pools over: those other than ``keys`` with more than one value."""
+    from hivemind_lab.reports.calibrations import measure
+
     parts = [
-        f"{c} ({runs[c].n_unique()} values)"
+        f"{measure(c).label.lower()} ({runs[c].n_unique()} values)"
         for c in SETTINGS
         if c in runs.columns and c not in keys and runs[c].n_unique() > 1
     ]
@@ -459,7 +461,10 @@ def curve_figure(
 def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
     """Deliberation vs. baselines (`compare` output): mean with 95 % Student-t intervals, each
     bar labelled with its n."""
-    name = f"{metric} by strategy"
+    from hivemind_lab.reports.calibrations import measure
+
+    m = measure(metric)
+    name = f"{m.label} by strategy"
     if table.is_empty():
         return empty_figure(name, "No runs to compare.")
     counts = table[f"{metric}_n"].to_list()
@@ -491,7 +496,7 @@ def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
     fig.update_layout(
         title=f"{name}<br><sup>{subtitle}</sup>",
         xaxis_title="strategy",
-        yaxis_title=metric,
+        yaxis_title=m.title,
         height=340,
         margin={"t": 60, "b": 40},
     )

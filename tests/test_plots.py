@@ -121,7 +121,8 @@ def test_heatmap_cells_carry_their_n_and_the_title_names_what_was_pooled():
     assert heat.text[0][0] == "2.0<br>n=2"  # rounds to one decimal, not four
     assert fig.layout.xaxis.title.text.startswith("Stubbornness (")  # a name and a unit
     assert list(heat.x) == ["0.1", "0.8"]
-    assert "similarity_threshold (2 values)" in fig.layout.title.text
+    assert "similarity threshold (2 values)" in fig.layout.title.text  # named, not the field
+    assert "_" not in fig.layout.title.text
     assert "n = 2 runs per cell" in fig.layout.title.text
     assert heat.zmin == 0  # counts start at zero, not at the smallest cell
 
@@ -213,6 +214,10 @@ def test_strategy_bars_label_each_bar_with_its_n():
     assert bars.error_y.array is None  # a bar would draw a flat cap (± 0) for the missing one
     assert list(intervals.error_y.array) == [0.2, None]
     assert "none at n = 1" in fig.layout.title.text
+    # Named by the measure with its unit, never by the column ("mean_feasibility by strategy").
+    for text in (fig.layout.title.text, fig.layout.yaxis.title.text):
+        assert "_" not in text and "vetoes" not in text
+    assert "(" in fig.layout.yaxis.title.text
 
 
 def test_divergence_heatmap_blanks_the_diagonal_on_a_fixed_scale_read_top_down():

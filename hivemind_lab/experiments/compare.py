@@ -30,12 +30,13 @@ def t_half_width(sd: float | None, n: int, *, level: float = 0.95) -> float | No
 
 
 def format_interval(mean: float | None, half: float | None, n: int, *, digits: int = 1) -> str:
-    """``mean ± half (n=…)``; ``mean (n=1)`` when there is no interval."""
+    """``mean ± half (n=…)``; ``mean (n=1)`` when there is no interval (thousands separated:
+    token counts run to six figures)."""
     if mean is None:
         return f"– (n={n})"
     if half is None:
-        return f"{mean:.{digits}f} (n={n})"
-    return f"{mean:.{digits}f} ± {half:.{digits}f} (n={n})"
+        return f"{mean:,.{digits}f} (n={n})"
+    return f"{mean:,.{digits}f} ± {half:,.{digits}f} (n={n})"
 
 
 PAIR_KEYS = ("problem", "seed", *CALIBRATIONS)
