@@ -152,3 +152,13 @@ def test_a_typed_constraint_that_a_lender_will_not_fund_an_act_forbids_the_optio
         constraints=["The bank will not lend for any property purchase this year."],
     )
     assert decision.forbidden() == (1,)
+
+
+def test_a_hard_wrapped_sentence_that_goes_on_with_a_figure_stays_one_fact():
+    text = (
+        "Should we repair the roof or close the east wing? Visitor numbers were 61,000 last "
+        "year, down from\n74,000 in 2019.\n\nBackground\n74 staff work here."
+    )
+    facts = [f.text for f in read_decision(text).facts]
+    assert "Visitor numbers were 61,000 last year, down from 74,000 in 2019." in facts
+    assert "74 staff work here." in facts  # a figure after a heading starts its own sentence

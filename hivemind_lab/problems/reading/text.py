@@ -101,8 +101,17 @@ def read_blocks(text: str) -> list[Block]:
             flush()  # "Facts:", "**Context**": a label for what follows
             label = line.rstrip(":").strip()
             blocks.append(Block("label", label, label, 0))
-        elif paragraph and not re.search(r"[.!?:;]$", paragraph[-1]) and line[:1].islower():
-            paragraph.append(line)  # a hard-wrapped line continues its sentence
+        elif (
+            paragraph
+            and not re.search(r"[.!?:;]$", paragraph[-1])
+            and (
+                line[:1].islower()
+                or (re.match(r"[$€£¥]?\d", line) is not None and len(paragraph[-1].split()) > 8)
+            )
+        ):
+            # a hard-wrapped line continues its sentence ("…, down from" / "74,000 in 2019."),
+            # a figure only after a line too long to be a heading
+            paragraph.append(line)
         else:
             flush()
             paragraph.append(line)
