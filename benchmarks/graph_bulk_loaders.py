@@ -4,7 +4,10 @@ Rows come in clusters of entities that never meet (as claims about separate topi
 `bulk_assert(loaders=N)` can split them into disjoint groups. Each configuration loads the same
 rows into an emptied store, alternating, ``--repeats`` times; the best and median rates are
 printed (target: >= 8,000 assertions/s), with the machine's load average before and after: the
-server and the client share the cores, so other work on the machine shows in the rates.
+server and the client share the cores, so other work on the machine shows in the rates. The
+project's server is started for the run with the JVM's normal JIT and stopped after it (a
+server that already runs, e.g. a test run's with the C1-only JIT, is refused unless
+``--use-running``); the JVM's compiler flags are printed as read from the running process.
 
 Run: .venv/bin/python benchmarks/graph_bulk_loaders.py [--rows 100000] [--loaders 1,2]
 """
@@ -18,7 +21,7 @@ import random
 import statistics
 import time
 
-from graph_store import DOMAIN, PREDICATES, neo4j_env
+from graph_store import DOMAIN, PREDICATES, jvm_flags, neo4j_env, stop_neo4j
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
 
@@ -47,13 +50,23 @@ def main() -> None:
     parser.add_argument("--loaders", default="1,2")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cluster-entities", type=int, default=50)
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=20_000,
+        help="rows loaded and wiped once before measuring (a fresh JVM compiles as it goes)",
+    )
+    parser.add_argument(
+        "--use-running", action="store_true", help="measure a Neo4j server that already runs"
+    )
     args = parser.parse_args()
     counts = [int(x) for x in args.loaders.split(",")]
     print(
         f"machine: {platform.node()} · {os.cpu_count()} cores · python {platform.python_version()} "
         f"· {time.strftime('%Y-%m-%d')}"
     )
-    env = neo4j_env()
+    env = neo4j_env(allow_running=args.use_running)
+    print(f"server JVM: {jvm_flags(env)}")
     config = GraphConfig(
         store="neo4j",
         neo4j_uri=env["NEO4J_URI"],
@@ -64,6 +77,9 @@ def main() -> None:
     graph = HivemindGraph(store, config)
     rows = clustered_rows(random.Random(7), args.rows, args.cluster_entities)
     rates: dict[int, list[float]] = {n: [] for n in counts}
+    if args.warmup:
+        store.wipe()
+        graph.bulk_assert(clustered_rows(random.Random(1), args.warmup, 50), model="warm")
     load_before = os.getloadavg()[0]
     for _ in range(args.repeats):
         for n in counts:
@@ -73,6 +89,7 @@ def main() -> None:
             rates[n].append(len(rows) / (time.perf_counter() - start))
     store.wipe()
     store.close()
+    stop_neo4j(env)
     print(f"{len(rows):,} assertions, clusters of {args.cluster_entities} entities")
     print(f"load average (1 min): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print("loaders   best/s   median/s   vs 1 loader (median)")

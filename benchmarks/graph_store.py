@@ -30,17 +30,54 @@ DOMAIN = "theory"
 PREDICATES = ["is", "causes", "includes", "relates_to", "requires", "equals"]
 
 
-def neo4j_env() -> dict[str, str]:
+NEO4J = REPO / "scripts" / "neo4j"
+STATE = REPO / ".cache" / "neo4j" / "state.env"
+
+
+def neo4j_env(*, allow_running: bool = True) -> dict[str, str]:
+    """NEO4J_URI/USER/PASSWORD of the server to measure: the caller's NEO4J_URI, else the
+    project's own server, started here with the JVM's normal JIT (the test default
+    ``-XX:TieredStopAtLevel=1`` favours start-up time over throughput). A server that is
+    already running is someone else's (a test run's, perhaps with the C1-only JIT, and the
+    benchmark wipes its data): used only with ``allow_running``. The result's NEO4J_STARTED
+    says whether this call started it (then stop it with `stop_neo4j`)."""
     if os.environ.get("NEO4J_URI"):
         return {k: os.environ[k] for k in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")}
-    # Throughput wants the JVM's optimising compiler (the test default favours start-up time).
+    running = subprocess.run([str(NEO4J), "status"], capture_output=True).returncode == 0
+    if running and not allow_running:
+        raise SystemExit(
+            "a Neo4j server is already running (scripts/neo4j status), probably for a test run: "
+            "the benchmark would wipe its data and measure its JIT flags, not the normal ones. "
+            "Wait for it to stop, or pass --use-running."
+        )
     env = {**os.environ, "NEO4J_JAVA_OPTS": os.environ.get("NEO4J_JAVA_OPTS", " ")}
-    subprocess.run([str(REPO / "scripts" / "neo4j"), "start"], check=True, env=env)
+    subprocess.run([str(NEO4J), "start"], check=True, env=env)
     values = {}
-    for line in (REPO / ".cache" / "neo4j" / "state.env").read_text().splitlines():
+    for line in STATE.read_text().splitlines():
         key, _, value = line.partition("=")
         values[key.strip()] = value.strip().strip('"')
+    values["NEO4J_STARTED"] = "" if running else "1"
     return values
+
+
+def stop_neo4j(env: dict[str, str]) -> None:
+    """Stops the project's server if `neo4j_env` started it."""
+    if env.get("NEO4J_STARTED"):
+        subprocess.run([str(NEO4J), "stop"], check=False)
+
+
+def jvm_flags(env: dict[str, str]) -> str:
+    """The server JVM's compiler flags as it runs (read from /proc), for the report."""
+    pid = env.get("NEO4J_PID", "")
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except (OSError, ValueError):
+        return "unknown (not the project's server, or not on Linux)"
+    jit = [a for a in args if a.startswith("-XX:") and ("Tiered" in a or "Compil" in a)]
+    heap = [a for a in args if a.startswith("-Xmx")]
+    if jit:
+        return f"{' '.join(heap + jit)} (C1 only: NOT the normal JIT)"
+    return f"{' '.join(heap)}, no compiler flags: the normal tiered C1+C2 JIT"
 
 
 def rows(rng: random.Random, n: int, n_entities: int) -> list[dict]:
@@ -65,8 +102,10 @@ def pct(values: list[float], q: float) -> float:
 def run(kind: str, sizes: list[int], samples: int) -> None:
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
+        env: dict[str, str] = {}
         if kind == "neo4j":
             env = neo4j_env()
+            print(f"server JVM: {jvm_flags(env)}")
             config = GraphConfig(
                 store="neo4j",
                 neo4j_uri=env["NEO4J_URI"],
@@ -136,6 +175,7 @@ def run(kind: str, sizes: list[int], samples: int) -> None:
         )
         store.wipe()
         store.close()
+        stop_neo4j(env)
 
 
 def main() -> None:
