@@ -30,7 +30,9 @@ uses the label itself as the side.
 Reads the data in place from ../shared/eval/truth (never copied into the repository): every
 ``<set>/answer.csv`` + ``truth.csv`` (question, worker, answer / question, truth) and every
 ``*.standardized.tsv`` (worker, orig_id, response, gold). Sets with more than 20 distinct
-answers are numeric ratings, not labels, and are skipped.
+answers are numeric ratings, not labels (``emotion``: -100..100, gold a rating): exact-match
+accuracy means nothing there, so only their mean absolute error is printed, for the mean, the
+median, the head count and the value the graph would pick.
 
 Run: .venv/bin/python benchmarks/consensus_truth.py [--sets dog,temp] [--seed 7]
 """
@@ -42,6 +44,7 @@ import csv
 import json
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -284,6 +287,34 @@ def majority(rows: list[tuple[str, str, str]], gold: dict[str, str]) -> float:
     return sum(majority_credit(per_item[i], gold[i]) for i in items) / len(items)
 
 
+def numeric(labels: LabelSet) -> str:
+    """Mean absolute error against the gold rating of the mean, the median, the head count's
+    value and the value the graph's estimate would pick (its likeliest side once every vote is
+    in; a contest picks one asserted value, it never averages)."""
+    rows = dedupe(labels.rows)
+    ratings: dict[str, list[float]] = defaultdict(list)
+    for item, _, label in rows:
+        ratings[item].append(float(label))
+    picked = estimator_only(rows, 0.0)
+    items = [i for i in ratings if i in labels.gold]
+
+    def mae(value: dict[str, float]) -> float:
+        return sum(abs(value[i] - float(labels.gold[i])) for i in items) / len(items)
+
+    def head_count(values: list[float]) -> float:
+        counts = Counter(values)
+        top = max(counts.values())
+        return statistics.mean(v for v, n in counts.items() if n == top)
+
+    figures = {
+        "mean": mae({i: statistics.mean(ratings[i]) for i in items}),
+        "median": mae({i: statistics.median(ratings[i]) for i in items}),
+        "head count": mae({i: head_count(ratings[i]) for i in items}),
+        "graph's pick": mae({i: float(picked[i] or "nan") for i in items}),
+    }
+    return "MAE " + ", ".join(f"{name} {value:.1f}" for name, value in figures.items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -306,7 +337,7 @@ def main() -> None:
         if wanted and labels.name not in wanted:
             continue
         if len({label for _, _, label in labels.rows}) > MAX_LABELS:
-            print(f"| {labels.name} | skipped: numeric ratings, not labels |")
+            print(f"| {labels.name} | numeric ratings, not labels: {numeric(labels)} |")
             continue
         rows = with_copies(dedupe(labels.rows), labels.gold, args.copies)
         labels = LabelSet(labels.name, rows, labels.gold)
