@@ -162,3 +162,16 @@ def test_a_hard_wrapped_sentence_that_goes_on_with_a_figure_stays_one_fact():
     facts = [f.text for f in read_decision(text).facts]
     assert "Visitor numbers were 61,000 last year, down from 74,000 in 2019." in facts
     assert "74 staff work here." in facts  # a figure after a heading starts its own sentence
+
+
+def test_a_between_pair_ends_where_a_new_clause_begins():
+    pair = read_decision(
+        "We are torn between leasing new vans and buying used ones, and the bank meets us on "
+        "Friday."
+    )
+    assert pair.labels == ("Leasing new vans", "Buying used ones")
+    places = read_decision(
+        "We are deciding between Porto and Valencia for a second office, and the partners "
+        "meet on the 14th."
+    )
+    assert places.labels == () and places.refusal is not None  # places, never the clause

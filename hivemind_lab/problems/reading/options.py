@@ -195,6 +195,8 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
     text = _tie_adjectives(re.sub(r"\bvs\.", "vs", text))
     text = re.split(r"[?]|\.(?:\s|$)", text, maxsplit=1)[0]
     text = re.sub(r",?\s+and\s+if\s+so\b(?!,).*$", "", text, flags=re.IGNORECASE)
+    if between:  # "between A and B, and the board meets …": the pair ends at the clause
+        text = re.split(r",\s+(?:and|but|so|while|as|which|because)\s", text, maxsplit=1)[0]
     # "would you recommend we A, B or C": the advice verb and its subject are no option
     text = re.sub(
         r"^(?:recommend|advise|suggest|propose)s?\s+(?:that\s+)?" + SUBJECT + r"\s+", "", text
