@@ -419,6 +419,27 @@ def test_ctrl_c_while_the_engine_loads_or_the_report_is_written_says_so(tmp_path
     assert (out / "result.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--max-tokens", "900000"], "--max-tokens"), (["--feasibility", "10"], "--feasibility")],
+)
+def test_a_flag_a_resumed_run_would_ignore_is_refused_by_name(tmp_path, flags, named):
+    """--resume continues a run as its manifest records it: a flag typed beside it that the run
+    would not use is refused by name (--max-tokens on a stopped run was silently ignored),
+    before the run directory is touched."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "manifest.json").write_text("{}")
+    result = CliRunner().invoke(
+        app, ["deliberate", "--resume", str(run_dir), *flags], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert f"{named} would be ignored" in said and said.startswith("error: --resume:")
+    assert ("run the problem again" in said) == (named == "--max-tokens")
+    assert sorted(p.name for p in run_dir.iterdir()) == ["manifest.json"]
+
+
 def test_version_and_deliberate_listed_first():
     version = CliRunner().invoke(app, ["--version"])
     assert version.exit_code == 0 and re.fullmatch(r"hivemind-lab \d+\.\d+\.\d+\s*", version.stdout)

@@ -30,6 +30,7 @@ from hivemind_lab.cli.common import (
     OptionsFrom,
     console,
     err_console,
+    flags_of,
     on_ctrl_c,
 )
 from hivemind_lab.cli.common import erase as _erase
@@ -40,6 +41,7 @@ _BALANCED = PRESETS["balanced"]
 
 
 def deliberate(
+    ctx: typer.Context,
     problem: Annotated[
         str | None, typer.Option(help="Problem file (.toml, .txt or .md), or the problem as text.")
     ] = None,
@@ -167,6 +169,8 @@ def deliberate(
         try:
             if resume is not None:
                 from hivemind_lab.runs.rundir import RunDir
+
+                _refuse_ignored_flags(ctx)
 
                 # The typed manifest: older versions are upgraded as replay and reports read them.
                 manifest = RunDir(resume).read_manifest()
@@ -361,6 +365,38 @@ def deliberate(
 def _run_dir_name(resume: Path | None) -> dict[str, str]:
     """The run directory came from --resume or --out (the default for an error about it)."""
     return {"run_dir": "--resume"} if resume is not None else {}
+
+
+_RESUME_TAKES = frozenset({"resume", "model_file", "base_url", "latency"})
+"""What --resume reads from the command line: how to reach the model. Everything else the run
+is continued with comes from its own manifest."""
+
+
+def _refuse_ignored_flags(ctx: typer.Context) -> None:
+    """A flag typed beside --resume that the continued run would not use is refused by name
+    (a resumed run follows its manifest: --max-tokens 900000 was silently ignored)."""
+    flags = flags_of(deliberate)
+    typed = [
+        flags[name]
+        for name in flags
+        if name not in _RESUME_TAKES
+        and (source := ctx.get_parameter_source(name)) is not None
+        and source.name == "COMMANDLINE"
+    ]
+    if not typed:
+        return
+    more = (
+        "; to let a stopped run spend more, run the problem again into a new directory with "
+        "--max-tokens (its report says how many tokens one attempt needs)"
+        if "--max-tokens" in typed
+        else ""
+    )
+    raise InputError(
+        "resume",
+        f"a resumed run continues as its manifest records it, so {', '.join(typed)} would be "
+        f"ignored{more}",
+        allowed="--resume RUN_DIR alone (with --model-file or --base-url to reach its model)",
+    )
 
 
 def _before_the_run(resume: Path | None) -> str:

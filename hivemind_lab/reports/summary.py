@@ -849,7 +849,7 @@ def _budget_needed(evidence: RunEvidence) -> str:
         f"{plural(len(m.constraints), 'constraint')}, up to {plural(m.limits.max_rounds, 'round')}) "
         f"makes up to about {calls:,} model calls, up to about {needed:,.0f} tokens at the "
         f"{per_call:,.0f} tokens per call this run spent; each regeneration after a veto costs "
-        f"as much again. Run it again with --max-tokens {needed:.0f} or more (a resumed run "
+        f"as much again. Run it again, into a new directory, with --max-tokens {needed:.0f} or more (a resumed run "
         "keeps the budget it started with)."
     )
 
