@@ -175,3 +175,17 @@ def test_a_between_pair_ends_where_a_new_clause_begins():
         "meet on the 14th."
     )
     assert places.labels == () and places.refusal is not None  # places, never the clause
+
+
+def test_a_prohibition_with_a_way_out_limits_and_never_forbids_the_option_that_meets_it():
+    text = (
+        "Should we repair the gallery roof or close the east wing? The insurers will not renew "
+        "cover for the gallery roof unless repairs begin by March."
+    )
+    decision = read_decision(text)
+    assert decision.labels == ("Repair the gallery roof", "Close the east wing")
+    assert decision.forbidden() == ()
+    [insurer] = decision.constraints
+    assert insurer.limits == (0,)
+    banned = read_decision(text.replace("unless repairs begin by March", "from March"))
+    assert banned.forbidden() == (0,)  # the same words without the condition rule it out

@@ -28,7 +28,7 @@ from hivemind_lab.problems.model import (
     Option,
 )
 from hivemind_lab.problems.reading import REFUSAL_HINT, read_decision
-from hivemind_lab.problems.reading.constraints import PROHIBITION, kind_of, link
+from hivemind_lab.problems.reading.constraints import kind_of, link, rules_out
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
 from hivemind_lab.problems.reading.yes_no import declining
 
@@ -49,9 +49,7 @@ def _constraints(
         limited = [folded.index(f.casefold()) for f in spec.limits if f.casefold() in folded]
         if not spec.forbids and not spec.limits:
             linked = link(spec.text, labels)
-            named, limited = (
-                (list(linked), []) if PROHIBITION.search(spec.text) else ([], list(linked))
-            )
+            named, limited = (list(linked), []) if rules_out(spec.text) else ([], list(linked))
         built.append(
             Constraint(
                 id=f"constraint.{n}",
@@ -168,7 +166,7 @@ def read_decision_constraints(
     relinked = []
     for c in read.constraints:
         linked = link(c.text, labels)
-        banned = bool(PROHIBITION.search(c.text))
+        banned = rules_out(c.text)
         relinked.append(
             c.model_copy(
                 update={"forbids": linked if banned else (), "limits": () if banned else linked}

@@ -36,6 +36,21 @@ PROHIBITION = re.compile(
     re.IGNORECASE,
 )
 """Cues that rule something out."""
+CONDITIONAL = re.compile(
+    r"\b(?:unless|until|except\s+(?:if|where|when)|provided\s+(?:that\s+)?|as\s+long\s+as|"
+    r"so\s+long\s+as)\b",
+    re.IGNORECASE,
+)
+"""A prohibition with a way out ("will not renew cover unless repairs begin"): it bounds the
+options, and the one that meets its condition is its remedy, not what it rules out."""
+
+
+def rules_out(text: str) -> bool:
+    """Whether a constraint's text rules something out: a prohibition cue with no condition
+    that lifts it (a conditional prohibition only limits)."""
+    return bool(PROHIBITION.search(text)) and not CONDITIONAL.search(text)
+
+
 LIMIT = re.compile(
     r"\b(?:covenants?|limit|limits|limited|caps?|capped|ceiling|maximum|at\s+most|"
     r"no\s+more\s+than|not\s+more\s+than|(?:must\s+not|cannot|may\s+not)\s+exceed|exceed\w*|"
@@ -179,8 +194,7 @@ def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
     counts that as two shared stems; a limit's acts do not count ("operating leases don't
     count" under a debt cap is no lease option's limit)."""
     said = stems(text)
-    banned = PROHIBITION.search(text)
-    acts: Acts = _acts(text) if banned else frozenset()  # the acts it rules out
+    acts: Acts = _acts(text) if rules_out(text) else frozenset()  # the acts it rules out
     shared = [_shared(said, acts, option) for option in options]
     if not shared:
         return ()
@@ -198,8 +212,8 @@ def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstr
     for sentence in question_sentences(text):
         if sentence.rstrip().endswith("?") or len(sentence.split()) < 4:
             continue
-        banned = bool(PROHIBITION.search(sentence))
-        if not banned and not LIMIT.search(sentence):
+        banned = rules_out(sentence)
+        if not PROHIBITION.search(sentence) and not LIMIT.search(sentence):
             continue
         linked = link(sentence, options)
         found = ReadConstraint(
