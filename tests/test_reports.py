@@ -888,3 +888,41 @@ def test_a_stopped_run_gives_a_budget_that_finishes_it(tmp_path, grocer):
         limits=Limits(max_tokens=int(suggested.group(1))),
     )
     assert again.status != "budget_exhausted"
+
+
+def _empty_sections(markdown: str) -> list[str]:
+    """Headings with nothing under them before the next heading of the same or a higher level
+    (or the end)."""
+    lines = [x for x in markdown.splitlines() if x.strip()]
+    empty = []
+    for k, line in enumerate(lines):
+        level = len(line) - len(line.lstrip("#"))
+        if not line.startswith("#") or line[level : level + 1] != " ":
+            continue
+        after = lines[k + 1] if k + 1 < len(lines) else "#"
+        nxt = len(after) - len(after.lstrip("#"))
+        if after.startswith("#") and after[nxt : nxt + 1] in (" ", "") and nxt <= level:
+            empty.append(line)
+    return empty
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_no_status_leaves_an_empty_section(status, run_dir, vetoed_dir, tmp_path):
+    """Whatever the outcome, every heading of the Markdown and HTML reports has something
+    under it, and no list is left empty."""
+    # no_evidence: the run's plan stays (for the record); the other stops have no plan
+    source = run_dir if WORDS[status].recommends or status == "no_evidence" else vetoed_dir
+    copy = _with_status(source, tmp_path, status)
+    result = load_result(copy)
+    if result.conclusions:  # a plan whose one step is its title (the stand-in's own course)
+        top = result.conclusions[0]
+        top = top.model_copy(update={"recommendations": (top.title,)})
+        result = result.model_copy(update={"conclusions": (top, *result.conclusions[1:])})
+        (copy / "result.json").write_text(result.model_dump_json())
+    markdown = render_markdown(copy)
+    assert not _empty_sections(markdown), _empty_sections(markdown)
+    assert "\n\n\n" not in markdown, "an empty block"
+    html = render_html(copy)
+    body = re.sub(r"<(script|style).*?</\1>", "", html, flags=re.DOTALL)
+    assert not re.search(r"<h([23])>[^<]*</h\1>\s*(</section>|<h[23]>)", body)
+    assert not re.search(r"<(ul|ol)[^>]*>\s*</\1>", body), "an empty list"

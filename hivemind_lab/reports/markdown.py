@@ -88,9 +88,12 @@ def report_markdown(r: RunReport) -> str:
                 "",
                 md(r.support),
                 "",
-                *(f"{k}. {said(step)}" for k, step in enumerate(u.recommendations, 1)),
-                "",
             ]
+            if u.recommendations:
+                lines += [
+                    *(f"{k}. {said(step)}" for k, step in enumerate(u.recommendations, 1)),
+                    "",
+                ]
         elif c is not None:
             by = f", proposed by {c.plan.agents} agents" if c.plan.agents > 1 else ""
             lines += [
