@@ -37,12 +37,13 @@ PROHIBITION = re.compile(
 )
 """Cues that rule something out."""
 CONDITIONAL = re.compile(
-    r"\b(?:unless|until|except\s+(?:if|where|when)|provided\s+(?:that\s+)?|as\s+long\s+as|"
+    r"\b(?:unless|except\s+(?:if|where|when)|provided\s+(?:that\s+)?|as\s+long\s+as|"
     r"so\s+long\s+as)\b",
     re.IGNORECASE,
 )
 """A prohibition with a way out ("will not renew cover unless repairs begin"): it bounds the
-options, and the one that meets its condition is its remedy, not what it rules out."""
+options, and the one that meets its condition is its remedy, not what it rules out. "Until
+2031" is no way out: the option is ruled out now."""
 
 
 def rules_out(text: str) -> bool:
