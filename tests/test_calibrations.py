@@ -32,6 +32,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.agents.testing import FunctionModel, answer
 from hivemind_lab.deliberation.monitor import cluster_labels, solution_similarity
 from hivemind_lab.deliberation.practicality import constraint_score
+from hivemind_lab.deliberation.stances import changed_options, decision_distance
 from hivemind_lab.deliberation.theory import (
     BAR_TOLERANCE,
     SOURCE_SHARE,
@@ -41,6 +42,7 @@ from hivemind_lab.deliberation.theory import (
     bar,
     hold_unanswered,
     licence,
+    reach,
     weigh_points,
 )
 from hivemind_lab.runs.audit import read_records
@@ -334,6 +336,105 @@ def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
         assert magnitude[0.0] > 0, magnitude
     else:
         assert magnitude[0.0] == 0, magnitude
+
+
+def _hedger(task: Task, seed: int | None):
+    """Content-free answers, except that a critic contradicts each stance it does not share with
+    a strength that grows with the option's index (so a higher stubbornness lists fewer
+    points), and a reviser given one option to answer takes the critic's stance on it whole,
+    given several hedges them all to "later": a model whose move is larger when fewer points
+    are listed (what the stand-in did before the reach, 2026-12-01)."""
+    if isinstance(task, CritiqueTask):
+        mine = {st.option: st.stance for st in task.critic_position.stances}
+        cited = task.evidence[0].id if task.evidence else None
+        points = [
+            CritiquePoint.model_validate(
+                {
+                    "kind": "contradiction",
+                    "option": st.option,
+                    "claim": mine.get(st.option, "avoid"),
+                    "strength": 1 + st.option % 5,
+                    "citation": cited,
+                }
+            )
+            for st in task.target.stances
+            if mine.get(st.option) != st.stance
+        ]
+        return CritiqueOutput(points=points, summary="s")
+    if not isinstance(task, ReviseTask):
+        return answer(task, seed)
+    by_critic = {c.critic_id: c.points for c in task.critiques}
+    listed = [by_critic[r.critic_id][r.point] for r in (*task.must_answer, *task.may_weigh)]
+    stances: dict[int, str] = {st.option: st.stance for st in task.current.stances}
+    options = {p.option for p in listed if p.option is not None}
+    for point in listed:
+        if point.option is not None:
+            stances[point.option] = point.claim if len(options) == 1 else "later"
+    current = task.current
+    return RevisionOutput(
+        **current.model_dump(exclude={"stances", "recommendations"}),
+        stances=[
+            OptionStance.model_validate({"option": o, "stance": st}) for o, st in stances.items()
+        ],
+        recommendations=[f"{r} (revised)" for r in current.recommendations],
+    )
+
+
+def test_fewer_listed_points_never_move_an_agent_further(tmp_path, grocer):
+    magnitude = {}
+    for s in (0.0, 0.3, 0.5, 0.6, 0.7, 0.9):
+        result = run(
+            tmp_path / f"s{s}",
+            grocer,
+            model=FunctionModel(_hedger),
+            sufficiency=1,
+            calibrations=Calibrations(stubbornness=s),
+            limits=Limits(max_rounds=1, max_regenerations=0),
+        )
+        magnitude[s] = next(m.revision_magnitude for m in result.metrics if m.round == 1)
+    # Without the reach this model moved further at 0.6 and 0.7 (0.57, 0.58) than at 0
+    # (0.5): a single listed point let it move one option all the way. The engine bounds the
+    # move by what was listed; it cannot make a model that hedges move more at a lower
+    # stubbornness, so between neighbouring values a small rise stays possible (0.28 -> 0.33).
+    values = list(magnitude.values())
+    assert max(values[1:]) <= values[0], str(magnitude)
+    assert magnitude[0.0] > magnitude[0.9] == 0, str(magnitude)
+
+
+def test_a_revision_moves_no_further_than_the_listed_points_reach():
+    before = _solution((0, "pursue"), (1, "later"), (2, "avoid"), (3, "later"), (4, "pursue"))
+    after = _solution(
+        (0, "pursue"), (1, "avoid"), (2, "later"), (3, "pursue"), (4, "avoid"), round=1
+    )
+    whole = decision_distance(before.stances, after.stances)
+    taken = []
+    for r in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, whole, 1.0):
+        licensed = Licence(raised=frozenset(range(5)), away=frozenset(), reach=r)
+        solution, held = hold_unanswered(before, after, licensed, exclusive=False)
+        moved = decision_distance(before.stances, solution.stances)
+        assert moved <= r + 1e-9, (r, moved)
+        assert set(held) == changed_options(solution.stances, after.stances), r
+        taken.append(moved)
+    assert taken == sorted(taken) and taken[0] == 0 and taken[-1] == whole
+    assert len(set(taken)) >= 4  # the reach takes part of a revision, not all or nothing
+    # exclusive: the revision is taken whole, or not at all
+    before_x = _solution((0, "pursue"), (1, "avoid"))
+    after_x = _solution((0, "avoid"), (1, "pursue"), round=1)
+    for r, moves in ((0.9, False), (1.0, True)):
+        licensed = Licence(raised=frozenset({0, 1}), away=frozenset(), reach=r)
+        solution, _ = hold_unanswered(before_x, after_x, licensed, exclusive=True)
+        assert (solution.stances == after_x.stances) is moves
+
+
+def test_the_reach_grows_with_the_evidence_listed():
+    assert reach([]) == 0
+    assert reach([SOURCE_SHARE]) == 1  # one decisive, grounded, undisputed passage
+    weights = [0.05, 0.3, 0.12, 0.45, 0.2]
+    grown = [reach(weights[:k]) for k in range(len(weights) + 1)]
+    assert grown == sorted(grown) and grown[-1] <= 1
+    # what the engine lists at a higher stubbornness weighs less, so it reaches less
+    reaches = [weigh_points(RECEIVED, SHOWN, s).reach for s in (0.0, 0.5, 0.7, 0.95, 1.0)]
+    assert reaches == sorted(reaches, reverse=True) and reaches[-1] == 0 < reaches[0]
 
 
 # -- severity ------------------------------------------------------------------------------------

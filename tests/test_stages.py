@@ -211,6 +211,34 @@ async def test_severity_moves_the_score_of_a_concern_continuously(agents):
     assert got[1] == round(80 - penalty)  # the stage applies the severity, not the model
 
 
+async def test_severity_spreads_solutions_by_their_concerns(agents):
+    """The same anchor for every solution; only their concerns differ. At every severity the
+    scores keep the concerns' order, and the spread between them grows with severity."""
+    concerns = {
+        RAISE: [],
+        MATCH: [Concern(grade="minor", text="hours")],
+        "sell the chain": [Concern(grade="major", text="jobs"), Concern(grade="minor", text="x")],
+        "close half the stores": [Concern(grade="critical", text="town")],
+    }
+
+    def reply(task: Task, seed: int | None) -> ScoreOutput:
+        assert isinstance(task, ScoreTask)
+        return ScoreOutput(score=85, reason="", concerns=concerns[task.solution.text()])
+
+    solutions = [solution(f"s{i}", text) for i, text in enumerate(concerns)]
+    rows = {}
+    for severity in (0.0, 0.5, 1.0):
+        scored = await score_set(agents, FunctionModel(reply), solutions, severity=severity)
+        legal = {s.solution_id: s.score for s in scored.per_solution if s.constraint == "legal"}
+        rows[severity] = [legal[s.id] for s in solutions]
+    for severity, row in rows.items():
+        assert row == sorted(row, reverse=True) and len(set(row)) == len(row), (severity, row)
+    for i in range(1, len(solutions)):  # each concerned solution falls as severity rises
+        assert rows[0.0][i] > rows[0.5][i] > rows[1.0][i] >= 0, i
+    spread = [row[0] - row[-1] for row in rows.values()]
+    assert spread == sorted(spread) and spread[0] < spread[-1]
+
+
 async def test_a_binding_constraint_vetoes_a_solution_pursuing_what_it_forbids(agents, test_model):
     context = DecisionContext(
         problem="p",

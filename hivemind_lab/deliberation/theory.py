@@ -361,16 +361,24 @@ def hold_unanswered(
             moved = decision_distance(before.stances, stances)
             if moved > within:
                 continue
+            if size == len(movable):  # every licensed change fits: the model's answer stands
+                return _taken(after, stances, changed - set(taken))
             # furthest within reach, then most changes, then the lowest options first
             rank = (moved, size, tuple(-o for o in taken))
             if best is None or rank > best:
                 best, best_taken, best_stances = rank, taken, stances
     if best is None:
         return _kept(before, after), tuple(sorted(changed))
-    held = tuple(sorted(changed - set(best_taken)))
+    return _taken(after, best_stances, changed - set(best_taken))
+
+
+def _taken(
+    after: Solution, stances: tuple[OptionStance, ...], held: set[int]
+) -> tuple[Solution, tuple[int, ...]]:
+    """The revision with the stances the engine took, and the changes it held back."""
     if not held:
         return after, ()
-    return after.model_copy(update={"stances": best_stances}), held
+    return after.model_copy(update={"stances": stances}), tuple(sorted(held))
 
 
 def _first_moves(stances: Sequence[OptionStance]) -> frozenset[int]:

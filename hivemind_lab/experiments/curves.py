@@ -67,10 +67,15 @@ class CurveDesign:
 
 DESIGNS: dict[Calibration, tuple[CurveDesign, ...]] = {
     # Higher stubbornness ⇒ smaller revisions, more rounds to halt (sufficiency 1: the loop runs
-    # until the agents agree; feasibility 1: no veto mixes in).
+    # until the agents agree; feasibility 1: no veto mixes in). Threshold 0.5: plans with the
+    # same first move are one conclusion, different first moves apart, so agreeing means
+    # agreeing on what to do now. At 0.7 (held until 2026-12-01) agents also had to agree on
+    # every sequel, and most development problems never met within 6 rounds at any
+    # stubbornness above 0.2 (rounds 3.7 … 5.4, flat at the limit), after the similarity
+    # counted an unnamed option as no commitment.
     "stubbornness": (
-        CurveDesign("stubbornness", "mean_revision_magnitude", "down", 1, 1, 6, 0, 1, 0.7),
-        CurveDesign("stubbornness", "total_rounds", "up", 1, 1, 6, 0, 1, 0.7),
+        CurveDesign("stubbornness", "mean_revision_magnitude", "down", 1, 1, 6, 0, 1, 0.5),
+        CurveDesign("stubbornness", "total_rounds", "up", 1, 1, 6, 0, 1, 0.5),
     ),
     # Higher threshold ⇒ more distinct conclusions (counted on the first proposals).
     "similarity_threshold": (
