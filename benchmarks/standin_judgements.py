@@ -22,7 +22,16 @@ threshold and lexicons are used as committed.
 
 Split by pair id: even ids are dev, odd ids test. Report test; look at dev when changing a rule.
 
-Usage: python benchmarks/standin_judgements.py [--shared ../shared] [--json]
+Business sentences (``--decisions``): the labelled decision problems of
+../shared/eval/decisions (dev and test folders, read in place), whose labels give each problem's
+options, 2-5 decisive facts (exact spans) and the option a careful strategist would take first.
+The stand-in judges the options from the decisive facts alone (`reading.judge`, no evidence),
+as an agent weighs the client's facts: how many decisive facts bear on an option at all
+(bearing ≥ `RELEVANT`), how many of those it reads with a polarity, and how often the option it
+scores highest is the labelled first move (ties at the top: no choice, counted wrong), beside
+chance (1 / options).
+
+Usage: python benchmarks/standin_judgements.py [--shared ../shared] [--json] [--decisions]
 """
 
 from __future__ import annotations
@@ -44,10 +53,12 @@ from hivemind_lab.agents.policy.reading import (
     RELEVANT,
     bearing,
     contradicts,
+    judge,
     negated,
     option_weights,
     polarity,
 )
+from hivemind_lab.problems.model import MAX_FACT_CHARS, Fact
 from hivemind_lab.text import stems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,6 +162,53 @@ def evaluate(pairs: list[Pair]) -> Split:
     )
 
 
+class Decisions(NamedTuple):
+    problems: int
+    """Problems with options and a labelled first move."""
+    facts: int
+    bearing: int
+    """Decisive facts that bear on at least one option."""
+    polar: int
+    """Of those, facts the stand-in reads with a tone (for or against)."""
+    chosen: int
+    """Problems where one option scores highest (no tie at the top)."""
+    right: int
+    """Problems where that option is the labelled first move."""
+    chance: float
+    """Expected right choices when guessing one option at random."""
+
+
+def decisions(folder: Path) -> Decisions:
+    """The stand-in's judgement of each problem's options from its decisive facts alone."""
+    problems = facts_n = bears_n = polar_n = chosen = right = 0
+    chance = 0.0
+    for path in sorted(folder.glob("*.json")):
+        gold = json.loads(path.read_text("utf-8"))
+        options = tuple(gold["options"])
+        if not options or gold.get("best_first_move") is None:
+            continue
+        facts = tuple(
+            Fact(id=f"{path.stem}.{n}", text=text[:MAX_FACT_CHARS], source="client")
+            for n, text in enumerate(gold["decisive_facts"], 1)
+        )
+        problems += 1
+        chance += 1 / len(options)
+        judged = judge(options, (), facts)
+        read = {f for j in judged for f in (*j.facts_for, *j.facts_against)}
+        weights = option_weights(options)
+        for fact in facts:
+            facts_n += 1
+            if any(bearing(frozenset(stems(fact.text)), w) >= RELEVANT for w in weights):
+                bears_n += 1
+                polar_n += fact.id in read
+        scores = [j.score for j in judged]
+        top = max(scores)
+        if scores.count(top) == 1:
+            chosen += 1
+            right += scores.index(top) == gold["best_first_move"]
+    return Decisions(problems, facts_n, bears_n, polar_n, chosen, right, round(chance, 2))
+
+
 def machine() -> dict[str, str]:
     cpu = ""
     try:
@@ -177,7 +235,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--decisions", action="store_true", help="business sentences instead")
     args = parser.parse_args()
+    if args.decisions:
+        root = args.shared / "eval" / "decisions"
+        found = {name: decisions(root / name) for name in ("dev", "test")}
+        if args.json:
+            print(json.dumps({k: v._asdict() for k, v in found.items()}, indent=1))
+            return
+        print(
+            "| split | problems | decisive facts | bear on an option | read with a tone |", end=""
+        )
+        print(" one option on top | = labelled first move | chance |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, d in found.items():
+            print(
+                f"| {name} | {d.problems} | {d.facts} | {d.bearing} | {d.polar} | {d.chosen} | "
+                f"{d.right} | {d.chance:.1f} |"
+            )
+        print(json.dumps(machine()))
+        return
     pairs = load(args.shared)
     started = time.perf_counter()
     splits = {

@@ -311,6 +311,8 @@ def engine_lists(critiques, stubbornness: float) -> dict:
 
 
 def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> ReviseTask:
+    # The reviser's own reading must not back cargo bikes (it would then rightly reject a
+    # point it may weigh): no market fact on cargo sales, licensing evidence only.
     current = ProposalOutput(
         title="Premium cargo bikes",
         stances=[OptionStance(option=0, stance="pursue")],
@@ -321,7 +323,7 @@ def _revise(stubbornness: float, critiques: tuple[ReceivedCritique, ...]) -> Rev
         agent_id="theory-00",
         problem=PROBLEM,
         options=OPTIONS,
-        facts=FACTS,
+        facts=tuple(f for f in FACTS if f.source == "client"),
         current=current,
         critiques=critiques,
         stubbornness=stubbornness,

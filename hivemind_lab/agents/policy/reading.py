@@ -26,9 +26,7 @@ from hivemind_lab.text import words as text_words
 RELEVANT = 0.34
 """Share of an option's weighted stems a sentence must carry to bear on it."""
 NEGATOR_REACH = 3
-"""Words after a negator whose cue it flips ("not a success", "never really pays")."""
-FACT_WEIGHT = 0.15
-"""How much one client fact that bears on an option moves its score, per unit of bearing."""
+"""Words after a negator whose cue it flips ("not a success", "never really succeeds")."""
 
 
 @functools.cache
@@ -169,7 +167,7 @@ def clauses(text: str) -> tuple[Clause, ...]:
 
     Each clause's words are signed by `_signs` (cue words, outcome words that a rise or fall
     word signs, negative-quantity words turning a cue); a negator then flips the signs in the
-    `NEGATOR_REACH` words after it ("not a success", "never really pays")."""
+    `NEGATOR_REACH` words after it ("not a success", "never really succeeds")."""
     out = []
     for clause in _clause_break().split(text.casefold()):
         written = text_words(clause)
@@ -425,8 +423,9 @@ def _judge(
                 against[ev.id] = against.get(ev.id, 0.0) - weight * tone
             for topic in ev.topics[:1]:
                 topics[topic] = topics.get(topic, 0.0) + weight * abs(tone)
-        evidence_score = net / (mass + 0.5)
-        facts_for, facts_against, fact_score = [], [], 0.0
+        # A client fact is read like a sentence of evidence retrieved for the option, at the
+        # top of the ranking: the client's own figures weigh at least as much as a passage.
+        facts_for, facts_against = [], []
         for read_fact, fact, bears in fact_reads:
             b = bears[index]
             if b < RELEVANT:
@@ -434,12 +433,14 @@ def _judge(
             tone = read_fact.tone_on(fact_weights, index, rivals)
             if move is not None and bears[move] >= RELEVANT:
                 tone = -tone
-            fact_score += FACT_WEIGHT * distinct_share(b, [bears[j] for j in rivals]) * tone
+            weight = distinct_share(b, [bears[j] for j in rivals])
+            mass += weight
+            net += weight * tone
             if tone > 0:
                 facts_for.append(fact.id)
             elif tone < 0:
                 facts_against.append(fact.id)
-        score = evidence_score + fact_score - 0.15 * strain * commitment(options[index])
+        score = net / (mass + 0.5) - 0.15 * strain * commitment(options[index])
         out.append(
             Judgement(
                 option=index,
