@@ -703,3 +703,113 @@ def test_every_word_list_is_a_data_file_with_its_origin():
         assert head.startswith("# ") and "not tuned to any sample problem" in head, name
         if name != "families.txt":
             assert words(name.removesuffix(".txt")), name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "sign"),
+    [
+        ("Operating margins fell to 1 percent.", -1),
+        ("Incumbents that cut prices saw their margins fall.", -1),
+        ("Like-for-like sales down 8 percent in the first year.", -1),
+        ("Sales up 4 percent per year.", 1),
+        ("It kept its share within two points.", 1),
+        ("Costs rose 9 percent.", -1),
+        ("Cutting costs saved the plant.", 1),
+        ("Hard work succeeds.", 1),  # "hard" is not "hardly"
+        ("The launch hardly succeeded.", -1),
+    ],
+)
+def test_an_outcome_takes_its_sign_from_the_word_that_moves_it(sentence, sign):
+    from hivemind_lab.agents.policy.reading import polarity
+
+    assert polarity(sentence) * sign > 0, polarity(sentence)
+
+
+def test_an_outcome_without_a_direction_and_a_word_whose_stem_is_neutral_read_neutral():
+    from hivemind_lab.agents.policy.reading import polarity
+
+    assert polarity("Operating margin 2.9 percent.") == 0
+    assert polarity("Store labour costs 11 percent of revenue.") == 0  # "costly" is not "cost"
+    assert polarity("Eight staff will take on weekend work.") == 0  # "works" is not "work"
+
+
+def _evidence(id_: str, text: str, about: tuple[int, ...] = ()) -> Evidence:
+    return Evidence(id=id_, document_id=id_, text=text, score=1.0, about=about)
+
+
+CARRIER = ("Open routes to the islands", "Refit the existing ferries")
+
+
+def test_advice_against_a_course_weighs_against_the_option_that_pursues_it():
+    from hivemind_lab.agents.policy.reading import judge
+
+    denied = _evidence(
+        "d#0", "Operators should not open routes to the islands until traffic is proven."
+    )
+    (routes, _) = judge(CARRIER, (denied,), ())
+    assert routes.score < 0 and routes.against == ("d#0",), routes
+
+
+def test_a_fact_reporting_harm_from_a_course_weighs_against_the_option_that_pursues_it():
+    from hivemind_lab.agents.policy.reading import judge
+
+    harm = Fact(
+        id="md-1.1",
+        text="Operators that opened routes to the islands saw operating margins fall to 1 percent.",
+        source="market",
+    )
+    (routes, refit) = judge(CARRIER, (), (harm,))
+    assert routes.facts_against == ("md-1.1",) and routes.score < 0
+    assert refit.facts_against == () and refit.score == 0
+
+
+def test_a_clause_about_another_option_lends_its_tone_to_that_option():
+    from hivemind_lab.agents.policy.reading import judge
+
+    mixed = Fact(
+        id="md-1.2",
+        text=(
+            "One operator opened routes to two islands, while refitting the existing ferries "
+            "kept its margins above 3 percent."
+        ),
+        source="market",
+    )
+    (routes, refit) = judge(CARRIER, (), (mixed,))
+    assert refit.facts_for == ("md-1.2",) and refit.score > 0
+    assert routes.facts_for == () and routes.score <= 0
+
+
+def test_the_problems_setting_does_not_make_a_fact_bear_on_an_option_that_names_it():
+    from hivemind_lab.agents.policy.reading import judge
+
+    options = ("Match the rival ferry line on fares", "Refit the existing ferries")
+    setting = tuple(
+        Fact(id=f"cd-1.{n}", text=text, source="client")
+        for n, text in enumerate(
+            [
+                "The rival ferry line opened four crossings last year.",
+                "Bookings near the rival ferry line's ports fell 6 percent.",
+                "The rival ferry line carries 30 percent of island traffic.",
+            ],
+            1,
+        )
+    )
+    judged = judge(options, (), setting)
+    # Every fact names the rival: that is the situation, not evidence on matching its fares.
+    assert [j.facts_for + j.facts_against for j in judged] == [(), ()]
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "contradicts"),
+    [
+        ("A man is playing a guitar.", "No man is playing a guitar.", True),
+        ("Incumbents match the entrant's price.", "Incumbents should not match the price.", True),
+        ("The launch succeeded.", "The launch failed badly.", True),
+        ("The launch succeeded.", "The launch was a success.", False),
+        ("A man is playing a guitar.", "A woman is slicing an onion.", False),  # no bearing
+    ],
+)
+def test_a_denial_contradicts_what_it_bears_on(claim, passage, contradicts):
+    from hivemind_lab.agents.policy.reading import contradicts as reads_contradiction
+
+    assert reads_contradiction(claim, passage) is contradicts
