@@ -116,12 +116,16 @@ def on_run(_):
         run_dir=ROOT / "runs" / f"notebook-{problem.value}-{stamp}")  # kept under the project
     report = write_report(run_dir, force=True)
     said = summarise(gather(run_dir))  # the report's words, for every status
-    lines = [f"<b>{escape(said.status_label)}</b> ({result.status}): {escape(said.happened)}"]
+    lines = [f"<b>{escape(said.status_label)}</b>: {escape(said.happened)}"]
+
+    def titled(plan):  # the report's words; the agents' own title only quoted
+        return f"“{escape(plan.title)}”" if plan.quoted else escape(plan.title)
+
     if said.recommendation is not None:
-        lines.append(f"Recommendation: <b>{escape(said.recommendation.title)}</b> — {escape(said.support)}")
+        lines.append(f"Recommendation: <b>{titled(said.recommendation)}</b> — {escape(said.support)}")
     elif said.closest is not None:
         c = said.closest
-        lines.append(f"Closest to passing: {escape(c.plan.title)} (attempt {c.attempt}, mean {c.set_mean})")
+        lines.append(f"Closest to passing: {titled(c.plan)} (attempt {c.attempt}, mean {c.set_mean})")
     lines += [escape(line) for line in said.change]
     lines.append(f"{result.usage.calls} calls (offline stand-in, not an LLM). Report: <code>{report}</code>")
     latest.update(run_dir=run_dir, result=result, report=report)
