@@ -287,8 +287,9 @@ def deliberate(
         def on_progress(p: RunProgress) -> None:
             bar.update(
                 task_id,
-                description=f"generation {p.regeneration} · round {p.round} · {p.phase}"
-                + (f" · distinct {p.distinct}" if p.distinct is not None else ""),
+                # attempts numbered from 1, as the report numbers them
+                description=f"attempt {p.regeneration + 1} · round {p.round} · {p.phase}"
+                + (f" · {p.distinct} distinct" if p.distinct is not None else ""),
             )
 
         def on_call(meter: CallMeter) -> None:
@@ -298,7 +299,7 @@ def deliberate(
                 total=max(planned, meter.calls),
                 completed=meter.calls,
                 detail=f"{meter.usage.total_tokens:,} tokens · "
-                f"{meter.tokens_per_second():.0f} tok/s"
+                f"{meter.tokens_per_second():,.0f} tok/s"
                 + (f" · {reused:,} reused" if reused else ""),
             )
 

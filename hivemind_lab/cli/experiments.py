@@ -236,8 +236,8 @@ def report(
 ) -> None:
     """Write a self-contained HTML report (works offline) for executives.
 
-    A run whose audit trail fails verification is refused (exit 1, naming the first bad record)
-    unless --force is given."""
+    A run whose audit fails verification is refused (exit 1, naming the bad record) unless --force.
+    """
     from hivemind_lab.errors import AuditIntegrityError
     from hivemind_lab.reports import write_report
 
