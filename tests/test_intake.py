@@ -157,3 +157,22 @@ def test_the_bundled_local_model_reads_quotes_from_the_text(
     assert all(s is not None and normalise(s) in normalise(TEXT) for s in spans)
     assert counted.misses == 0 and second.call.cached
     assert second.decision.options == first.decision.options
+
+
+def test_an_option_quoted_in_one_word_or_not_a_course_of_action_is_dropped() -> None:
+    """A one-word quote ("open", "1") is in almost any text: the quote check alone keeps it."""
+    text = "We could open a second shop in 2027 or sell bread online. Option 1 has risks."
+    numbered = {"options": [{"label": "1", "quote": "1"}, {"label": "open", "quote": "open"}]}
+    problem = Problem(id="p", title="p", question=text)
+    decision, dropped = checked(IntakeOutput.model_validate(numbered), problem, reader_version="v")
+    assert decision.options == () and decision.refusal is not None
+    assert len(dropped) == 2 and all("too short" in d for d in dropped)
+    figures = {
+        "options": [
+            {"label": "Open a second shop", "quote": "open a second shop"},
+            {"label": "In 2027", "quote": "a second shop in 2027"},
+        ]
+    }
+    kept, why = checked(IntakeOutput.model_validate(figures), problem, reader_version="v")
+    assert kept.labels == ("Open a second shop",)
+    assert len(why) == 1 and "In 2027" in why[0]

@@ -4,7 +4,9 @@ what it quotes from that text is kept.
 The model fills a bounded schema (`IntakeOutput`: options, exclusivity, constraints and facts,
 each with the exact words it comes from). Every quote is checked against the text —
 whitespace and quotation marks normalised, nothing else — and anything whose quote is not
-there is dropped (a constraint's links to dropped options go with them); when no option
+there is dropped (a constraint's links to dropped options go with them), and so is an option
+labelled or quoted in fewer than two words or that the rule reader's plausibility judge refuses (a figure, a
+question, a place, an attribute: the same fail-closed test as the rule reader); when no option
 survives, the decision is a refusal that lists what was dropped and why. The call goes
 through whatever `ChatModel` it is given: wrapped in the response cache
 (`hivemind_lab.llm.cache.CachingChatModel`) a second intake of the same text is served from
@@ -37,11 +39,16 @@ from hivemind_lab.problems.model import (
     Refusal,
 )
 from hivemind_lab.problems.reading.facts import extract_facts
+from hivemind_lab.problems.reading.plausible import judge, trim
 
-INTAKE_VERSION = "intake-1"
+INTAKE_VERSION = "intake-2"
 """Bumped whenever the intake's prompt, schema or checks change; recorded (with the model) in
 every `Decision` the intake reads."""
 
+MIN_WORDS = 2
+"""An option's label and quote state a course of action in at least two words each: a one-word
+quote ("open", "1") is in almost any text, so the quote check alone would let it through, and a
+one-word label ("Open") does not say what is done."""
 REPAIRS = 1
 """Replies that break the schema are shown their error and asked again once; a reader that
 cannot follow the schema twice refuses (the rule reader's rule: refusing beats guessing)."""
@@ -87,6 +94,10 @@ def checked(
         label = normalise(option.label)
         if not quoted(option.quote, text):
             dropped.append(f"option {label!r}: its quote is not in the text")
+        elif min(len(label.split()), len(normalise(option.quote or "").split())) < MIN_WORDS:
+            dropped.append(f"option {label!r}: too short to state a course of action")
+        elif label and (why := judge(trim(label), named=True)) is not None:
+            dropped.append(f"option {label!r}: {why}")
         elif not label or label.casefold() in seen:
             dropped.append(f"option {label!r}: blank or given twice")
         else:
