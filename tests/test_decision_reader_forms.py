@@ -189,3 +189,13 @@ def test_a_prohibition_with_a_way_out_limits_and_never_forbids_the_option_that_m
     assert insurer.limits == (0,)
     banned = read_decision(text.replace("unless repairs begin by March", "from March"))
     assert banned.forbidden() == (0,)  # the same words without the condition rule it out
+
+
+@pytest.mark.parametrize("label", ["Next steps:", "Actions:", "To do:", "Questions for you:"])
+def test_a_to_do_list_or_a_list_of_questions_is_no_list_of_options(label):
+    text = (
+        "Our bakery's lease on Fore Street ends in June. What should we do about the shop?\n\n"
+        f"{label}\n- Call the landlord about the rent review\n- Get two quotes for a new oven\n"
+    )
+    decision = read_decision(text)
+    assert decision.labels == () and decision.refusal is not None

@@ -302,12 +302,20 @@ _DATA_LABEL = re.compile(
     re.IGNORECASE,
 )
 _DATUM = re.compile(r"^(?:[^:]{1,48}:\s*\S|[$€£¥]?\d)")
+_TASK_LABEL = re.compile(
+    r"\b(?:next\s+steps?|action\s+points?|actions?\s+(?:agreed|arising|required)|to[- ]?dos?|"
+    r"tasks?|follow[- ]?ups?|agenda|questions?|pros|cons|advantages|disadvantages|risks?|"
+    r"requirements?)\b|^\W*actions?\W*$",
+    re.IGNORECASE,
+)
+"""Labels of lists that are no options: a to-do list, questions, pros and cons, risks."""
 
 
 def _is_data(items: Sequence[str], label: str) -> bool:
     """Whether a list holds the client's data rather than its options: its label says so
-    ("Facts", "Context", "Constraints"), or most items read "Label: figure" or start with one."""
-    if _DATA_LABEL.search(label) and not _OPTION_LABEL.search(label):
+    ("Facts", "Context", "Constraints", or "Next steps", "Questions", "Pros": tasks and
+    arguments), or most items read "Label: figure" or start with one."""
+    if (_DATA_LABEL.search(label) or _TASK_LABEL.search(label)) and not _OPTION_LABEL.search(label):
         return True
     if _OPTION_LABEL.search(label):
         return False
