@@ -560,6 +560,19 @@ def test_each_score_shows_its_agents_concerns_in_words(run_dir):
         )
         assert not re.search(r"cd-grocer-\d+\.\d+", line)
     assert any(f"on “{o}”" in line for o in options for line in shown)
+    # Beside each score, how many concerns of each grade lie behind it, read from the replies.
+    top = evidence.result.conclusions[0]
+    for score in report.recommendation.scores:
+        behind = {
+            x
+            for (constraint, sid), found in evidence.concerns.items()
+            if constraint == score.constraint and sid in top.solution_ids
+            for x in found
+        }
+        counted = re.findall(r"(\d+) (critical|major|minor)", score.tally)
+        assert sum(int(n) for n, _ in counted) == len(behind), (score.tally, len(behind))
+        assert {g for _, g in counted} == {x.grade for x in behind}
+        assert ("not answered" in score.tally) == any(not x.mitigated for x in behind)
     md = render_markdown(run_dir)
     assert "## Feasibility review" in md
     assert any(": " in line and line.split(": ", 1)[1][:40] in md for line in shown)

@@ -30,7 +30,7 @@ def _scores(plan: Plan, feasibility: int) -> list[str]:
     for s in plan.scores:
         flag = "⚠ " if s.below else ""
         vetoes = "".join(f"**{md(v)}.** " for v in s.vetoes)
-        pointer = " (concerns under Feasibility review)" if s.concerns else ""
+        pointer = f" ({md(s.tally)}: see Feasibility review)" if s.tally else ""
         reason = said(s.reason) if s.reason else "no reason given"
         lines.append(f"| {md(s.constraint)} | {flag}{s.score} | {vetoes}{reason}{pointer} |")
     if any(s.below for s in plan.scores):

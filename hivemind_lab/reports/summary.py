@@ -70,6 +70,9 @@ class ScoreLine:
     """At or below the client's feasibility."""
     vetoes: tuple[str, ...] = ()
     """Each binding constraint that set the score to 0, in words."""
+    tally: str = ""
+    """The concerns behind the score in one phrase, gravest first ("1 critical concern not
+    answered; 1 minor answered by the plan"), shown beside it; "" when there are none."""
 
 
 @dataclass(frozen=True)
@@ -315,9 +318,27 @@ def _score_lines(
                 tuple(dict.fromkeys(said)),
                 score <= threshold,
                 tuple(dict.fromkeys(vetoes)),
+                _tally(listed),
             )
         )
     return tuple(out)
+
+
+def _tally(concerns: list[Concern]) -> str:
+    """How many concerns of each grade, unanswered first ("1 critical concern not answered;
+    2 minor answered by the plan")."""
+    parts = []
+    for answered in (False, True):
+        counts = {
+            grade: sum(1 for x in concerns if x.grade == grade and x.mitigated == answered)
+            for grade in _GRAVITY
+        }
+        graded = [f"{n} {grade}" for grade, n in counts.items() if n]
+        if graded:
+            total = sum(counts.values())
+            said = ", ".join(graded) + (" concern" if total == 1 else " concerns")
+            parts.append(f"{said} {'answered by the plan' if answered else 'not answered'}")
+    return "; ".join(parts)
 
 
 _GRAVITY = {"critical": 0, "major": 1, "minor": 2}
