@@ -794,9 +794,15 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
         if report.risks and final > f:
             # The veto is on the set's mean: no one score sinks a plan by itself.
             worst = report.risks[0]
+            alike = len({s.score for s in rec.scores}) == 1
+            weakest = (
+                f"Every constraint scored {worst.score}"
+                if alike and len(rec.scores) > 1
+                else f"The weakest score is {worst.constraint} ({worst.score})"
+            )
             out.append(
-                f"The weakest score is {worst.constraint} ({worst.score}); for a veto the set's "
-                f"mean would have to fall by {final - f:.1f} points, to {f} or below."
+                f"{weakest}; for a veto the set's mean would have to fall by {final - f:.1f} "
+                f"points, to {f} or below."
             )
         return out
     c = report.closest
