@@ -191,7 +191,9 @@ def test_a_prohibition_with_a_way_out_limits_and_never_forbids_the_option_that_m
     assert banned.forbidden() == (0,)  # the same words without the condition rule it out
 
 
-@pytest.mark.parametrize("label", ["Next steps:", "Actions:", "To do:", "Questions for you:"])
+@pytest.mark.parametrize(
+    "label", ["Next steps:", "Actions:", "To do:", "Questions for you:", "Our goals this year:"]
+)
 def test_a_to_do_list_or_a_list_of_questions_is_no_list_of_options(label):
     text = (
         "Our bakery's lease on Fore Street ends in June. What should we do about the shop?\n\n"
@@ -199,3 +201,16 @@ def test_a_to_do_list_or_a_list_of_questions_is_no_list_of_options(label):
     )
     decision = read_decision(text)
     assert decision.labels == () and decision.refusal is not None
+
+
+def test_positions_stated_as_what_someone_says_or_thinks_we_should_do_are_the_options():
+    text = (
+        "Our accountant says we should incorporate. My wife thinks we should wait a year. I "
+        "think we should just carry on as sole traders and see. The bank said they would lend "
+        "us £40k either way."
+    )
+    assert read_decision(text).labels == (
+        "Incorporate",
+        "Wait a year",
+        "Carry on as sole traders and see",
+    )

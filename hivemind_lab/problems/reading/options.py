@@ -305,10 +305,11 @@ _DATUM = re.compile(r"^(?:[^:]{1,48}:\s*\S|[$€£¥]?\d)")
 _TASK_LABEL = re.compile(
     r"\b(?:next\s+steps?|action\s+points?|actions?\s+(?:agreed|arising|required)|to[- ]?dos?|"
     r"tasks?|follow[- ]?ups?|agenda|questions?|pros|cons|advantages|disadvantages|risks?|"
-    r"requirements?)\b|^\W*actions?\W*$",
+    r"requirements?|goals?|objectives?|aims?|priorities|targets?|values|principles)\b|"
+    r"^\W*actions?\W*$",
     re.IGNORECASE,
 )
-"""Labels of lists that are no options: a to-do list, questions, pros and cons, risks."""
+"""Labels of lists that are no options: a to-do list, questions, pros and cons, risks, goals."""
 
 
 def _is_data(items: Sequence[str], label: str) -> bool:
@@ -431,7 +432,9 @@ def _sentences(blocks: Sequence[Block]) -> list[str]:
 _STANCE = (
     r"(?:favou?rs?|prefers?|wants?|backs?|supports?|advocates?|proposes?|urges?|"
     r"(?:pushe?s?|argues?|calls?|lobb(?:y|ies))\s+for|would\s+rather|leans?\s+towards?|"
-    r"(?:is|are)\s+(?:in\s+favou?r\s+of|keen\s+on|for))"
+    r"(?:is|are)\s+(?:in\s+favou?r\s+of|keen\s+on|for)|"
+    r"(?:says?|said|thinks?|thought|believes?|feels?|reckons?|suggests?|advises?)\s+(?:that\s+)?"
+    r"(?:we|i|you|they|us|he|she)\s+(?:should|ought\s+to|must|need\s+to))"
 )
 _POSITION = re.compile(
     r"^(?:[^,;]{0,60},\s+)?(?P<who>(?:[\w'’.&-]+\s+){0,3}?[\w'’.&-]+),?\s+" + _STANCE + r"\s+"
