@@ -18,6 +18,7 @@ from hivemind_lab.agents.policy.reading import (
     RELEVANT,
     STANCE_VALUE,
     distinct_bearing,
+    facts_weights,
     judge,
     option_weights,
     stance_map,
@@ -158,9 +159,10 @@ def _fact_bearings(
     options: tuple[str, ...], facts: tuple[Fact, ...], option: int
 ) -> tuple[tuple[Fact, frozenset[str], float], ...]:
     """Per fact: the stems it adds beyond the options' words, and how much more it bears on one
-    option than on any other (the same for every target a critic reads)."""
-    weights = option_weights(options)
-    option_stems = frozenset(stem for w in weights for stem in w)
+    option than on any other through the options' words beyond the problem's setting
+    (`reading.facts_weights`; the same for every target a critic reads)."""
+    option_stems = frozenset(stem for w in option_weights(options) for stem in w)
+    weights = facts_weights(options, facts)
     out = []
     for f in facts:
         words = frozenset(stems(f.text))

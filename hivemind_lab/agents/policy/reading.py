@@ -357,6 +357,13 @@ def setting_stems(facts: Sequence[Fact]) -> frozenset[str]:
     return frozenset(s for s, n in counts.items() if n >= floor)
 
 
+def facts_weights(options: tuple[str, ...], facts: Sequence[Fact]) -> list[dict[str, float]]:
+    """Per option, the stem weights through which a client fact bears on it: the option's
+    weights without the problem's setting (`setting_stems`), unless that leaves none."""
+    setting = setting_stems(facts)
+    return [{k: v for k, v in w.items() if k not in setting} or w for w in option_weights(options)]
+
+
 def distinct_share(b: float, rivals: Sequence[float]) -> float:
     """A text's bearing on an option, scaled down by how much more it bears on another option
     ("cut prices on key lines while investing in service" is about the service option more
@@ -380,8 +387,7 @@ def _judge(
     # A client fact bears on an option through the option's words that are not the
     # problem's setting: a stem most facts share (the rival's or the market's name) says
     # which problem this is, not which option a fact speaks of.
-    setting = setting_stems(facts)
-    fact_weights = [{k: v for k, v in w.items() if k not in setting} or w for w in weights]
+    fact_weights = facts_weights(options, facts)
     fact_reads = [
         (
             read_sentence(fact.text, advice=False),
