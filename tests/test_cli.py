@@ -302,7 +302,10 @@ def test_kb_check_warns_when_a_corpus_gives_fewer_than_three_agents(byo_corpus):
     assert "warning" not in again.stderr
 
 
-def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):
+@pytest.mark.parametrize("density", ["60", "6000"])
+def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path, density):
+    """A small corpus runs; at a density that leaves it fewer than three agents the run warns
+    before it starts and says which density gives more (as kb check does)."""
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
@@ -313,7 +316,7 @@ def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):
             "--kb",
             str(byo_corpus),
             "--density",
-            "60",
+            density,
             "--max-rounds",
             "1",
             "--max-regenerations",
@@ -328,6 +331,11 @@ def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path):
     assert (out / "report.html").exists()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["knowledge_base"] == str(byo_corpus)
+    agents = json.loads((out / "result.json").read_text())["n_agents"]
+    warned = " ".join(result.stderr.split())
+    assert ("warning: only" in warned) == (agents < 3), (agents, warned)
+    if agents < 3:
+        assert re.search(r"--density \d+ gives \d+ agents", warned)
     assert KNOWLEDGE.exists()
 
 

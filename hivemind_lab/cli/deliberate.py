@@ -316,6 +316,13 @@ def deliberate(
                 critique_mode=request.critique_mode,
             )
             bar.update(task_id, total=planned)
+            if len(known.theory_agents) < 3 and resume is None:
+                from hivemind_lab.knowledge.documents import density_advice
+
+                # Before the run, not only in its report: one agent is no deliberation.
+                advice = density_advice(list(known.documents.values()), request.density)
+                if advice:
+                    err_console.print(f"warning: {advice}", highlight=False, soft_wrap=True)
             # A local server lives for this block only and is stopped by its PID on any exit.
             with open_model(choice, concurrency=limits.concurrency) as chat:
                 served = getattr(chat, "server", None)

@@ -819,8 +819,10 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             "feasibility would."
         )
     elif r.status == "vetoed_out":
+        allowed = evidence.manifest.limits.max_regenerations
         out.append(
-            "Allowing more regenerations (--max-regenerations) gives the agents more attempts."
+            f"Allowing more regenerations gives the agents more attempts (this run allowed "
+            f"{allowed}: --max-regenerations {allowed + 2}, say)."
         )
     elif r.status == "budget_exhausted":
         limits, used = evidence.manifest.limits, r.usage
