@@ -135,7 +135,7 @@ class Split(NamedTuple):
 
 READINGS = {
     "standin": "stand-in (bearing + opposite stance: cue polarity, else denial)",
-    "polarity_only": "before: bearing + opposite cue polarity",
+    "polarity_only": "cue polarity only (the rule before negation counted)",
     "negation_rule": "diagnostic: bearing + one side negated",
     "majority": "majority class (never)",
     "always": "always a contradiction",
