@@ -274,6 +274,7 @@ def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path, given):
     kb.mkdir()
     (kb / "bad.md").write_text("---\nyear: soon\nauthor: [A. Smith]\n---\n\n# T\n\nBody.\n")
     (kb / "no-heading.md").write_text("Just a paragraph, no heading and no front matter.\n")
+    (kb / "unclosed.md").write_text("---\ntitle: Notes\n\nThe front matter never closes.\n")
     (kb / "good.md").write_text("# Good\n\nBody of a good note.\n")
     (kb / "paper.pdf").write_bytes(b"%PDF-1.4")
     (kb / "draft.docx").write_bytes(b"PK")
@@ -281,12 +282,13 @@ def test_kb_check_reports_each_bad_file_and_keeps_going(tmp_path, given):
     result = CliRunner().invoke(app, ["kb", "check", *folder], env={"COLUMNS": "300"})
     assert result.exit_code == 1
     err = " ".join(result.stderr.split())
-    assert f"bad {kb / 'bad.md'}: " in err and f"bad {kb / 'no-heading.md'}: " in err
+    assert f"bad {kb / 'bad.md'}: " in err and f"bad {kb / 'unclosed.md'}: " in err
+    assert "no-heading.md" not in err  # a note without a heading is named by its file
     assert "author: not a document field (did you mean 'authors'?" in err
     assert "Extra inputs are not permitted" not in err
     assert f"skipped {kb / 'paper.pdf'}: PDF is not read" in err
     assert f"skipped {kb / 'draft.docx'}: Word documents are not read" in err
-    assert result.stdout.startswith("1 document read, 2 failed, 2 skipped")
+    assert result.stdout.startswith("2 documents read, 2 failed, 2 skipped")
 
 
 def test_kb_check_warns_when_a_corpus_gives_fewer_than_three_agents(byo_corpus):

@@ -168,11 +168,13 @@ def test_partial_front_matter_gets_defaults_and_heading_title(tmp_path):
     assert doc.citation() == "The Art of War (Sun Tzu, 500 BCE)"
 
 
-def test_markdown_without_heading_or_title_names_the_file_and_field(tmp_path):
-    bad = _write(tmp_path, "plain.md", "Just a body, no heading.\n")
-    err = _load_error(tmp_path)
-    assert str(bad) in str(err)
-    assert "title" in str(err)
+def test_markdown_without_heading_or_title_is_named_by_its_file(tmp_path):
+    """A note without a heading or front matter is read (a folder of notes is not refused for
+    one of them), titled and identified by its file name, its whole text kept as the body."""
+    _write(tmp_path, "market-notes_2024.md", "Just a body, no heading.\n")
+    [doc] = load_documents(tmp_path)
+    assert (doc.id, doc.title) == ("market-notes_2024", "Market notes 2024")
+    assert doc.text.strip() == "Just a body, no heading."
 
 
 def test_plain_text_file_takes_its_first_line_as_title(tmp_path):
@@ -282,7 +284,7 @@ def test_duplicate_ids_across_files_name_both_files(tmp_path):
 def test_all_problems_in_a_folder_are_reported_together(tmp_path):
     _write(tmp_path, "good.md", _doc_text("good"))
     bad_year = _write(tmp_path, "bad-year.md", _doc_text("bad-year", year="soon"))
-    no_meta = _write(tmp_path, "no-meta.md", "No front matter and no heading.\n")
+    no_meta = _write(tmp_path, "no-meta.md", "---\ntitle: [unclosed\n---\nBody.\n")
     err = _load_error(tmp_path)
     assert len(err.problems) == 2
     assert str(bad_year) in str(err)

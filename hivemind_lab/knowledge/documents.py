@@ -4,9 +4,9 @@ JSON-lines files, validated on load.
 A document is the unit of slicing: it is never cut. The loader checks every file and reports all
 problems at once, by file (and line, for JSON lines) and field, so an academic fixing a knowledge
 base sees the whole list. Only the body is required: a missing title comes from the first
-Markdown heading (or a text file's first line), a missing id from the file name; every other
-field has a neutral default (see `DocumentMeta`). Years are not range-checked, so classics (Sun
-Tzu, c. -500) load like last year's paper.
+Markdown heading (a text file's first line; else the file name), a missing id from the file
+name; every other field has a neutral default (see `DocumentMeta`). Years are not range-checked,
+so classics (Sun Tzu, c. -500) load like last year's paper.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class DocumentMeta(BaseModel):
     id: str = Field(pattern=ID_PATTERN)
     """Stable identifier, used in citations. Default: the file name without its suffix."""
     title: str = Field(min_length=1, max_length=300)
-    """Human title. Default: the first Markdown heading (a text file's first line)."""
+    """Human title. Default: the first Markdown heading (a text file's first line), else the
+    file name."""
     authors: tuple[str, ...] = ()
     """Author names, in order. Default: none (shown as "unknown author")."""
     year: int | None = None
@@ -221,9 +222,9 @@ def parse_document(path: Path, *, counter: TokenCounter | None = None) -> Docume
                 if rest.strip():
                     body = "".join(lines[:start]) + rest
     if "title" not in meta:
-        raise DocumentError(
-            [f"{path}: title: no title in front matter and no heading to take it from"]
-        )
+        # A note without a heading is common in a folder of notes: it is named by its file,
+        # as its id is, rather than failing the whole knowledge base.
+        meta["title"] = _file_title(path)
     meta.setdefault("id", file_id(path))
     return _build(str(path), meta, body, counter, str(path))
 
@@ -475,3 +476,9 @@ def density_advice(documents: list[Document], density: int) -> str | None:
 
 def _agents(n: int) -> str:
     return f"{n} agent" if n == 1 else f"{n} agents"
+
+
+def _file_title(path: Path) -> str:
+    """A title from a file's name: "market-notes_2024.md" reads "Market notes 2024"."""
+    words = " ".join(re.split(r"[-_\s]+", path.stem)).strip() or path.name
+    return words[:1].upper() + words[1:]
