@@ -214,3 +214,18 @@ def test_positions_stated_as_what_someone_says_or_thinks_we_should_do_are_the_op
         "Wait a year",
         "Carry on as sole traders and see",
     )
+
+
+def test_a_prohibition_naming_what_only_one_options_sentence_names_forbids_that_option():
+    """The label is the option's head clause; the detail the ban speaks of is later in its
+    sentence ("…, funded by selling the Quarry Lane site")."""
+    text = (
+        "The club has three options. Option 1 is to repair the clubhouse. Option 2 is to build "
+        "a new clubhouse on the school field at a cost of £2.1m, funded by selling the Quarry "
+        "Lane ground to a developer. Option 3 is to share the rugby club's hall in Elm Park. "
+        "The 1962 covenant on the Quarry Lane ground restricts it to sport; the ground cannot "
+        "be sold for housing."
+    )
+    decision = read_decision(text)
+    assert decision.labels[1] == "Build a new clubhouse on the school field at a cost of £2.1m"
+    assert decision.forbidden() == (1,)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hivemind_lab.problems.model import Constraint, Decision, Option, Refusal
-from hivemind_lab.problems.reading.constraints import read_constraints
+from hivemind_lab.problems.reading.constraints import link_by_names, read_constraints, rules_out
 from hivemind_lab.problems.reading.exclusivity import read_exclusivity
 from hivemind_lab.problems.reading.facts import extract_facts
-from hivemind_lab.problems.reading.options import read_options
+from hivemind_lab.problems.reading.options import question_sentences, read_options
 
 __all__ = ["READER_VERSION", "REFUSAL_HINT", "read_decision"]
 
@@ -41,13 +41,18 @@ def read_decision(
     reading = read_options(text)
     labels = [label for label, _ in reading.options]
     exclusivity = read_exclusivity(text, labels)
+    said = question_sentences(text)
+    statements = [  # each option's own sentence, for what its label (a head clause) left out
+        next((s for s in said if quote and quote in s), label) for label, quote in reading.options
+    ]
     constraints = tuple(
         Constraint(
             id=f"constraint.{n}",
             text=c.text,
             quote=c.quote,
             kind=c.kind,
-            forbids=c.forbids,
+            forbids=c.forbids
+            or (link_by_names(c.text, statements) if rules_out(c.text) and not c.limits else ()),
             limits=c.limits,
             source="reader",
         )

@@ -205,6 +205,32 @@ def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
     return (shared.index(best),)
 
 
+_NAME = re.compile(r"(?<=[a-z0-9,;:)]\s)[A-Z][a-z]+")
+"""A capitalised word inside a sentence (never its first word): a name, a place, an organisation."""
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()  # noqa: SIM905
+)
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(n for n in _NAME.findall(text) if n.casefold() not in _CALENDAR)
+
+
+def link_by_names(text: str, statements: Sequence[str]) -> tuple[int, ...]:
+    """The option whose own sentence shares a name with a prohibition ("the Arnside Road site
+    cannot be sold" / "…, funded by the sale of the Arnside Road site") and at least two content
+    stems, when exactly one option's sentence does: for an option whose label, cut to its head
+    clause, lost the detail the prohibition speaks of. Months and days are no names."""
+    said, named = stems(text), _names(text)
+    hits = [
+        k
+        for k, statement in enumerate(statements)
+        if named & _names(statement) and len(said & stems(statement)) >= 2
+    ]
+    return tuple(hits) if len(hits) == 1 else ()
+
+
 def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstraint, ...]:
     """The binding constraints a text states, prohibitions first, each linked to the options it
     forbids or limits."""
