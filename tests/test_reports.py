@@ -857,32 +857,41 @@ def plain_title(evidence, solution_id: str) -> str:
     return Plain(evidence)(evidence.solutions[solution_id].title)
 
 
-def test_an_objection_names_the_plans_own_stance_on_its_option(run_dir):
-    """An objection is evidence for the opposite stance on an option: the report says which of
-    the plan's stances it stands against, read from the plan, so changing the plan's stance on
-    that option changes what the objection is said to stand against."""
+def test_an_objection_names_the_stance_it_contradicts(run_dir):
+    """An objection is evidence for the opposite stance on an option: the report says which
+    stance it stands against, read from the plans of the backers it was raised against, so
+    changing their stance on that option changes what it is said to stand against; when the
+    shown plan takes another stance, the report says it is those backers' stance."""
     evidence = gather(run_dir)
     top = evidence.result.conclusions[0]
-    standing = evidence.contradictions(top)
     labels = evidence.decision.labels
-    about = [x for x in standing if x.option in labels]
+    about = [x for x in evidence.contradictions(top) if x.index is not None]
     assert about, "the grocer's run keeps an objection about one of its options"
-    option = labels.index(about[0].option)
-    sid = evidence.own_justifications(top)[0].solution_id
-    solution = evidence.solutions[sid]
-    said = {}
-    for stance in ("pursue", "later", "avoid", None):
-        kept = tuple(st for st in solution.stances if st.option != option)
-        if stance is not None:
-            kept += (solution.stances[0].model_copy(update={"option": option, "stance": stance}),)
-        evidence.solutions[sid] = solution.model_copy(update={"stances": kept})
-        objection = next(
-            x for x in summarise(evidence).objections if x.claim == Plain(evidence)(about[0].claim)
-        )
-        said[stance] = objection.about
-    assert said[None] == ""
-    assert len({said["pursue"], said["later"], said["avoid"]}) == 3
-    assert all(f"“{labels[option]}”" in said[s] for s in ("pursue", "later", "avoid"))
+    option, targets = about[0].index, set(about[0].targets)
+    plans = {j.agent_id: j.solution_id for j in top.justifications}
+    original = {sid: evidence.solutions[sid] for a, sid in plans.items() if a in targets}
+    shown = evidence.own_justifications(top)[0].solution_id
+    assert original
+
+    def said(stance: str | None, shown_stance: str | None = "keep") -> str:
+        for sid, solution in {**original, shown: evidence.solutions[shown]}.items():
+            want = stance if sid in original else shown_stance
+            if want == "keep":
+                continue
+            kept = tuple(st for st in solution.stances if st.option != option)
+            if want is not None:
+                kept += (solution.stances[0].model_copy(update={"option": option, "stance": want}),)
+            evidence.solutions[sid] = solution.model_copy(update={"stances": kept})
+        claim = Plain(evidence)(about[0].claim)
+        return next(x for x in summarise(evidence).objections if x.claim == claim).about
+
+    named = {stance: said(stance, stance) for stance in ("pursue", "later", "avoid")}
+    assert len(set(named.values())) == 3
+    assert all(f"“{labels[option]}”" in x and "as " not in x for x in named.values())
+    assert said(None, None) == ""
+    if shown not in original:  # the shown plan rules it out; the backers objected to do not
+        theirs = said("later", "avoid")
+        assert theirs.startswith(named["later"]) and "backer" in theirs
 
 
 def test_a_stopped_run_gives_a_budget_that_finishes_it(tmp_path, grocer):

@@ -106,6 +106,10 @@ class Contradiction:
     """The option the objection is about ("" when it names none)."""
     strength: int
     source: str
+    targets: tuple[str, ...] = ()
+    """The backers it was raised against (their own stances are what it contradicts)."""
+    index: int | None = None
+    """The option's index in the decision (None when it names none)."""
 
 
 @dataclass
@@ -295,6 +299,8 @@ class RunEvidence:
                 option=_label(labels, same[0].option),
                 strength=max(x.strength for x in same),
                 source=self.source(same[0].citation),
+                targets=tuple(dict.fromkeys(x.target_id for x in same)),
+                index=same[0].option,
             )
             for same in grouped.values()
         ]

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hivemind_lab.calibrations import Calibrations
-from hivemind_lab.reports.evidence import OFFLINE_NOTICE, RunEvidence, SolutionScore
+from hivemind_lab.reports.evidence import (
+    OFFLINE_NOTICE,
+    Contradiction,
+    RunEvidence,
+    SolutionScore,
+)
 from hivemind_lab.runs.results import BindingVeto, Conclusion
 from hivemind_lab.runs.status import words
 from hivemind_lab.text import normalise
@@ -445,14 +450,31 @@ _OBJECTED = {
 }
 
 
-def _objected(option: str, ours: dict[int, str], options: list[str]) -> str:
-    """What an objection (evidence for the opposite stance on an option) stands against: the
-    plan's own stance on that option, in words."""
-    if option not in options:
+def _objected(evidence: RunEvidence, top: Conclusion, objection: Contradiction) -> str:
+    """What an objection (evidence for the opposite stance on an option) stands against, in
+    words: the stance on that option of the backers it was raised against, read from their own
+    plans ("" when they differ or take none), and whether the shown plan takes it too."""
+    options = evidence.decision.labels
+    k = objection.index
+    if k is None or not 0 <= k < len(options):
         return ""
-    stance = ours.get(options.index(option))
+    plans = {j.agent_id: j.solution_id for j in top.justifications}
+    held = set()
+    for target in objection.targets:
+        solution = evidence.solutions.get(plans.get(target, ""))
+        held.add(
+            next((st.stance for st in solution.stances if st.option == k), None)
+            if solution
+            else None
+        )
+    stance = held.pop() if len(held) == 1 else None
     said = _OBJECTED.get(stance) if stance else None
-    return said.format(option) if said else ""
+    if said is None:
+        return ""
+    if _stances(evidence, top).get(k) == stance:
+        return said.format(options[k])
+    n = len(objection.targets)
+    return f"{said.format(options[k])}, as {plural(n, 'backer')} {'does' if n == 1 else 'do'}"
 
 
 def _plan_title(evidence: RunEvidence, solution_id: str, title: str) -> tuple[str, bool]:
@@ -654,9 +676,8 @@ def summarise(evidence: RunEvidence) -> RunReport:
             ordered = sorted(scores, key=lambda s: s.score)
             report.risks = [s for s in ordered if s.below] or ordered[:2]
             report.minority = _minority(evidence, top, plain)
-            ours, options = _stances(evidence, top), list(evidence.decision.labels)
             report.objections = [
-                Objection(plain(x.claim), x.source, x.option, _objected(x.option, ours, options))
+                Objection(plain(x.claim), x.source, x.option, _objected(evidence, top, x))
                 for x in evidence.contradictions(top)
             ]
             report.sources = evidence.cited(top)
