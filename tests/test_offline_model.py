@@ -813,3 +813,21 @@ def test_a_denial_contradicts_what_it_bears_on(claim, passage, contradicts):
     from hivemind_lab.agents.policy.reading import contradicts as reads_contradiction
 
     assert reads_contradiction(claim, passage) is contradicts
+
+
+def test_a_question_sentence_that_restates_the_choice_weighs_for_no_option():
+    from hivemind_lab.agents.policy.reading import judge
+
+    debate = Fact(
+        id="question.2",
+        text=(
+            "The founder wants to open routes to the islands, while the engineer argues to "
+            "refit the existing ferries for a faster and safer crossing."
+        ),
+        source="question",
+    )
+    judged = judge(CARRIER, (), (debate,))
+    assert [j.facts_for + j.facts_against for j in judged] == [(), ()]
+    assert [j.score for j in judged] == [0, 0]
+    as_data = judge(CARRIER, (), (debate.model_copy(update={"source": "client"}),))
+    assert as_data[1].facts_for == ("question.2",)  # the same words as client data do weigh

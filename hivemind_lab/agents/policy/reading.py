@@ -364,6 +364,13 @@ def facts_weights(options: tuple[str, ...], facts: Sequence[Fact]) -> list[dict[
     return [{k: v for k, v in w.items() if k not in setting} or w for w in option_weights(options)]
 
 
+def restates(fact: Fact, bears: Sequence[float]) -> bool:
+    """Whether a question sentence restates the choice: it names two options or more ("the
+    chief executive wants to open a marketplace, while the operations director argues for
+    faster delivery"), so it reports nothing about any of them and lends none its words' tone."""
+    return fact.source == "question" and sum(b >= RELEVANT for b in bears) >= 2
+
+
 def distinct_share(b: float, rivals: Sequence[float]) -> float:
     """A text's bearing on an option, scaled down by how much more it bears on another option
     ("cut prices on key lines while investing in service" is about the service option more
@@ -434,7 +441,7 @@ def _judge(
         facts_for, facts_against = [], []
         for read_fact, fact, bears in fact_reads:
             b = bears[index]
-            if b < RELEVANT:
+            if b < RELEVANT or restates(fact, bears):
                 continue
             tone = read_fact.tone_on(fact_weights, index, rivals)
             if move is not None and bears[move] >= RELEVANT:
