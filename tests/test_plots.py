@@ -134,6 +134,21 @@ def test_heatmap_of_a_rate_uses_a_fixed_scale_and_says_when_every_cell_is_equal(
     assert "every cell 0.0" in fig.layout.title.text
 
 
+def test_an_estimate_of_equal_runs_shows_no_empty_interval():
+    """Runs that all gave one value read as that value over all of them, not '0.00 (0.00–0.00,
+    n 4)'; runs that differ keep their interval, and one run has none."""
+    from hivemind_lab.reports.calibrations import estimate
+
+    same, spread, one = (
+        estimate([0.0] * 4, "vetoes"),
+        estimate([0.0, 1.0, 0.0, 2.0], "vetoes"),
+        estimate([3.0], "vetoes"),
+    )
+    assert same.low == same.high == same.mean and "–" not in same.text() and "4" in same.text()
+    assert "–" in spread.text() and "n 4" in spread.text()
+    assert "–" not in one.text() and "n 1" in one.text()
+
+
 def test_intervals_are_clipped_to_what_the_metric_can_take():
     """A count's interval stops at 0 and a score's at 100, whatever the t interval says."""
     runs = pl.DataFrame(

@@ -107,10 +107,13 @@ class Estimate:
     measure: Measure
 
     def text(self) -> str:
-        """ "4.2 (3.1–5.3, n 4)"; "4.2 (n 1)" without an interval."""
+        """ "4.2 (3.1–5.3, n 4)"; "4.2 (n 1)" without an interval; "0.00 (all 4 runs)" when
+        every run gave the same value (an interval of "0.00–0.00" says nothing more)."""
         m = self.measure
         if self.low is None or self.high is None:
             return f"{m.number(self.mean)} (n {self.n})"
+        if m.number(self.low) == m.number(self.high) == m.number(self.mean):
+            return f"{m.number(self.mean)} (all {self.n} runs)"
         return f"{m.number(self.mean)} ({m.number(self.low)}–{m.number(self.high)}, n {self.n})"
 
 
