@@ -36,6 +36,7 @@ from hivemind_lab.agents.schemas import (
     SynthesizeTask,
 )
 from hivemind_lab.agents.testing import TestModel
+from hivemind_lab.agents.usage import CallKind, CallPlan, CallRecord
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
 from hivemind_lab.problems.model import Fact
 
@@ -299,3 +300,126 @@ def test_usage_reads_a_result_written_before_reuse_was_counted():
     old = UsageSummary.model_validate({"calls": 2, "prompt_tokens": 100, "tokens": 120})
     assert old.cached_prompt_tokens == 0
     assert old.processed_prompt_tokens == 100
+
+
+# -- the progress estimate ----------------------------------------------------------------------
+
+
+def _simulated_run(
+    plan: CallPlan, cost: dict[CallKind, int], rate: float, *, vetoed: int = 0
+) -> list[tuple[tuple[str, int] | None, CallRecord, float]]:
+    """The calls of a run in phase order, ``vetoed`` generations regenerated after a veto and
+    then one that converges, each call finishing after its tokens at ``rate`` tokens/s:
+    (the phase reached just before it or None, its record, the time it finishes)."""
+    n, pairs = plan.n_agents, plan.n_agents * (plan.n_agents - 1)
+    rounds: list[tuple[CallKind, int, tuple[str, int]]] = []
+    for r in range(plan.max_rounds):
+        rounds += [("critique", pairs, ("revise", r)), ("revise", n, ("monitor", r + 1))]
+    order: list[tuple[CallKind, int, tuple[str, int]]] = []
+    for g in range(vetoed + 1):
+        order += [("propose", n, ("monitor", 0)), *rounds]
+        after_score = ("generate", 0) if g < vetoed else ("synthesize", 0)
+        order.append(("score", plan.n_constraints * n, after_score))
+    order.append(("synthesize", n, ("done", 0)))
+    steps: list[tuple[tuple[str, int] | None, CallRecord, float]] = []
+    clock, reached = 0.0, ("generate", 0)
+    for kind, calls, next_phase in order:
+        for i in range(calls):
+            clock += cost[kind] / rate
+            steps.append((reached if i == 0 else None, CallRecord(kind, cost[kind], 0), clock))
+        reached = next_phase
+    return steps
+
+
+def test_time_left_follows_the_tokens_of_the_calls_to_come_not_the_calls_per_second():
+    """On a server of steady speed whose calls differ ~10x in cost by kind, the estimate is
+    the true time left once every kind still to come has been seen, and close to it while
+    only the closing rationales are new (after a vetoed generation); calls per second (the old estimate) is off by over 2x on the same run."""
+    from hivemind_lab.agents.usage import ProgressEstimate
+
+    plan = CallPlan(n_agents=3, n_constraints=2, max_rounds=2)
+    cost: dict[CallKind, int] = {
+        "propose": 3000,
+        "critique": 300,
+        "revise": 1200,
+        "score": 600,
+        "synthesize": 400,
+    }
+    steps = _simulated_run(plan, cost, rate=100.0, vetoed=1)
+    now = [0.0]
+    estimate = ProgressEstimate(plan, clock=lambda: now[0])
+    estimate.began()
+    end = steps[-1][2]
+    seen: set[str] = set()
+    errors: list[float] = []
+    old_errors: list[float] = []
+    regenerated = False  # the veto is news to the estimate; the run after it is not
+    for i, (reached, record, finished_at) in enumerate(steps):
+        if reached is not None:
+            estimate.reached(*reached)
+            regenerated = regenerated or (i > 0 and reached[0] == "generate")
+        now[0] = finished_at
+        estimate.finished(record)
+        seen.add(str(record.kind))
+        true_left = end - finished_at
+        left = estimate.left()
+        assert estimate.total == len(estimate.records) + sum(left.values())
+        if true_left <= 0 or not regenerated:
+            continue
+        got = estimate.seconds_left()
+        assert got is not None
+        errors.append(abs(got - true_left) / end)
+        if "synthesize" in seen or all(k in seen for k, n in left.items() if n):
+            assert abs(got - true_left) <= 1e-6 * true_left
+        old = sum(left.values()) / (len(estimate.records) / finished_at)
+        old_errors.append(abs(old - true_left) / end)
+    assert len(errors) >= 10
+    assert max(errors) < 0.05  # 0.0425: the closing rationales, costed at the mean of all calls
+    assert max(old_errors) > 0.2  # 0.28 in the first round of the regenerated set
+
+
+def test_tokens_per_second_count_what_the_server_read_or_wrote_not_what_it_reused():
+    from hivemind_lab.agents.usage import ProgressEstimate
+    from hivemind_lab.llm.base import Usage
+
+    request = render(_tasks("agent-0", "agent-1")["critique"])
+    record = CallRecord.of(
+        request, Usage(prompt_tokens=1000, cached_prompt_tokens=800, completion_tokens=50)
+    )
+    assert (record.kind, record.processed, record.generated) == ("critique", 200, 50)
+    now = [0.0]
+    estimate = ProgressEstimate(CallPlan(2, 2, 1), clock=lambda: now[0])
+    estimate.began()
+    for _ in range(4):
+        estimate.finished(record)
+    now[0] = 10.0
+    assert estimate.tokens_per_second() == 4 * 250 / 10  # not 4 * 1050 / 10
+
+
+def test_the_planned_total_drops_calls_that_will_no_longer_happen():
+    from hivemind_lab.agents.usage import ProgressEstimate
+
+    plan = CallPlan(n_agents=2, n_constraints=2, max_rounds=3)
+    estimate = ProgressEstimate(plan)
+    assert estimate.total == 2 + 3 * (2 + 2) + 4 + 2
+    kinds: tuple[CallKind, ...] = ("propose", "propose")
+    for kind in kinds:
+        estimate.finished(CallRecord(kind, 100, 10))
+    estimate.reached("critique", 0)  # proposals done
+    kinds = ("critique", "critique", "revise", "revise")
+    for kind in kinds:
+        estimate.finished(CallRecord(kind, 100, 10))
+    # The monitor halts after round 1: rounds 2 and 3 are not made.
+    estimate.reached("score", 1, distinct=1)
+    assert estimate.left() == {"score": 4, "synthesize": 1}
+    assert estimate.total == 6 + 4 + 1
+    for _ in range(4):
+        estimate.finished(CallRecord("score", 100, 10))
+    assert estimate.total == 11
+    # Vetoed out: no rationale is written, the bar ends full at 10 of 10.
+    estimate.reached("done", 1, distinct=1)
+    assert estimate.left() == {}
+    assert estimate.total == len(estimate.records) == 10
+    # A veto with a regeneration left plans a new generation instead.
+    estimate.reached("generate", 0, distinct=1)
+    assert estimate.total == 10 + 2 + 3 * 4 + 4 + 2
