@@ -563,3 +563,25 @@ def test_ctrl_c_on_a_sweep_says_what_was_kept_and_the_command_to_carry_on(tmp_pa
     said = " ".join(result.stderr.split())
     assert "keeps 1 finished runs" in said
     assert f"hivemind-lab sweep {spec} --workers 2" in said
+
+
+def test_a_run_on_the_sample_knowledge_replays_from_another_folder(tmp_path, monkeypatch):
+    """A run started in the project records the sample knowledge as given ('data/knowledge');
+    replayed from another folder it reads the project's copy (it failed: "kb: '<cwd>/data/
+    knowledge' does not exist")."""
+    out = tmp_path / "run"
+    monkeypatch.chdir(REPO)
+    started = CliRunner().invoke(
+        app,
+        ["deliberate", "--problem", GROCER, "--max-rounds", "1", "--out", str(out)],
+        env={"COLUMNS": "200"},
+    )
+    assert started.exit_code == 0, started.stderr
+    assert json.loads((out / "manifest.json").read_text())["knowledge_base"] == "data/knowledge"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    replayed = CliRunner().invoke(app, ["replay", str(out)], env={"COLUMNS": "200"})
+    assert replayed.exit_code == 0, replayed.stderr
+    assert "identical" in replayed.stdout
+    assert list(elsewhere.iterdir()) == []

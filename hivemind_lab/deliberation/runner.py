@@ -161,11 +161,13 @@ def build_manifest(
 
 
 def knowledge_for(manifest: RunManifest) -> Knowledge:
-    """The knowledge and agents of the run a manifest describes (any strategy)."""
+    """The knowledge and agents of the run a manifest describes (any strategy). A run started
+    on the sample knowledge records it as given ("data/knowledge"): resumed or replayed from
+    another folder, it reads the project's copy, as a new run would."""
     return prepare_knowledge(
         manifest.request,
-        knowledge_base=manifest.knowledge_base,
-        practicality_kb=manifest.practicality_kb,
+        knowledge_base=sample_path(manifest.knowledge_base, KNOWLEDGE),
+        practicality_kb=sample_path(manifest.practicality_kb, PRACTICALITY),
         seed=manifest.seed,
     )
 
