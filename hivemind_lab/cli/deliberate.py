@@ -17,7 +17,6 @@ from rich.progress import (
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 
@@ -263,7 +262,7 @@ def deliberate(
         except HivemindError as exc:
             raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
         from hivemind_lab.agents.backends import open_model
-        from hivemind_lab.agents.usage import CallMeter, planned_calls
+        from hivemind_lab.agents.usage import CallMeter, CallPlan, ProgressEstimate, format_left
         from hivemind_lab.deliberation import Progress as RunProgress
         from hivemind_lab.deliberation import deliberate as run_deliberation
         from hivemind_lab.reports import write_report
@@ -275,16 +274,19 @@ def deliberate(
         MofNCompleteColumn(),
         TextColumn("calls · {task.fields[detail]}"),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        TextColumn("{task.fields[left]}"),  # from the tokens of the calls to come
     )
     failure: HivemindError | None = None
     interrupted = False
     # Calls done of those planned, tokens/s and the time left, updated as each call finishes.
     with Progress(*columns, console=err_console, transient=False, speed_estimate_period=600) as bar:
-        task_id = bar.add_task("deliberating", total=None, detail="")
-        planned = 0
+        task_id = bar.add_task("deliberating", total=None, detail="", left=format_left(None))
+        estimate: ProgressEstimate | None = None
 
         def on_progress(p: RunProgress) -> None:
+            if estimate is not None:  # the calls left are replanned at every phase
+                estimate.reached(p.phase, p.round, p.distinct)
+                bar.update(task_id, total=max(estimate.total, 1))
             bar.update(
                 task_id,
                 # attempts numbered from 1, as the report numbers them
@@ -296,8 +298,9 @@ def deliberate(
             reused = meter.usage.cached_prompt_tokens
             bar.update(
                 task_id,
-                total=max(planned, meter.calls),
+                total=meter.estimate.total,
                 completed=meter.calls,
+                left=format_left(meter.estimate.seconds_left()),
                 detail=f"{meter.usage.total_tokens:,} tokens · "
                 f"{meter.tokens_per_second():,.0f} tok/s"
                 + (f" · {reused:,} reused" if reused else ""),
@@ -309,13 +312,15 @@ def deliberate(
             known = prepare_knowledge(
                 request, knowledge_base=kb, practicality_kb=practicality_kb, seed=seed
             )
-            planned = planned_calls(
-                len(known.theory_agents),
-                len(known.constraint_agents),
-                max_rounds=limits.max_rounds,
-                critique_mode=request.critique_mode,
+            estimate = ProgressEstimate(
+                CallPlan(
+                    len(known.theory_agents),
+                    len(known.constraint_agents),
+                    max_rounds=limits.max_rounds,
+                    critique_mode=request.critique_mode,
+                )
             )
-            bar.update(task_id, total=planned)
+            bar.update(task_id, total=estimate.total)
             if len(known.theory_agents) < 3 and resume is None:
                 from hivemind_lab.knowledge.documents import density_advice
 
@@ -337,7 +342,7 @@ def deliberate(
                     request,
                     cal,
                     limits,
-                    model=CallMeter(chat, on_call),
+                    model=CallMeter(chat, on_call, estimate),
                     run_dir=run_dir,
                     seed=seed,
                     knowledge_base=kb,
