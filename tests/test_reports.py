@@ -494,6 +494,21 @@ def test_options_read_by_rules_carry_a_warning(run_dir, tmp_path):
     assert "read from the question by rules" in text and "check that they are" in text
 
 
+def _word_heights(pdf: Path) -> list[float]:
+    """The median height of the words of each page, in points (poppler's word boxes)."""
+    import statistics
+    import subprocess
+
+    out = subprocess.run(
+        ["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    heights = []
+    for page in out.split("<page ")[1:]:
+        boxes = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)"', page)
+        heights.append(statistics.median(float(b) - float(a) for a, b in boxes) if boxes else 0)
+    return heights
+
+
 def _pages(pdf: Path, tmp_path: Path) -> list[tuple[int, int, int]]:
     """Each page as (height, trailing blank rows, blank rows) at 40 dpi, in grey levels."""
     import subprocess
@@ -534,6 +549,9 @@ def test_the_pdf_is_a_memo(run_dir, vetoed_dir, tmp_path, kind):
         assert " ".join(line.split()) in first
     for height, trailing, _ in _pages(pdf, tmp_path)[:-1]:
         assert trailing < 0.35 * height, "a half-empty page before the last"
+    # Tables fit the page: Chromium shrinks a page whose content is too wide to fit, so the
+    # words of every page keep their printed size (~8.8 pt; a 400-character cell gave 5.9).
+    assert min(_word_heights(pdf)) > 7.5, _word_heights(pdf)
     captions = re.findall(r"<figcaption>([^<]+)", path.read_text())
     assert captions
     printed = " ".join(pages)
