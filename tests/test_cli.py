@@ -585,3 +585,21 @@ def test_a_run_on_the_sample_knowledge_replays_from_another_folder(tmp_path, mon
     assert replayed.exit_code == 0, replayed.stderr
     assert "identical" in replayed.stdout
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_sweep_outside_the_project_reads_the_sample_knowledge(tmp_path, monkeypatch):
+    """A spec that keeps the default knowledge folders, run from a folder that has none, reads
+    the project's sample (as deliberate does) instead of failing on '<cwd>/data/practicality'."""
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "outside.toml"
+    spec.write_text(
+        f'name = "outside"\nproblems = ["{GROCER}"]\n'
+        "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+        "[limits]\nmax_rounds = 1\nmax_regenerations = 0\n"
+    )
+    result = CliRunner().invoke(app, ["sweep", str(spec)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.stderr
+    [manifest] = (tmp_path / "experiments" / "runs" / "outside").glob("*/manifest.json")
+    recorded = json.loads(manifest.read_text())
+    assert Path(recorded["knowledge_base"]) == KNOWLEDGE
+    assert not (tmp_path / "data").exists()

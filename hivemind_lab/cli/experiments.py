@@ -26,6 +26,8 @@ from hivemind_lab.errors import HivemindError
 if TYPE_CHECKING:
     import polars as pl
 
+    from hivemind_lab.experiments.spec import ExperimentSpec
+
 
 def _missing_extra(*, ray: bool, optuna: bool) -> HivemindError | None:
     """Ray and Optuna are optional (the ``sweeps`` extra): say how to install them."""
@@ -59,6 +61,7 @@ def sweep(
             experiment = load_spec(spec)
         except HivemindError as exc:
             raise _fail(exc) from None
+        experiment = _with_sample_knowledge(experiment)
         if workers < 1:
             raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
         missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
@@ -194,6 +197,23 @@ def _print_calibrations(runs: pl.DataFrame, *, objective: str) -> None:
                 *(row.outcomes[o].text() for o in outcomes),
             )
         console.print(table)
+
+
+def _with_sample_knowledge(experiment: ExperimentSpec) -> ExperimentSpec:
+    """A spec that keeps the default knowledge folders ("data/knowledge") reads the project's
+    sample when the folder it is run from has none, as `deliberate` does (a sweep run outside
+    the project failed on "'<cwd>/data/practicality' holds no constraint folders")."""
+    from hivemind_lab.samples import KNOWLEDGE, PRACTICALITY, sample_path
+
+    found = {
+        "knowledge_base": str(sample_path(experiment.knowledge_base, KNOWLEDGE)),
+        "practicality_kb": str(sample_path(experiment.practicality_kb, PRACTICALITY)),
+    }
+    unchanged = found == {
+        "knowledge_base": experiment.knowledge_base,
+        "practicality_kb": experiment.practicality_kb,
+    }
+    return experiment if unchanged else experiment.model_copy(update=found)
 
 
 def _sweep_interrupted(
