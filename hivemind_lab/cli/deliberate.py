@@ -286,7 +286,8 @@ def deliberate(
         def on_progress(p: RunProgress) -> None:
             if estimate is not None:  # the calls left are replanned at every phase
                 estimate.reached(p.phase, p.round, p.distinct)
-                bar.update(task_id, total=max(estimate.total, 1))
+                left = format_left(estimate.seconds_left())
+                bar.update(task_id, total=max(estimate.total, 1), left=left)
             bar.update(
                 task_id,
                 # attempts numbered from 1, as the report numbers them
