@@ -87,6 +87,7 @@ def replay(run_dir: Path) -> list[dict[str, float | str]]:
                         kind if kind in KINDS else None,  # type: ignore[arg-type]
                         u["prompt_tokens"] - u.get("cached_prompt_tokens", 0),
                         u["completion_tokens"],
+                        u.get("cached_prompt_tokens", 0),
                     )
                 )
             pending = (kind, now[0])

@@ -423,3 +423,17 @@ def test_the_planned_total_drops_calls_that_will_no_longer_happen():
     # A veto with a regeneration left plans a new generation instead.
     estimate.reached("generate", 0, distinct=1)
     assert estimate.total == 10 + 2 + 3 * 4 + 4 + 2
+
+
+def test_a_kind_not_yet_seen_costs_what_the_calls_extending_a_prefix_cost():
+    from hivemind_lab.agents.usage import seconds_left
+
+    proposals = [CallRecord("propose", 3000, 200), CallRecord("propose", 3400, 200)]
+    critiques = [CallRecord("critique", 400, 400, reused=2600)]
+    # The revisions to come extend their agents' prefixes, as the critique did, rather than
+    # re-read everything as the proposals did: 2 x 800 tokens at 100 tokens/s.
+    records = proposals + critiques
+    elapsed = sum(r.work for r in records) / 100
+    assert seconds_left(records, {"revise": 2}, elapsed) == 2 * 800 / 100
+    # Without a prefix cache every finished call counts.
+    assert seconds_left(proposals, {"revise": 2}, 68.0) == 2 * 3400 / 100

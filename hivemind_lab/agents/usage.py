@@ -83,6 +83,8 @@ class CallRecord:
     processed: int
     """Prompt tokens read, i.e. not reused from the endpoint's prefix cache."""
     generated: int
+    reused: int = 0
+    """Prompt tokens reused from the endpoint's prefix cache (no work)."""
 
     @property
     def work(self) -> int:
@@ -95,6 +97,7 @@ class CallRecord:
             kind=KIND_OF_FORMAT.get(name),
             processed=usage.prompt_tokens - usage.cached_prompt_tokens,
             generated=usage.completion_tokens,
+            reused=usage.cached_prompt_tokens,
         )
 
 
@@ -177,19 +180,21 @@ def seconds_left(
     """Time left: the expected tokens of the calls still to come over the observed rate.
 
     A call is expected to cost what the finished calls of its kind cost on average (a
-    proposal reads its agent's whole evidence, a critique mostly reuses it: ~10x apart), or
-    the mean of every finished call while none of its kind has finished. Counting calls per
-    second instead swings with the mix of kinds finished so far. None before any work."""
+    proposal reads its agent's whole evidence, a critique mostly reuses it: ~10x apart). While
+    none of its kind has finished it costs the mean of the finished calls that reused a cached
+    prefix, as every kind after the proposals extends a prefix already read (of every finished
+    call when none reused one: an endpoint without a prefix cache). Counting calls per second
+    instead swings with the mix of kinds finished so far. None before any work."""
     rate = token_rate(records, elapsed_s)
     if rate <= 0:
         return None
     by_kind: dict[CallKind | None, list[int]] = {}
     for r in records:
         by_kind.setdefault(r.kind, []).append(r.work)
-    overall = sum(r.work for r in records) / len(records)
+    extending = [r.work for r in records if r.reused] or [r.work for r in records]
+    unseen = sum(extending) / len(extending)
     expected = sum(
-        n * (sum(by_kind[k]) / len(by_kind[k]) if k in by_kind else overall)
-        for k, n in left.items()
+        n * (sum(by_kind[k]) / len(by_kind[k]) if k in by_kind else unseen) for k, n in left.items()
     )
     return expected / rate
 
