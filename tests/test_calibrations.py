@@ -312,12 +312,11 @@ def _follower(task: Task, seed: int | None):
     )
 
 
-@pytest.mark.parametrize("reviser", [_flipper, _follower])
-def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
-    tmp_path, grocer, reviser
-):
+def _magnitudes(tmp_path, grocer, reviser, values) -> dict[float, float]:
+    """The first revision round's magnitude for each stubbornness, one critique and revise
+    round on the grocer with a content-free ``reviser``."""
     magnitude = {}
-    for s in (0.0, 0.35, 0.7, 0.95, 1.0):
+    for s in values:
         result = run(
             tmp_path / f"s{s}",
             grocer,
@@ -329,6 +328,14 @@ def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
         revised = [m for m in result.metrics if m.round == 1]
         assert revised, "a critique and revise round must run"
         magnitude[s] = revised[0].revision_magnitude
+    return magnitude
+
+
+@pytest.mark.parametrize("reviser", [_flipper, _follower])
+def test_revision_magnitude_falls_as_stubbornness_rises_whatever_the_model_does(
+    tmp_path, grocer, reviser
+):
+    magnitude = _magnitudes(tmp_path, grocer, reviser, (0.0, 0.35, 0.7, 0.95, 1.0))
     values = list(magnitude.values())
     assert values == sorted(values, reverse=True), magnitude
     assert magnitude[1.0] == 0
@@ -381,17 +388,7 @@ def _hedger(task: Task, seed: int | None):
 
 
 def test_fewer_listed_points_never_move_an_agent_further(tmp_path, grocer):
-    magnitude = {}
-    for s in (0.0, 0.3, 0.5, 0.6, 0.7, 0.9):
-        result = run(
-            tmp_path / f"s{s}",
-            grocer,
-            model=FunctionModel(_hedger),
-            sufficiency=1,
-            calibrations=Calibrations(stubbornness=s),
-            limits=Limits(max_rounds=1, max_regenerations=0),
-        )
-        magnitude[s] = next(m.revision_magnitude for m in result.metrics if m.round == 1)
+    magnitude = _magnitudes(tmp_path, grocer, _hedger, (0.0, 0.3, 0.5, 0.6, 0.7, 0.9))
     # Without the reach this model moved further at 0.6 and 0.7 (0.57, 0.58) than at 0
     # (0.5): a single listed point let it move one option all the way. The engine bounds the
     # move by what was listed; it cannot make a model that hedges move more at a lower
