@@ -668,7 +668,7 @@ def test_a_report_reads_the_run_through_the_typed_manifest(run_dir):
     )
     report = summarise(evidence)
     assert report.decision.constraints == (
-        ("No store refits before 2028.", f"rules out {labels[1]}"),
+        ("No store refits before 2028", f"rules out {labels[1]}"),
     )
     assert report.decision.kind.startswith("Choose one option")
     assert "set on the command line" in report.decision.kind
@@ -679,7 +679,8 @@ def test_a_report_reads_the_run_through_the_typed_manifest(run_dir):
         assert str(getattr(calibrations, name)) in shown, name
     html, md = unescape(_text(render_run_html(evidence))), render_run_markdown(evidence)
     for text in (html, md):
-        assert "No store refits before 2028." in text
+        assert "No store refits before 2028 (rules out" in text
+        assert "2028.." not in text and "2028.," not in text
         assert "0.15" in text and "0.45" in text and "0.65" in text
 
 

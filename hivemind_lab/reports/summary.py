@@ -286,7 +286,8 @@ def _decision_card(evidence: RunEvidence) -> DecisionCard:
     named = []
     for c in decision.constraints:
         forbids = [labels[i] for i in c.forbids if 0 <= i < len(labels)]
-        named.append((c.text, f"rules out {', '.join(forbids)}" if forbids else ""))
+        # A constraint is a sentence of the client's; the card lists them in one sentence.
+        named.append((c.text.rstrip(" ."), f"rules out {', '.join(forbids)}" if forbids else ""))
     return DecisionCard(options, kind, warning, tuple(named))
 
 
