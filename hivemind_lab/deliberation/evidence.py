@@ -35,5 +35,4 @@ def recommends_without_evidence(
     if not conclusions:
         return False
     members = set(conclusions[0].solution_ids)
-    backing = [s for s in solutions if s.id in members]
-    return bool(backing) and not any(rests_on_evidence(s) for s in backing)
+    return without_evidence(s for s in solutions if s.id in members)
