@@ -46,7 +46,7 @@ def _general_subject(text: str) -> bool:
 
 @functools.cache
 def _question_subject() -> re.Pattern[str]:
-    """An auxiliary, a determiner and the words after it ("should the regional grocer cut")."""
+    """An auxiliary, a determiner and the words after it ("should the village bakery close")."""
     modals = "|".join(map(re.escape, raw_words("question_modals")))
     dets = "|".join(map(re.escape, raw_words("possessives")))
     return re.compile(
@@ -97,7 +97,7 @@ def subject_of(problem: str) -> str | None:
     → "the newspaper"); None for "we", "I" or a question with no subject."""
     for match in _question_subject().finditer(problem):
         words = match.group("words").split()
-        k = subject_length(words)  # "the clinic | handle", "the regional grocer | cut"
+        k = subject_length(words)  # "the museum | open", "the village bakery | close"
         if k is not None:
             return " ".join([match.group("det").lower(), *words[:k]])
     return None
