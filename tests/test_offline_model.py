@@ -361,13 +361,12 @@ async def test_points_weigh_by_evidence_not_by_how_many_critics_repeat_them():
     assert len((await ask(_revise(0.8, distinct)))["adopted"]) == 1
 
 
-def _score_task(recs: tuple[str, ...], severity: float, stances=((1, "pursue"),)) -> ScoreTask:
+def _score_task(recs: tuple[str, ...], stances=((1, "pursue"),)) -> ScoreTask:
     return ScoreTask(
         problem=PROBLEM,
         options=OPTIONS,
         facts=FACTS,
         constraint="financial",
-        severity=severity,
         solution_id="s",
         solution=_view(*stances, recs=recs),
         evidence=(),
@@ -388,15 +387,15 @@ async def test_flags_become_concerns_and_severity_is_left_to_the_engine():
     from hivemind_lab.deliberation.practicality import constraint_score
 
     risky = ("Fund a debt-financed acquisition of a rival.",)
-    lenient = await ask(_score_task(risky, 0.1))
-    strict = await ask(_score_task(risky, 0.9))
-    assert lenient == strict  # the stand-in only judges; severity acts in the engine
+    # the stand-in only judges: severity is not in what it is asked, and acts in the engine
+    assert "severity" not in ScoreTask.model_fields
+    strict = await ask(_score_task(risky))
     assert "debt-financed acquisition" in strict["flags"]
     assert any(not c["mitigated"] for c in strict["concerns"])
     risky_out = ScoreOutput.model_validate(strict)
     assert constraint_score(risky_out, 0.1) > constraint_score(risky_out, 0.9)
     clean = ScoreOutput.model_validate(
-        await ask(_score_task(("License the drivetrain with a staged rollout.",), 0.5))
+        await ask(_score_task(("License the drivetrain with a staged rollout.",)))
     )
     assert constraint_score(clean, 0.5) > constraint_score(risky_out, 0.5)
 

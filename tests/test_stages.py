@@ -182,7 +182,6 @@ async def test_score_set_asks_once_per_distinct_solution_and_copies_the_scores(a
     scored = await score_set(agents, model, solutions, severity=0.5)
     assert len(asked) == len(scored.scored) == 4  # 2 agents x 2 distinct solutions
     assert {t.solution_id for t in asked} == {"g0.r0.a", "g0.r0.b"}
-    assert all(t.severity == 0.5 for t in asked)
     assert len(scored.per_solution) == 6
     by = {(s.solution_id, s.constraint): s.score for s in scored.per_solution}
     # the unmitigated major concern costs its penalty at severity 0.5; the mitigated one nothing
@@ -193,6 +192,22 @@ async def test_score_set_asks_once_per_distinct_solution_and_copies_the_scores(a
         for sid in ("g0.r0.a", "g0.r0.b", "g0.r0.c")
         for c, v in (("legal", 70), ("financial", financial))
     }
+
+
+async def test_score_requests_are_byte_identical_at_every_severity(agents):
+    """Severity is the engine's: the model is asked the same thing at 0 and 1, so a model's own
+    variation between requests cannot pass for the calibration's effect (the local model's
+    anchors moved more from one request to another than severity moved them)."""
+    answer = ScoreOutput(score=80, reason="", concerns=[Concern(grade="major", text="x")])
+    sent = []
+    for severity in (0.0, 1.0):
+        model = scripted({"legal": answer, "financial": answer}, [])
+        await score_set(
+            agents, model, [solution("a", RAISE), solution("b", MATCH)], severity=severity
+        )
+        sent.append([r.model_dump_json() for r in model.requests])
+    assert len(sent[0]) == 4
+    assert sent[0] == sent[1]
 
 
 async def test_severity_moves_the_score_of_a_concern_continuously(agents):

@@ -39,7 +39,8 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-01.7"
+PROMPT_VERSION = "2026-12-02.1"
+"""2026-12-02.1: the score task no longer carries severity (the engine applies it)."""
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TWO_BLOCKS = re.compile(
     r"<decision>\n(\{.*\})\n</decision>(.*?)<task>\n(\{.*\})\n</task>", re.DOTALL
@@ -196,7 +197,7 @@ OUTPUT_TYPES: dict[str, type[BaseModel]] = {
 
 SHARED_KEYS: tuple[str, ...] = tuple(DecisionContext.model_fields)
 """The decision every agent of a run sees, whatever its role: the ``<decision>`` block."""
-AGENT_KEYS = ("constraint", "severity", "red_flags", "mitigations", "evidence")
+AGENT_KEYS = ("constraint", "red_flags", "mitigations", "evidence")
 """What one agent's calls repeat (its constraint, its evidence): the first keys of the
 ``<task>`` block, before the call's own (the target, the critiques, the current solution) in
 their declared order. A practicality agent's evidence is retrieved per solution, so it comes

@@ -307,12 +307,14 @@ class RevisionOutput(ProposalOutput):
 
 
 class ScoreTask(DecisionContext):
-    """Score one solution's feasibility under one constraint."""
+    """Score one solution's feasibility under one constraint.
+
+    Severity is not sent: the engine applies it to the model's anchor and concerns
+    (`hivemind_lab.deliberation.practicality.constraint_score`), so the request is the same at
+    every severity and a model's own variation cannot pass for the calibration's effect."""
 
     task: Literal["score"] = "score"
     constraint: str
-    severity: float
-    """0 lenient, 1 strict."""
     solution_id: str
     solution: SolutionView
     evidence: tuple[Evidence, ...]

@@ -258,7 +258,6 @@ async def score(
         task = ScoreTask(
             **fields,
             constraint=agent.constraint,
-            severity=severity,
             solution_id=solution_id,
             solution=view,
             evidence=agent.evidence(view.text()),
