@@ -14,6 +14,11 @@ returns no options: it costs recall, never precision.
 - constraint recall: gold constraints that forbid an option, found (Dice ≥ 0.5 against the
   quote) with at least one of their forbidden options linked; ``constraints found``: every
   gold constraint, found by its text alone;
+- constraint precision: the reader's constraints that are a gold constraint by their text, over
+  all it read (refused problems included: their constraints are still recorded and reported);
+  ``forbid precision``: the options the reader says a constraint forbids that a matching gold
+  constraint forbids, over all it says are forbidden (a wrong one vetoes a course the client
+  may take);
 - refusal rate: problems the reader refused.
 
 Usage: python benchmarks/decision_reading.py [--split dev|test|both] [--reader rule|intake]
@@ -266,10 +271,14 @@ class Scores(NamedTuple):
     forbidding_found: int
     constraints: int
     constraints_found: int
+    read_constraints: int
+    read_constraints_right: int
+    read_forbids: int
+    read_forbids_right: int
     refused: int
     seconds: float
 
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, float | int | None]:
         def ratio(a: int, b: int) -> float:
             return round(a / b, 3) if b else 0.0
 
@@ -281,6 +290,13 @@ class Scores(NamedTuple):
             "exclusivity_accuracy": ratio(self.exclusive_right, self.exclusive_gold),
             "constraint_recall": ratio(self.forbidding_found, self.forbidding),
             "constraints_found": ratio(self.constraints_found, self.constraints),
+            "constraint_precision": ratio(self.read_constraints_right, self.read_constraints),
+            # None when nothing was said to be forbidden (no precision to speak of)
+            "forbid_precision": ratio(self.read_forbids_right, self.read_forbids)
+            if self.read_forbids
+            else None,
+            "read_constraints": self.read_constraints,
+            "read_forbids": self.read_forbids,
             "refusal_rate": ratio(self.refused, self.problems),
             "extracted": self.extracted,
             "matched": self.matched,
@@ -289,23 +305,32 @@ class Scores(NamedTuple):
         }
 
 
+def is_constraint(read: ReadConstraint, gold: dict[str, Any]) -> bool:
+    """Whether a read constraint is a gold one by its text (Dice ≥ 0.5, or it holds the quote)."""
+    quote = gold["quote"]
+    return dice(stems(read.text), stems(quote)) >= MATCH or quote.casefold() in read.text.casefold()
+
+
 def score_one(reading: Reading, gold: dict[str, Any]) -> dict[str, int]:
     options = () if reading.refused else reading.options
     matched = match_options(options, gold)
     exact = len(matched) == len(options) == len(gold["options"])
     found_forbidding = found_any = forbidding = 0
-    for constraint in gold.get("constraints") or []:
+    golds = gold.get("constraints") or []
+    for constraint in golds:
         forbids = set(constraint.get("forbids") or [])
         forbidding += bool(forbids)
-        hits = [
-            c
-            for c in reading.constraints
-            if dice(stems(c.text), stems(constraint["quote"])) >= MATCH
-            or constraint["quote"].casefold() in c.text.casefold()
-        ]
+        hits = [c for c in reading.constraints if is_constraint(c, constraint)]
         found_any += bool(hits)
         linked = any(matched.get(i) in forbids for c in hits for i in c.forbids)
         found_forbidding += bool(forbids) and linked
+    right = [[g for g in golds if is_constraint(c, g)] for c in reading.constraints]
+    forbids_said = [(c, i) for c in reading.constraints for i in c.forbids if i < len(options)]
+    forbids_right = [
+        (c, i)
+        for c, i in forbids_said
+        if any(matched.get(i) in (g.get("forbids") or []) for g in golds if is_constraint(c, g))
+    ]
     gold_exclusive = gold.get("exclusive")
     return {
         "extracted": len(options),
@@ -318,6 +343,10 @@ def score_one(reading: Reading, gold: dict[str, Any]) -> dict[str, int]:
         "forbidding_found": found_forbidding,
         "constraints": len(gold.get("constraints") or []),
         "constraints_found": found_any,
+        "read_constraints": len(reading.constraints),
+        "read_constraints_right": sum(bool(gs) for gs in right),
+        "read_forbids": len(forbids_said),
+        "read_forbids_right": len(forbids_right),
         "refused": int(reading.refused),
     }
 
@@ -442,12 +471,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         "exclusivity_accuracy",
         "constraint_recall",
         "constraints_found",
+        "constraint_precision",
+        "forbid_precision",
         "refusal_rate",
         "ms_per_problem",
     )
     print(f"{'split':6} " + " ".join(f"{k:>20}" for k in keys))
     for split, summary in out["splits"].items():
-        print(f"{split:6} " + " ".join(f"{summary[k]:>20}" for k in keys))
+        print(
+            f"{split:6} "
+            + " ".join(f"{summary[k] if summary[k] is not None else '-':>20}" for k in keys)
+        )
         if "intake_checks" in summary:
             print(f"       intake checks: {summary['intake_checks']}")
         for row in summary.get("problems_read", []):
