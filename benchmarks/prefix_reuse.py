@@ -2,15 +2,21 @@
 
 Before is the code at ``--before`` (default 2d0ef92: the prompt layout with the call's
 instructions first and no slot pinning), after the code at ``--after`` (default HEAD), each run
-from a temporary git worktree (committed code only). Both run the same command on the same llama-server binary and the bundled SmolLM2-135M
+from a temporary git worktree (committed code only). ``--sides`` may add ``no-cache``: the after
+code on a server started with ``--no-cache-prompt``, so every request reads its whole prompt.
+Its prompts and replies are the after side's, so it isolates what the reuse saves; the before
+code also differs in what it asks for (its score replies carry no concerns, for one), so its
+generated tokens and wall time are not the after side's. Both run the same command on the same llama-server binary and the bundled SmolLM2-135M
 model: the sample problem, two theory agents (density 20,000), the legal and financial
-constraint agents, one round, two slots. Runs alternate before/after (the order swapped every
-other pair, the machine being shared) and the table gives each run and the medians.
+constraint agents, one round, two slots. Runs alternate (the order swapped every other pair,
+the machine being shared) and the table gives each run and the medians; with ``--lock FILE``
+each deliberation holds an exclusive lock on FILE while it runs, not the whole benchmark.
 
 What the server read is taken from its own log, the same way for both: every request's
 ``prompt eval time = … / N tokens`` line counts the N prompt tokens it processed (the rest of
 the prompt came from the slot's cache). The after run's result also records what the endpoint
-said it reused (``usage.cached_prompt_tokens``).
+said it reused (``usage.cached_prompt_tokens``), and each side's audit log gives the prompt,
+reused and generated tokens by kind of call (propose, critique, revise, score, synthesize).
 
 ``--default-run`` then runs a default deliberation on the sample problem with ``--backend local``
 (the after code) and reports how it ended, its calls and its wall time.
@@ -21,6 +27,8 @@ Set up with `make llama`. Run: .venv/bin/python benchmarks/prefix_reuse.py [--pa
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -31,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -60,10 +69,14 @@ SMALL = [
 SHAPES: dict[str, list[str]] = {
     "small": SMALL,
     "two-rounds": [*SMALL, "--max-rounds", "2"],
+    "four-rounds": [*SMALL, "--max-rounds", "4"],
 }
-"""``small`` is one round; ``two-rounds`` the same agents for up to two rounds (the last
-``--max-rounds`` wins; the code at 2d0ef92 has no ``--min-rounds``): each further round adds a
-critique and a revision per agent and the scores, nearer a default deliberation."""
+"""``small`` is one round; ``two-rounds`` and ``four-rounds`` the same agents for up to two or
+four rounds (the last ``--max-rounds`` wins; the code at 2d0ef92 has no ``--min-rounds``; the
+monitor halts earlier only if both solutions fall in one cluster at similarity 0.99): each
+further round adds a critique and a revision per agent, nearer a default deliberation. In this
+two-agent shape the first calls (two proposals on empty slots, each constraint agent's first
+score) cost the same whatever the rounds, so the ratio grows with the rounds."""
 _PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _EVAL = re.compile(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _PATIENT_CLIENT = """\
@@ -83,7 +96,19 @@ backend.OpenAIConfig.__init__ = _patient
 call on a loaded machine is waited for, not cancelled and sent again (a cancelled request's
 prompt work goes unlogged and its retry reuses what it left in the slot)."""
 
-Side = Literal["before", "after"]
+Side = Literal["before", "no-cache", "after"]
+SIDES: tuple[Side, ...] = ("before", "no-cache", "after")
+SERVER_FLAGS: dict[Side, list[str]] = {"no-cache": ["--no-cache-prompt"]}
+"""Extra llama-server flags per side: the no-cache side's server reads every prompt whole."""
+
+
+class KindTokens(NamedTuple):
+    """One kind of call's totals in a run's audit log."""
+
+    calls: int
+    prompt: int
+    reused: int
+    generated: int
 
 
 class Run(NamedTuple):
@@ -105,15 +130,19 @@ class Run(NamedTuple):
     deliberating_s: float
     load: float
     """1-minute load average when the run ended."""
+    kinds: dict[str, KindTokens]
+    """Per kind of call, from the run's audit log (reused 0 where the code did not count it)."""
 
 
-def _wrapper(binary: Path, log: Path, folder: Path) -> Path:
-    """A llama-server that also writes its log to ``log`` (the same binary, same PID)."""
+def _wrapper(binary: Path, log: Path, folder: Path, flags: list[str]) -> Path:
+    """A llama-server that also writes its log to ``log`` and takes ``flags`` (the same binary,
+    same PID)."""
     script = folder / "llama-server"
+    extra = "".join(f" {flag}" for flag in flags)
     script.write_text(
         "#!/bin/sh\n"
         f'if [ "$1" = "--version" ]; then exec "{binary}" "$@"; fi\n'
-        f'exec "{binary}" "$@" --log-file "{log}"\n'
+        f'exec "{binary}" "$@"{extra} --log-file "{log}"\n'
     )
     script.chmod(0o755)
     return script
@@ -125,6 +154,41 @@ def per_request(log: Path) -> list[int]:
     return [int(n) for _, n in _PROMPT_EVAL.findall(text)]
 
 
+def by_kind(audit: Path) -> dict[str, KindTokens]:
+    """Prompt, reused and generated tokens per kind of call (``llm.<kind>`` events)."""
+    totals: dict[str, KindTokens] = {}
+    lines = audit.read_text().splitlines() if audit.exists() else []
+    for line in lines:
+        event = json.loads(line)
+        kind = str(event.get("kind", ""))
+        if not kind.startswith("llm."):
+            continue
+        for response in event.get("payload", {}).get("responses", []):
+            usage = response.get("usage") or {}
+            old = totals.get(kind[4:], KindTokens(0, 0, 0, 0))
+            totals[kind[4:]] = KindTokens(
+                old.calls + 1,
+                old.prompt + int(usage.get("prompt_tokens", 0)),
+                old.reused + int(usage.get("cached_prompt_tokens") or 0),
+                old.generated + int(usage.get("completion_tokens", 0)),
+            )
+    return totals
+
+
+@contextlib.contextmanager
+def _held(lock: Path | None) -> Iterator[None]:
+    """An exclusive lock on ``lock`` while the block runs (flock(1)'s lock; none if None)."""
+    if lock is None:
+        yield
+        return
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _server_log(log: Path) -> tuple[int, float, int]:
     """Prompt tokens processed, seconds on prompts and tokens generated, from the log."""
     text = log.read_text(errors="replace") if log.exists() else ""
@@ -134,7 +198,13 @@ def _server_log(log: Path) -> tuple[int, float, int]:
 
 
 def deliberate(
-    side: Side, tree: Path, binary: Path, work: Path, args: list[str], keep: Path | None = None
+    side: Side,
+    tree: Path,
+    binary: Path,
+    work: Path,
+    args: list[str],
+    keep: Path | None = None,
+    lock: Path | None = None,
 ) -> Run:
     """One ``deliberate --backend local`` run of the code in ``tree``, timed from outside.
 
@@ -145,7 +215,7 @@ def deliberate(
     (folder / "sitecustomize.py").write_text(_PATIENT_CLIENT)
     env = {
         **os.environ,
-        "HIVEMIND_LLAMA_SERVER": str(_wrapper(binary, log, folder)),
+        "HIVEMIND_LLAMA_SERVER": str(_wrapper(binary, log, folder, SERVER_FLAGS.get(side, []))),
         "PYTHONPATH": f"{tree}{os.pathsep}{folder}",
         "TTY_COMPATIBLE": "1",
         "COLUMNS": "160",
@@ -169,9 +239,12 @@ def deliberate(
         "--out",
         str(run_dir),
     ]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    with _held(lock):
+        print(f"{side}: started {datetime.now(UTC):%H:%M:%S} UTC", flush=True)
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        load = os.getloadavg()[0]
     (folder / "stdout.txt").write_text(done.stdout)
     (folder / "stderr.txt").write_text(done.stderr)
     if keep is not None:
@@ -196,7 +269,8 @@ def deliberate(
         generated=generated,
         wall_s=wall,
         deliberating_s=float(result.get("wall_time_s", 0.0)),
-        load=os.getloadavg()[0],
+        load=load,
+        kinds=by_kind(run_dir / "audit.jsonl"),
     )
 
 
@@ -216,45 +290,72 @@ def _row(r: Run) -> str:
     )
 
 
+def _kinds(r: Run) -> str:
+    """Processed (prompt minus reused) and generated tokens per kind of call, one line."""
+    parts = [
+        f"{kind} {k.calls}× {k.prompt - k.reused:,} processed ({k.prompt:,} prompt, "
+        f"{k.reused:,} reused), {k.generated:,} generated"
+        for kind, k in sorted(r.kinds.items())
+    ]
+    return f"{r.side} by kind: " + "; ".join(parts)
+
+
+def _sides(text: str) -> list[Side]:
+    """The sides in the order given (the first pair runs them so, the next in reverse)."""
+    sides = [side for name in text.split(",") for side in SIDES if side == name]
+    if "after" not in sides or len(sides) < 2 or len(set(sides)) != len(text.split(",")):
+        raise argparse.ArgumentTypeError(f"{text!r}: after and one or two of before, no-cache")
+    return sides
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--pairs", type=int, default=3, help="before/after pairs")
+    parser.add_argument("--pairs", type=int, default=3, help="rounds of every side")
     parser.add_argument("--before", default=BEFORE, help="the commit measured as before")
     parser.add_argument("--after", default="HEAD", help="the commit measured as after")
+    parser.add_argument(
+        "--sides", type=_sides, default=["before", "after"], help="e.g. no-cache,after,before"
+    )
     parser.add_argument("--binary", type=Path, default=None, help="llama-server to use")
     parser.add_argument("--default-run", action="store_true", help="also a default local run")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small", help="deliberation")
     parser.add_argument("--keep", type=Path, default=None, help="copy each run's folder here")
+    parser.add_argument("--lock", type=Path, default=None, help="held by each deliberation")
     args = parser.parse_args()
+    sides: list[Side] = args.sides
     binary = args.binary or find_binary()
     print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {_cpu()}; {platform.platform()}")
     print(f"server: {binary} ({server_version(binary)})")
     print(f"shape: {args.shape} ({' '.join(SHAPES[args.shape])})")
+    print(f"sides: {', '.join(sides)}; before {args.before}, after {args.after}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="prefix-reuse-") as tmp:
         work = Path(tmp)
-        trees: dict[Side, Path] = {"before": work / "before", "after": work / "after"}
+        commits = {"before": args.before, "after": args.after}
+        trees = {name: work / name for name in commits if name in sides or name == "after"}
         default: Run | None = None
-        for side, commit in (("before", args.before), ("after", args.after)):
+        for name, tree in trees.items():
             subprocess.run(
-                ["git", "worktree", "add", "--detach", str(trees[side]), commit],
+                ["git", "worktree", "add", "--detach", str(tree), commits[name]],
                 cwd=REPO,
                 check=True,
                 capture_output=True,
             )
         try:
             for pair in range(args.pairs):
-                order: tuple[Side, Side] = (
-                    ("before", "after") if pair % 2 == 0 else ("after", "before")
-                )
-                for side in order:
-                    run = deliberate(side, trees[side], binary, work, SHAPES[args.shape], args.keep)
+                for side in sides if pair % 2 == 0 else sides[::-1]:
+                    tree = trees["before" if side == "before" else "after"]
+                    shape = SHAPES[args.shape]
+                    run = deliberate(side, tree, binary, work, shape, args.keep, args.lock)
                     runs.append(run)
                     print(_row(run), flush=True)
+                    print(_kinds(run), flush=True)
             if args.default_run:
-                default = deliberate("after", trees["after"], binary, work, [], args.keep)
+                default = deliberate(
+                    "after", trees["after"], binary, work, [], args.keep, args.lock
+                )
         finally:
             for tree in trees.values():
                 subprocess.run(
@@ -272,7 +373,7 @@ def main() -> None:
             print(_row(run))
         ok = [r for r in runs if r.ok]
         medians: dict[Side, dict[str, float]] = {}
-        for side in ("before", "after"):
+        for side in sides:
             mine = [r for r in ok if r.side == side]
             if not mine:
                 continue
@@ -289,10 +390,12 @@ def main() -> None:
                 f"{m['processed']:,.0f} prompt tokens processed in {m['prompt_s']:.0f} s, "
                 f"wall {m['wall_s']:.0f} s ({m['deliberating_s']:.0f} s deliberating)"
             )
-        if len(medians) == 2:
-            b, a = medians["before"], medians["after"]
+        for base in ("before", "no-cache"):
+            if base not in medians or "after" not in medians:
+                continue
+            b, a = medians[base], medians["after"]
             print(
-                f"after/before: prompt tokens processed {b['processed'] / a['processed']:.2f}x "
+                f"after/{base}: prompt tokens processed {b['processed'] / a['processed']:.2f}x "
                 f"fewer, prompt time {b['prompt_s'] / a['prompt_s']:.2f}x shorter, wall time "
                 f"{b['wall_s'] / a['wall_s']:.2f}x shorter "
                 f"(deliberating {b['deliberating_s'] / a['deliberating_s']:.2f}x)"
