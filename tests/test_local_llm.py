@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -703,6 +704,34 @@ async def test_an_agents_later_calls_reuse_its_cached_prompt_prefix(llama_binary
         for prompt, cached in seen:
             assert 0 <= cached <= prompt
         assert all(cached > 0 for _, cached in seen[1:])
+
+
+BEYOND_X86_64_V3 = r"%zmm|%k[0-7]\b|ldtilecfg|tileloadd|tilestored|tdpb|vpdpb|vpdpw"
+"""AVX-512 registers and opmasks, AMX tile instructions, VNNI dot products (AVX-512 or AVX):
+none of them runs on every x86-64-v3 machine (an extended regular expression)."""
+
+
+@pytest.mark.slow
+def test_the_portable_server_holds_no_instruction_beyond_x86_64_v3(llama_binary):
+    # The binary must run the same on AVX2-only and AVX-512 hosts: a native build on an AMX
+    # Xeon crashed in its AMX kernels (docs/design/local-llm-backend.md). About 5-10 s.
+    key = llama_binary.parent.parent.name
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    v3 = platform.machine() == "x86_64" and {"avx2", "fma", "f16c", "bmi2"} <= flags
+    assert ("-portable-" in key) == v3, key
+    if not v3:
+        return  # built natively for this CPU, with its flags in the cache key
+    dump = subprocess.Popen(
+        ["objdump", "-d", "--no-show-raw-insn", str(llama_binary)], stdout=subprocess.PIPE
+    )
+    grep = subprocess.run(
+        ["grep", "-E", BEYOND_X86_64_V3], stdin=dump.stdout, capture_output=True, text=True
+    )
+    assert dump.stdout is not None
+    dump.stdout.close()
+    assert dump.wait() == 0
+    found = grep.stdout.splitlines()
+    assert grep.returncode == 1 and found == [], f"{len(found)} instructions, e.g. {found[:5]}"
 
 
 @pytest.mark.slow
