@@ -29,9 +29,11 @@ from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.local import (
     LocalChatModel,
+    LocalEndpoint,
     LocalServer,
     LocalServerConfig,
     LocalServerError,
+    LocalServerInfo,
     check_model_file,
     find_binary,
     free_port,
@@ -168,6 +170,27 @@ def test_unknown_backend_names_the_allowed_ones():
 def test_local_backend_needs_a_running_server():
     with pytest.raises(InputError, match="running server"):
         make_model(BackendChoice(backend="local"))
+
+
+def test_a_local_request_outwaits_the_hosted_timeout_unless_told_otherwise():
+    # A local request waits behind its slot's queue and shares the cores with every slot:
+    # cancelled at the hosted 120 s, a default run's every proposal was sent again.
+    info = LocalServerInfo(
+        server_version="version: 0 (test)",
+        model_file="m.gguf",
+        model_path="/m.gguf",
+        model_sha256="0" * 64,
+        model_bytes=1,
+        context_size=4096,
+        slots=16,
+        threads=1,
+        sampling={},
+    )
+    endpoint = LocalEndpoint(base_url="http://127.0.0.1:9/v1", pid=1, info=info)
+    hosted = OpenAIConfig(model="m").timeout_s
+    assert LocalChatModel(endpoint).config.timeout_s >= 30 * 60 > hosted
+    assert LocalChatModel(endpoint, timeout_s=5.0).config.timeout_s == 5.0
+    assert LocalChatModel(endpoint).config.server_slots == 16
 
 
 def test_open_model_checks_the_model_file_before_starting(tmp_path):

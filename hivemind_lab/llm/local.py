@@ -398,10 +398,22 @@ def _sampling(props: dict[str, Any]) -> dict[str, Any]:
     return {k: params[k] for k in _SAMPLING_KEYS if k in params}
 
 
+LOCAL_TIMEOUT_S = 3600.0
+"""How long a request to the local server may take. A local request shares the cores with every
+slot's work and waits behind its own slot's queue, so its time grows with the run's concurrency,
+not with the endpoint's health: on 1 thread with 16 slots a default run's proposals took ~6 min
+each, and under the hosted endpoints' 120 s every one was cancelled and sent again (its retry
+reusing all but one token of the prompt the cancelled request had read, so the reuse count and
+the progress bar's tok/s were wrong), and a reply's generation starts over on each retry. A
+server that dies fails a request at once (the connection drops); only a hung one waits this
+long."""
+
+
 class LocalChatModel(OpenAIChatModel):
     """The `openai` backend pointed at a local server; named ``local``, with the server's
     description as ``model_info`` (recorded in the run manifest). Requests with an
-    ``affinity`` key are pinned to one of the server's slots."""
+    ``affinity`` key are pinned to one of the server's slots, and wait up to
+    `LOCAL_TIMEOUT_S` unless ``timeout_s`` is given."""
 
     backend = "local"
 
@@ -414,7 +426,7 @@ class LocalChatModel(OpenAIChatModel):
                 base_url=endpoint.base_url,
                 max_concurrency=concurrency or endpoint.info.slots,
                 server_slots=endpoint.info.slots,
-                **config,
+                **{"timeout_s": LOCAL_TIMEOUT_S, **config},
             )
         )
         self.server = endpoint
