@@ -3,7 +3,8 @@ each rules out or bounds.
 
 Generic reading: a sentence is a constraint when it carries a prohibition cue (ban, may not,
 must not, cannot be transferred, illegal, unlawful, would breach …) or a limit cue (covenant,
-limit, cap, no more than, deadline, expires, runs out, requires approval …); it is linked to
+limit, cap, no more than, deadline, expires, runs out, requires approval …) that binds the
+decider (`binds`: not what others cannot do, a past event, a hypothetical); it is linked to
 the option whose words it shares most (Snowball stems, at least two; a prohibition naming the
 act an option leads with, "acquisition" for "Buy …", counts as two), never through one
 problem's words. A prohibition forbids that option; a limit only limits it. Pure functions.
@@ -19,6 +20,7 @@ from typing import Any, NamedTuple
 import snowballstemmer
 
 from hivemind_lab.problems.model import MAX_CONSTRAINTS, ConstraintKind
+from hivemind_lab.problems.reading.binds import binds_decider, conditional
 from hivemind_lab.problems.reading.options import question_sentences, span
 
 PROHIBITION = re.compile(
@@ -41,15 +43,25 @@ CONDITIONAL = re.compile(
     r"so\s+long\s+as)\b",
     re.IGNORECASE,
 )
-"""A prohibition with a way out ("will not renew cover unless repairs begin"): it bounds the
+"""A prohibition with a way out ("will not renew cover unless repairs begin") or that holds
+only if something happens ("if we sell the paddock, we cannot build there"): it bounds the
 options, and the one that meets its condition is its remedy, not what it rules out. "Until
-2031" is no way out: the option is ruled out now."""
+2031" is no way out, nor "even if": the option is ruled out now."""
+
+
+def binding_cue(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` carries one of ``pattern``'s cues that binds the decider (not what
+    others cannot do, what could not be done in the past, or a hypothetical: `binds`)."""
+    return any(binds_decider(text, cue) for cue in pattern.finditer(text))
 
 
 def rules_out(text: str) -> bool:
-    """Whether a constraint's text rules something out: a prohibition cue with no condition
-    that lifts it (a conditional prohibition only limits)."""
-    return bool(PROHIBITION.search(text)) and not CONDITIONAL.search(text)
+    """Whether a constraint's text rules something out: a prohibition cue that binds the
+    decider, with no condition that lifts it (a conditional prohibition only limits)."""
+    return not CONDITIONAL.search(text) and any(
+        binds_decider(text, cue) and not conditional(text, cue)
+        for cue in PROHIBITION.finditer(text)
+    )
 
 
 LIMIT = re.compile(
@@ -180,12 +192,22 @@ def _acts(text: str) -> Acts:
     return frozenset(group for group in _ACTIONS if group & said)
 
 
-def _shared(said: frozenset[str], acts: Acts, option: str) -> int:
+def _capitalised(text: str) -> frozenset[str]:
+    """Stems of the capitalised words of a text."""
+    return stems(" ".join(re.findall(r"\b[A-Z][^\W\d_]*", text)))
+
+
+def _shared(said: frozenset[str], named: frozenset[str], acts: Acts, option: str) -> int:
     """Content stems a constraint shares with an option, plus two when it names the very act
-    the option leads with (its first word)."""
+    the option leads with (its first word). A word the option has only inside a name
+    ("Merge with the Riverside Choir Hall Trust") counts only when the constraint writes it as
+    a name too: "our choir hall lease" is no mention of another society's trust."""
     words = option.split()
     head: Acts = _acts(words[0]) if words else frozenset()
-    return len(said & stems(option)) + (2 if head & acts else 0)
+    rest = " ".join(words[1:])
+    in_name = _capitalised(rest) - stems(re.sub(r"\b[A-Z][^\W\d_]*", " ", rest))
+    common = len(said & (stems(option) - in_name)) + len(named & in_name)
+    return common + (2 if head & acts else 0)
 
 
 def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
@@ -194,9 +216,9 @@ def link(text: str, options: Sequence[str]) -> tuple[int, ...]:
     option leads with ("cannot take on any new acquisition" / "Buy the tenement")
     counts that as two shared stems; a limit's acts do not count ("operating leases don't
     count" under a debt cap is no lease option's limit)."""
-    said = stems(text)
+    said, named = stems(text), _capitalised(text)
     acts: Acts = _acts(text) if rules_out(text) else frozenset()  # the acts it rules out
-    shared = [_shared(said, acts, option) for option in options]
+    shared = [_shared(said, named, acts, option) for option in options]
     if not shared:
         return ()
     best = max(shared)
@@ -240,7 +262,7 @@ def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstr
         if sentence.rstrip().endswith("?") or len(sentence.split()) < 4:
             continue
         banned = rules_out(sentence)
-        if not PROHIBITION.search(sentence) and not LIMIT.search(sentence):
+        if not binding_cue(PROHIBITION, sentence) and not binding_cue(LIMIT, sentence):
             continue
         linked = link(sentence, options)
         found = ReadConstraint(
