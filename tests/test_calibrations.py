@@ -405,7 +405,7 @@ def test_a_revision_moves_no_further_than_the_listed_points_reach():
     )
     whole = decision_distance(before.stances, after.stances)
     taken = []
-    for r in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, whole, 1.0):
+    for r in sorted({round(0.05 * i, 2) for i in range(21)} | {whole}):
         licensed = Licence(raised=frozenset(range(5)), away=frozenset(), reach=r)
         solution, held = hold_unanswered(before, after, licensed, exclusive=False)
         moved = decision_distance(before.stances, solution.stances)
@@ -496,6 +496,10 @@ PLANS = (
 )
 """A constructed set of plans on five options: some share their first move, some their sequel,
 some nothing."""
+EVERY_PLAN_ON_THREE = tuple((*plan, A, A) for plan in itertools.product((P, L, A), repeat=3))
+"""Every plan on the first three of the options, the rest ruled out: among them the shapes a
+model writes most (one first move, with or without a sequel), which a distance that counts a
+sequel by the number of options named leaves apart from every plan with another first move."""
 
 
 class _WordedLikeTheirPlans:
@@ -518,19 +522,22 @@ class _WordedLikeTheirPlans:
 
 
 def test_cluster_count_responds_across_the_whole_threshold_range():
+    """With the mean difference over the options named (until 2026-12-02) the widest flat
+    stretch on this set was 0.29: every plan lumped together below it."""
+    plans = PLANS + EVERY_PLAN_ON_THREE
     solutions = [
         SolutionView(
             title=f"plan {k}",
             recommendations=(f"plan {k}",),
             stances=tuple(OptionStance(option=o, stance=s) for o, s in enumerate(plan)),  # type: ignore[arg-type]
         )
-        for k, plan in enumerate(PLANS)
+        for k, plan in enumerate(plans)
     ]
     sims = solution_similarity(solutions, _WordedLikeTheirPlans(solutions))
     thresholds = [round(0.01 * i, 2) for i in range(101)]
     counts = [len(set(cluster_labels(sims, t))) for t in thresholds]
     assert counts == sorted(counts)  # never fewer conclusions at a higher threshold
-    assert counts[0] == 1 and counts[-1] == len(PLANS) - 1  # two plans are the same
+    assert counts[0] == 1 and counts[-1] == len(set(plans))  # the same plan twice is one
     flats = [list(g) for _, g in itertools.groupby(range(len(counts)), key=counts.__getitem__)]
     widest = max(thresholds[g[-1]] - thresholds[g[0]] for g in flats)
     assert widest <= 0.15, counts

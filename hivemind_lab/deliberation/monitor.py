@@ -69,8 +69,8 @@ def solution_similarity(
 
 def decision_similarity(solutions: Sequence[Solution | SolutionView]) -> np.ndarray:
     """Pairwise similarity of the solutions' decisions in [0, 1]: one minus the continuous
-    decision distance (`hivemind_lab.deliberation.stances.decision_distance`: commitment to
-    each option as a number, pursue 1, later 1/3, avoid 0 or unnamed 0).
+    decision distance (`hivemind_lab.deliberation.stances.decision_distance`: the share of a
+    plan's commitment, pursue 1 and later 1/3 per option, that must move to make it the other).
 
     A number per option instead of an equal/unequal stance: plans that share their first move
     and differ in what follows are closer than plans with different first moves, by steps

@@ -26,21 +26,38 @@ def commitments(stances: Iterable[OptionStance]) -> dict[int, float]:
     return {st.option: COMMITMENT[st.stance] for st in stances}
 
 
-def decision_distance(a: Sequence[OptionStance], b: Sequence[OptionStance]) -> float:
-    """Mean absolute difference in commitment over the options either solution commits to
-    (pursues or sequences), in [0, 1]; 0 when neither commits to any.
+WAIT = -1
+"""The first move of a plan that pursues no option now: it waits (its key among the options in
+`shares`)."""
 
-    Options both solutions avoid or leave unnamed do not count: agreeing on what not to do says
-    little about whether two plans agree. Pursuing different options is 1 (opposite plans: the
-    similarity the monitor thresholds reaches 0), "A then B" against "B then A" 2/3, the same
-    first move with a different sequel 1/6 to 2/9: plans with the same first move are closer
-    than plans with different first moves, by steps, not all or nothing.
+
+def shares(stances: Iterable[OptionStance]) -> dict[int, float]:
+    """Key → the share of the solution's whole commitment that goes to it: each option it
+    commits to, and `WAIT` when it pursues nothing now (a plan's first move is either some
+    options or waiting, commitment 1 as a pursued option), scaled to sum to 1."""
+    held = {o: c for o, c in commitments(stances).items() if c}
+    if not any(c >= COMMITMENT["pursue"] for c in held.values()):
+        held[WAIT] = COMMITMENT["pursue"]
+    total = sum(held.values())
+    return {key: c / total for key, c in held.items()}
+
+
+def decision_distance(a: Sequence[OptionStance], b: Sequence[OptionStance]) -> float:
+    """The share of one solution's commitment that must move to make it the other's: the total
+    variation between their commitment shares (`shares`), in [0, 1].
+
+    Each plan's commitment sums to one, so a plan is compared as a whole: a sequel weighs by
+    its share of the plan (a third of a first move), whatever the number of options the other
+    plan names. On two options: the same first move with or without a sequel 1/4, "A then B"
+    against "B then A" 1/2, "A then B" against "B alone" 3/4, different first moves alone 1;
+    "wait, then A" against "A now" 3/4, against doing nothing 1/4.
+    Until 2026-12-02 it was the mean absolute difference over the options either plan commits
+    to: a sequel then counted 1/6 to 2/9 (divided by the options named), every pair with the
+    same first move stayed at least 7/9 alike and every pair with different first moves at most
+    1/3, and the number of conclusions did not move between thresholds of about 0.5 and 0.7.
     """
-    ca, cb = commitments(a), commitments(b)
-    options = {o for o in ca.keys() | cb.keys() if ca.get(o, UNNAMED) or cb.get(o, UNNAMED)}
-    if not options:
-        return 0.0
-    return sum(abs(ca.get(o, UNNAMED) - cb.get(o, UNNAMED)) for o in options) / len(options)
+    sa, sb = shares(a), shares(b)
+    return 0.5 * sum(abs(sa.get(k, 0.0) - sb.get(k, 0.0)) for k in sa.keys() | sb.keys())
 
 
 def changed_options(before: Sequence[OptionStance], after: Sequence[OptionStance]) -> set[int]:
