@@ -31,6 +31,7 @@ def constraint_texts(text: str) -> list[str]:
         # a hypothetical and a ban that does not exist
         "If the county were to ban holiday lets in the village, the rooms would still earn.",
         "There is no planning cap on rooms in the village.",
+        "Guests who were unable to book online rang the office instead.",
     ],
 )
 def test_what_does_not_bind_the_decider_is_no_constraint(fact):
@@ -47,6 +48,7 @@ def test_what_does_not_bind_the_decider_is_no_constraint(fact):
         "The village design code bans any extension above the roof line.",
         "Our bank will not lend for any new building this year.",
         "The planning application must be lodged by 30 June.",
+        "We will not be able to let the loft rooms until a second fire escape is built.",
         "The staff were told to expect that the lease bans any change of use.",  # no "if"
     ],
 )
@@ -104,3 +106,50 @@ def test_an_option_word_inside_another_party_s_name_links_only_to_that_name():
         "into another charity under its deed."
     )
     assert decide(named, options=options).forbidden() == (1,)
+
+
+def test_a_course_the_text_says_would_break_a_stated_cap_is_forbidden_and_one_under_it_limited():
+    options = [
+        "Take out a bank loan to buy the Selby depot",
+        "Rent the Selby depot from the council",
+    ]
+    text = (
+        "We need the Selby depot: take out a bank loan to buy it, or rent it from the council. "
+        "Our bank agreement caps borrowing at 2 times EBITDA; a loan for the Selby depot would "
+        "take us to {figure} times."
+    )
+    over = decide(problem_from_text(text.format(figure="2.4")), options=options)
+    assert over.forbidden() == (0,)
+    under = decide(problem_from_text(text.format(figure="1.7")), options=options)
+    assert under.forbidden() == () and [c.limits for c in under.constraints] == [(0,)]
+
+
+def test_a_share_capped_under_half_forbids_the_option_that_takes_most_of_it():
+    text = (
+        "Should we {option} or train four more drivers of our own? Our school transport "
+        "contract caps routes run by subcontractors at 25% of the timetable."
+    )
+    most = "hand most of the school routes to subcontractors"
+    some = "hand a few school routes to subcontractors"
+    for option, forbidden in ((most, (0,)), (some, ())):
+        options = [option.capitalize(), "Train four more drivers of our own"]
+        decision = decide(problem_from_text(text.format(option=option)), options=options)
+        assert decision.forbidden() == forbidden
+
+
+@pytest.mark.parametrize(
+    ("sentence", "bound"),
+    [
+        ("The seller's offer on the Quay Street unit is open until 12 September.", True),
+        ("Renaming the society needs 66% of members voting in favour.", True),
+        ("My maternity pay ends on 4 August.", True),
+        ("The grant only covers £5,000 of the fit-out.", True),
+        ("The building society is offering to lend up to £180,000.", True),
+        ("The Christmas market is open until 23 December.", False),  # no offer: a venue
+        ("A heat pump could save up to £900 a year.", False),  # a saving, not a ceiling
+        ("We need 30% of customers to come back to break even.", False),  # a target, no vote
+        ("The cricket season ends in September.", False),  # nothing the client holds
+    ],
+)
+def test_offers_terms_and_ceilings_that_end_or_cap_are_read_and_lookalikes_are_not(sentence, bound):
+    assert bool(constraint_texts(QUESTION + sentence)) is bound

@@ -28,7 +28,7 @@ from hivemind_lab.problems.model import (
     Option,
 )
 from hivemind_lab.problems.reading import REFUSAL_HINT, read_decision
-from hivemind_lab.problems.reading.constraints import kind_of, link, rules_out
+from hivemind_lab.problems.reading.constraints import bound, kind_of
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
 from hivemind_lab.problems.reading.yes_no import declining
 
@@ -48,8 +48,8 @@ def _constraints(
         named = [folded.index(f.casefold()) for f in spec.forbids if f.casefold() in folded]
         limited = [folded.index(f.casefold()) for f in spec.limits if f.casefold() in folded]
         if not spec.forbids and not spec.limits:
-            linked = link(spec.text, labels)
-            named, limited = (list(linked), []) if rules_out(spec.text) else ([], list(linked))
+            forbids, limits = bound(spec.text, labels)
+            named, limited = list(forbids), list(limits)
         built.append(
             Constraint(
                 id=f"constraint.{n}",
@@ -165,13 +165,8 @@ def read_decision_constraints(
         return read.constraints
     relinked = []
     for c in read.constraints:
-        linked = link(c.text, labels)
-        banned = rules_out(c.text)
-        relinked.append(
-            c.model_copy(
-                update={"forbids": linked if banned else (), "limits": () if banned else linked}
-            )
-        )
+        forbids, limits = bound(c.text, labels)
+        relinked.append(c.model_copy(update={"forbids": forbids, "limits": limits}))
     return tuple(relinked)
 
 

@@ -26,6 +26,7 @@ from hivemind_lab.problems.reading.options import question_sentences, span
 PROHIBITION = re.compile(
     r"\b(?:ban|bans|banned|banning|bar|bars|barred|prohibit\w*|forbid\w*|outlaw\w*|"
     r"may\s+not|must\s+not|cannot|can\s*not|can't|could\s+not|couldn't|"
+    r"(?:not|never)\s+be\s+able\s+to|won't\s+be\s+able\s+to|unable\s+to|"
     r"(?:not|never)\s+(?:be\s+)?(?:permitted|allowed|possible|permissible|lawful|legal)|"
     r"illegal|unlawful|impermissible|in\s+breach|would\s+breach|breach(?:es|ing)?|"
     r"no\s+longer\s+(?:possible|available|permitted|allowed)|impossible|void|"
@@ -64,17 +65,44 @@ def rules_out(text: str) -> bool:
     )
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_DATE = (
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|{_MONTH}\s+\d{{1,2}}\b|{_MONTH}\s+(?:19|20)\d\d|"
+    rf"(?:next\s+)?{_MONTH}\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
+"""A day, a month or a weekday: what a deadline names."""
+_TERMS = (
+    r"pay|salary|income|benefits?|allowance|funding|grant|subsidy|support|lease|tenancy|"
+    r"contract|licen[cs]e|permit|consent|warranty|guarantee|offer|cover|insurance|loan|"
+    r"facility|mortgage|deal|agreement|franchise|concession"
+)
+"""What the client holds for a term and loses when it ends ("half pay ends 14 May")."""
 LIMIT = re.compile(
     r"\b(?:covenants?|limit|limits|limited|caps?|capped|ceiling|maximum|at\s+most|"
     r"no\s+more\s+than|not\s+more\s+than|(?:must\s+not|cannot|may\s+not)\s+exceed|exceed\w*|"
-    r"deadline|expires?|expired|expiry|runs?\s+out|running\s+out|"
+    r"deadline|expires?|expired|expiry|runs?\s+out|running\s+out|closing\s+date|"
     r"requires?\s+(?:\w+\s+){0,3}?(?:approval|consent|permission|vote)|"
     r"subject\s+to\s+(?:\w+\s+){0,2}?(?:approval|consent|planning)|"
     r"by\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-    r"[a-z]*\b|by\s+the\s+end\s+of)\b",
+    r"[a-z]*\b|by\s+the\s+end\s+of|"
+    # an offer or a funding that holds only to a date: "offer open until 31 October"
+    r"(?:offer|offer's|quote|quotation|bid|deal|price|tender|window|applications?|scheme|grant|"
+    r"funding|consultation)\s+(?:\w+\s+){0,5}?(?:is\s+|are\s+|remains?\s+)?"
+    rf"(?:open|valid|available|stands?|holds?)\s+(?:only\s+)?(?:until|till|to)\s+{_DATE}|"
+    rf"guaranteed\s+(?:only\s+)?(?:until|till|to)\s+{_DATE}|"
+    rf"(?:{_TERMS})\s+(?:ends?|ending|stops?)\s+(?:on\s+|in\s+)?{_DATE}|"
+    # a lender's or funder's ceiling in money: "the bank is offering up to £400,000"
+    r"(?:lend\w*|loan\w*|borrow\w*|financ\w*|mortgage\w*|grants?|cover\w*|"
+    r"(?:bank|lender|building\s+society)\s+(?:\w+\s+){0,3}?offer\w*)\s+(?:\w+\s+){0,2}?"
+    r"up\s+to\s+[£$€]\s?\d+|only\s+(?:covers?|pays?|funds?)\s+(?:up\s+to\s+)?[£$€]\s?\d+|"
+    # a qualified majority: "we need 75% of equity partners in favour"
+    r"(?:needs?|requires?)\s+(?:the\s+(?:support|votes?|backing|approval)\s+of\s+)?"
+    r"(?:at\s+least\s+)?\d+\s*%\s+of\s+(?:[\w-]+\s+){0,4}?(?:in\s+favou?r|voting|"
+    r"to\s+(?:vote|agree|approve|back|support))|(?:two-thirds|three-quarters)\s+majority)\b",
     re.IGNORECASE,
 )
-"""Cues that bound something: a cap, a covenant, a deadline, an approval."""
+"""Cues that bound something: a cap, a covenant, a deadline, an approval, an offer or a term
+that ends on a date, a lender's ceiling in money, a qualified majority."""
 
 _KINDS: tuple[tuple[ConstraintKind, re.Pattern[str]], ...] = (
     (
@@ -253,6 +281,66 @@ def link_by_names(text: str, statements: Sequence[str]) -> tuple[int, ...]:
     return tuple(hits) if len(hits) == 1 else ()
 
 
+_AMOUNT = (
+    r"(?P<money>[£$€])?\s?(?P<value>\d[\d,]*(?:\.\d+)?)\s*"
+    r"(?P<unit>%|per\s*cent\b|percent\b|times\b|x\b|bn\b|billion\b|m\b|million\b|k\b)?"
+)
+_CAP = re.compile(
+    r"\b(?:caps?|capped|ceiling|maximum|at\s+most|no\s+more\s+than|not\s+more\s+than|"
+    r"limit(?:s|ed)?\s+(?:to|at))\s+(?:[\w-]+\s+){0,4}?(?:at\s+|of\s+|to\s+)?" + _AMOUNT,
+    re.IGNORECASE,
+)
+"""A cap stated with its figure: "caps net debt at 2.5 times EBITDA", "capped at 20% of drops"."""
+_PROJECTED = re.compile(
+    r"\b(?:would|will|could)\s+(?:take|push|bring|raise|lift|put|increase|leave)\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:to|at|over|above)\s+(?:about|around|roughly|some|nearly|almost|"
+    r"approximately|over|~)?\s*" + _AMOUNT,
+    re.IGNORECASE,
+)
+"""Where a course would take the capped figure: "the loan would take us to about 3.2 times"."""
+_MOST = re.compile(r"\b(?:most|all|the\s+(?:majority|bulk))\s+of\b", re.IGNORECASE)
+"""An option's share that is over half of what it speaks of ("subcontract most of the work")."""
+_SCALE = {"k": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
+
+
+def _amount(match: re.Match[str]) -> tuple[str, float] | None:
+    """A figure as (kind, value): a share ("%"), a multiple ("x") or money; None when the
+    figure carries no unit (a count of months, people or shifts is never compared)."""
+    unit = (match["unit"] or "").casefold().replace(" ", "")
+    value = float(match["value"].replace(",", ""))
+    if unit in {"%", "percent"}:
+        return "%", value
+    if unit in {"times", "x"}:
+        return "x", value
+    if match["money"]:
+        return f"money{match['money']}", value * _SCALE.get(unit, 1.0)
+    return None
+
+
+def exceeds_cap(text: str, option: str) -> bool:
+    """Whether a limit's own words put an option over its stated cap: the text says where the
+    course would take the capped figure ("caps net debt at 2.5 times …; the loan would take us
+    to about 3.2 times"), or caps a share under half that the option takes most or all of
+    ("subcontracting capped at 20%" / "Subcontract most of the work"). Figures of different
+    kinds (a share, a multiple, money) are never compared."""
+    caps = [a for m in _CAP.finditer(text) if (a := _amount(m))]
+    if not caps:
+        return False
+    projected = [a for m in _PROJECTED.finditer(text) if (a := _amount(m))]
+    if any(kind == cap_kind and value > cap for kind, value in projected for cap_kind, cap in caps):
+        return True
+    return bool(_MOST.search(option)) and any(k == "%" and cap < 50 for k, cap in caps)
+
+
+def bound(text: str, options: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """What a constraint does to the options, as (forbids, limits): the option it links to is
+    forbidden when it rules it out or the option would break its stated cap, else limited."""
+    linked = link(text, options)
+    if rules_out(text) or (linked and exceeds_cap(text, options[linked[0]])):
+        return linked, ()
+    return (), linked
+
+
 def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstraint, ...]:
     """The binding constraints a text states, prohibitions first, each linked to the options it
     forbids or limits."""
@@ -261,16 +349,15 @@ def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstr
     for sentence in question_sentences(text):
         if sentence.rstrip().endswith("?") or len(sentence.split()) < 4:
             continue
-        banned = rules_out(sentence)
         if not binding_cue(PROHIBITION, sentence) and not binding_cue(LIMIT, sentence):
             continue
-        linked = link(sentence, options)
+        forbids, limited = bound(sentence, options)
         found = ReadConstraint(
             text=re.sub(r"\s+", " ", sentence).strip(),
             quote=span(text, sentence),
             kind=kind_of(sentence),
-            forbids=linked if banned else (),
-            limits=() if banned else linked,
+            forbids=forbids,
+            limits=limited,
         )
-        (prohibitions if banned else limits).append(found)
+        (prohibitions if forbids or rules_out(sentence) else limits).append(found)
     return tuple([*prohibitions, *limits][:MAX_CONSTRAINTS])
