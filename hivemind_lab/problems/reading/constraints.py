@@ -76,7 +76,7 @@ _TERMS = (
     r"contract|licen[cs]e|permit|consent|warranty|guarantee|offer|cover|insurance|loan|"
     r"facility|mortgage|deal|agreement|franchise|concession"
 )
-"""What the client holds for a term and loses when it ends ("half pay ends 14 May")."""
+"""What the client holds for a term and loses when it ends ("my sick pay ends on 3 June")."""
 LIMIT = re.compile(
     r"\b(?:covenants?|limit|limits|limited|caps?|capped|ceiling|maximum|at\s+most|"
     r"no\s+more\s+than|not\s+more\s+than|(?:must\s+not|cannot|may\s+not)\s+exceed|exceed\w*|"
@@ -85,17 +85,17 @@ LIMIT = re.compile(
     r"subject\s+to\s+(?:\w+\s+){0,2}?(?:approval|consent|planning)|"
     r"by\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
     r"[a-z]*\b|by\s+the\s+end\s+of|"
-    # an offer or a funding that holds only to a date: "offer open until 31 October"
+    # an offer or a funding that holds only to a date: "the offer is valid until Friday"
     r"(?:offer|offer's|quote|quotation|bid|deal|price|tender|window|applications?|scheme|grant|"
     r"funding|consultation)\s+(?:\w+\s+){0,5}?(?:is\s+|are\s+|remains?\s+)?"
     rf"(?:open|valid|available|stands?|holds?)\s+(?:only\s+)?(?:until|till|to)\s+{_DATE}|"
     rf"guaranteed\s+(?:only\s+)?(?:until|till|to)\s+{_DATE}|"
     rf"(?:{_TERMS})\s+(?:ends?|ending|stops?)\s+(?:on\s+|in\s+)?{_DATE}|"
-    # a lender's or funder's ceiling in money: "the bank is offering up to £400,000"
+    # a lender's or funder's ceiling in money: "the bank will lend up to £25,000"
     r"(?:lend\w*|loan\w*|borrow\w*|financ\w*|mortgage\w*|grants?|cover\w*|"
     r"(?:bank|lender|building\s+society)\s+(?:\w+\s+){0,3}?offer\w*)\s+(?:\w+\s+){0,2}?"
     r"up\s+to\s+[£$€]\s?\d+|only\s+(?:covers?|pays?|funds?)\s+(?:up\s+to\s+)?[£$€]\s?\d+|"
-    # a qualified majority: "we need 75% of equity partners in favour"
+    # a qualified majority: "a sale needs 75% of members voting in favour"
     r"(?:needs?|requires?)\s+(?:the\s+(?:support|votes?|backing|approval)\s+of\s+)?"
     r"(?:at\s+least\s+)?\d+\s*%\s+of\s+(?:[\w-]+\s+){0,4}?(?:in\s+favou?r|voting|"
     r"to\s+(?:vote|agree|approve|back|support))|(?:two-thirds|three-quarters)\s+majority)\b",
@@ -290,16 +290,16 @@ _CAP = re.compile(
     r"limit(?:s|ed)?\s+(?:to|at))\s+(?:[\w-]+\s+){0,4}?(?:at\s+|of\s+|to\s+)?" + _AMOUNT,
     re.IGNORECASE,
 )
-"""A cap stated with its figure: "caps net debt at 2.5 times EBITDA", "capped at 20% of drops"."""
+"""A cap stated with its figure: "caps debt at 3 times EBITDA", "capped at 15% of hours"."""
 _PROJECTED = re.compile(
     r"\b(?:would|will|could)\s+(?:take|push|bring|raise|lift|put|increase|leave)\s+"
     r"(?:[\w'-]+\s+){0,3}?(?:to|at|over|above)\s+(?:about|around|roughly|some|nearly|almost|"
     r"approximately|over|~)?\s*" + _AMOUNT,
     re.IGNORECASE,
 )
-"""Where a course would take the capped figure: "the loan would take us to about 3.2 times"."""
+"""Where a course would take the capped figure: "the new loan would take us to 3.6 times"."""
 _MOST = re.compile(r"\b(?:most|all|the\s+(?:majority|bulk))\s+of\b", re.IGNORECASE)
-"""An option's share that is over half of what it speaks of ("subcontract most of the work")."""
+"""An option's share that is over half of what it speaks of ("staff most of the night shifts")."""
 _SCALE = {"k": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
 
 
@@ -319,10 +319,10 @@ def _amount(match: re.Match[str]) -> tuple[str, float] | None:
 
 def exceeds_cap(text: str, option: str) -> bool:
     """Whether a limit's own words put an option over its stated cap: the text says where the
-    course would take the capped figure ("caps net debt at 2.5 times …; the loan would take us
-    to about 3.2 times"), or caps a share under half that the option takes most or all of
-    ("subcontracting capped at 20%" / "Subcontract most of the work"). Figures of different
-    kinds (a share, a multiple, money) are never compared."""
+    course would take the capped figure ("caps debt at 3 times EBITDA; the new loan would take
+    us to 3.6 times"), or caps a share under half that the option takes most or all of
+    ("agency nurses capped at 15% of hours" / "Staff most of the night shifts with agency
+    nurses"). Figures of different kinds (a share, a multiple, money) are never compared."""
     caps = [a for m in _CAP.finditer(text) if (a := _amount(m))]
     if not caps:
         return False
