@@ -23,7 +23,8 @@ import re
 
 ABILITY = re.compile(
     r"(?:cannot|can\s*not|can't|can’t|could\s+not|couldn't|couldn’t|runs?\s+out|running\s+out|"
-    r"(?:not|never)\s+be\s+able\s+to|won't\s+be\s+able\s+to|unable\s+to)",
+    r"(?:not|never)\s+be\s+able\s+to|won't\s+be\s+able\s+to|unable\s+to|"
+    r"(?:can|could)\s+(?:only\s+)?(?:absorb|afford|stretch\s+to)\b.*)",
     re.IGNORECASE,
 )
 """Cues that say what someone can or cannot do, or has left: they bind only the decider (or a

@@ -71,6 +71,11 @@ _DATE = (
     rf"(?:next\s+)?{_MONTH}\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
 )
 """A day, a month or a weekday: what a deadline names."""
+_COUNT = (
+    r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"eighteen|twenty|thirty)"
+)
+"""A stated number (a lead time of "a few months" states none)."""
 _TERMS = (
     r"pay|salary|income|benefits?|allowance|funding|grant|subsidy|support|lease|tenancy|"
     r"contract|licen[cs]e|permit|consent|warranty|guarantee|offer|cover|insurance|loan|"
@@ -98,7 +103,14 @@ LIMIT = re.compile(
     # a qualified majority: "a sale needs 75% of members voting in favour"
     r"(?:needs?|requires?)\s+(?:the\s+(?:support|votes?|backing|approval)\s+of\s+)?"
     r"(?:at\s+least\s+)?\d+\s*%\s+of\s+(?:[\w-]+\s+){0,4}?(?:in\s+favou?r|voting|"
-    r"to\s+(?:vote|agree|approve|back|support))|(?:two-thirds|three-quarters)\s+majority)\b",
+    r"to\s+(?:vote|agree|approve|back|support))|(?:two-thirds|three-quarters)\s+majority|"
+    # a lead time stated with its figure: "registration takes 6-12 months", "quoted nine weeks"
+    rf"(?:takes?|taking|would\s+take|will\s+take|quot\w+)\s+(?:about\s+|around\s+|roughly\s+|"
+    rf"typically\s+|at\s+least\s+|up\s+to\s+)?{_COUNT}(?:\s*(?:–|-|to)\s*{_COUNT})?\s+"
+    r"(?:days|weeks|months|years)|"
+    # the client's own money ceiling and an eligibility rule
+    r"(?:can|could)\s+(?:only\s+)?(?:absorb|afford|stretch\s+to)\s+(?:about\s+|around\s+|"
+    r"up\s+to\s+)?[£$€]\s?\d+|only\s+(?:open|available)\s+to)\b",
     re.IGNORECASE,
 )
 """Cues that bound something: a cap, a covenant, a deadline, an approval, an offer or a term
