@@ -104,7 +104,7 @@ LIMIT = re.compile(
     r"(?:needs?|requires?)\s+(?:the\s+(?:support|votes?|backing|approval)\s+of\s+)?"
     r"(?:at\s+least\s+)?\d+\s*%\s+of\s+(?:[\w-]+\s+){0,4}?(?:in\s+favou?r|voting|"
     r"to\s+(?:vote|agree|approve|back|support))|(?:two-thirds|three-quarters)\s+majority|"
-    # a lead time stated with its figure: "registration takes 6-12 months", "quoted nine weeks"
+    # a lead time stated with its figure: "planning takes 8 to 13 weeks", "quoted nine weeks"
     rf"(?:takes?|taking|would\s+take|will\s+take|quot\w+)\s+(?:about\s+|around\s+|roughly\s+|"
     rf"typically\s+|at\s+least\s+|up\s+to\s+)?{_COUNT}(?:\s*(?:–|-|to)\s*{_COUNT})?\s+"
     r"(?:days|weeks|months|years)|"
@@ -114,7 +114,8 @@ LIMIT = re.compile(
     re.IGNORECASE,
 )
 """Cues that bound something: a cap, a covenant, a deadline, an approval, an offer or a term
-that ends on a date, a lender's ceiling in money, a qualified majority."""
+that ends on a date, a lender's ceiling in money, a qualified majority, a lead time stated with
+its figure, the client's own money ceiling, an eligibility rule."""
 
 _KINDS: tuple[tuple[ConstraintKind, re.Pattern[str]], ...] = (
     (
