@@ -85,6 +85,12 @@ def test_a_bar_that_holds_only_if_something_happens_limits_and_even_if_still_for
         "cabins in the orchard if our debt passes three times profit."
     )
     assert decide(lender, options=options).forbidden() == ()
+    standing = problem_from_text(
+        "We need to choose what to do with the orchard. If building holiday cabins in the "
+        "orchard breaches our covenant, the bank can call in the loan."
+    )
+    decision = decide(standing, options=options)  # a covenant in force, not a hypothesis
+    assert decision.forbidden() == () and [c.limits for c in decision.constraints] == [(1,)]
     regardless = problem_from_text(
         "We need to choose what to do with the orchard. The covenant forbids building holiday "
         "cabins in the orchard, even if the council agreed."

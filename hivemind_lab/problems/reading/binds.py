@@ -118,11 +118,21 @@ def _subject_before(sentence: str, start: int) -> str:
     return clause
 
 
-def hypothetical(sentence: str, start: int) -> bool:
+_STANDING = re.compile(r"breach\w*|in\s+breach|would\s+breach|exceed\w*", re.IGNORECASE)
+"""Cues that presuppose a bound already in force: "if we breach the covenant" speaks of a
+covenant the client has, not of one that might be imposed."""
+_DEFINITE = re.compile(r"\b(?:the|our|its|their|my|this|that)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+
+
+def hypothetical(sentence: str, start: int, cue: str = "") -> bool:
     """Whether the words at ``start`` stand inside a hypothetical clause ("if the board
     refused consent, …", "were the council to ban …"): an open condition with no clause
-    boundary (comma, semicolon, "then") between it and the cue."""
+    boundary (comma, semicolon, "then") between it and the cue. A bound the condition takes
+    as standing ("if we breach the covenant", "if borrowing exceeds our cap") is no
+    hypothesis: the condition only says when it bites."""
     before = sentence[:start]
+    if _STANDING.fullmatch(cue) or (_NOUN_CUE.fullmatch(cue) and _DEFINITE.search(before)):
+        return False
     opened = list(_HYPOTHESIS.finditer(before))
     if not opened:
         return False
@@ -142,7 +152,7 @@ def conditional(sentence: str, cue: re.Match[str]) -> bool:
 
 def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
     """Whether a cue found in ``sentence`` binds the decision-maker (see the module's note)."""
-    if hypothetical(sentence, cue.start()):
+    if hypothetical(sentence, cue.start(), cue.group()):
         return False
     said = cue.group()
     if _NOUN_CUE.fullmatch(said) and _NEGATED.search(sentence[: cue.start()]):
