@@ -78,6 +78,13 @@ _OTHERS = frozenset(
 """Who is not the decider: pronouns of others, market and public parties, competitors, and
 relatives outside the household (a partner or spouse decides with the writer)."""
 
+_GRANTS = re.compile(
+    r"grant|approve|permit|allow|authori[sz]e|license|licence|lend|fund|finance|insure|renew|"
+    r"supply|guarantee",
+    re.IGNORECASE,
+)
+"""What another party grants the client: its "cannot approve" withholds it from the client."""
+
 _ADVERB = re.compile(
     r"(?!(?:family|supply|apply|reply|rely|july|italy|assembly|ally|monopoly)\b)\w+ly|still|now|"
     r"also|even|just|often|ever|then|already|yet"
@@ -168,6 +175,8 @@ def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
     if rest[:1] == ["be"]:  # a passive rule on a thing: "cannot be transferred"
         return True
     if _DECIDER & set(after):  # withheld from the decider: "can't supply us after May"
+        return True
+    if rest[:1] and _GRANTS.fullmatch(rest[0]):  # "the planners cannot approve a storey"
         return True
     subject = _words(_subject_before(sentence, cue.start()))
     if set(subject) & {"we", "i"}:
