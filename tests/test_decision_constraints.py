@@ -46,6 +46,7 @@ def test_what_does_not_bind_the_decider_is_no_constraint(fact):
         "We cannot close during the summer season under the tourist board grant.",
         "The brewery says it can't supply us with cask beer after May.",
         "The planners say they cannot approve a second storey on the barn.",
+        "Under the premises licence, customers cannot buy drinks after 11pm.",
         "The village design code bans any extension above the roof line.",
         "Our bank will not lend for any new building this year.",
         "The planning application must be lodged by 30 June.",

@@ -85,6 +85,15 @@ _GRANTS = re.compile(
 )
 """What another party grants the client: its "cannot approve" withholds it from the client."""
 
+_RULE = re.compile(
+    r"\b(?:under|by|according\s+to|in\s+line\s+with)\s+(?:the|our|my|its)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:law|laws|act|licen[cs]e|regulations?|rules?|policy|contract|covenant|agreement|lease|"
+    r"terms|standards?|code|conditions)\b",
+    re.IGNORECASE,
+)
+"""A rule the client keeps, named as the source of what others cannot do: "under the premises
+licence, customers cannot buy drinks after 11pm" binds the client's trade."""
+
 _ADVERB = re.compile(
     r"(?!(?:family|supply|apply|reply|rely|july|italy|assembly|ally|monopoly)\b)\w+ly|still|now|"
     r"also|even|just|often|ever|then|already|yet"
@@ -177,6 +186,8 @@ def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
     if _DECIDER & set(after):  # withheld from the decider: "can't supply us after May"
         return True
     if rest[:1] and _GRANTS.fullmatch(rest[0]):  # "the planners cannot approve a storey"
+        return True
+    if _RULE.search(sentence):  # "under the premises licence, customers cannot buy …"
         return True
     subject = _words(_subject_before(sentence, cue.start()))
     if set(subject) & {"we", "i"}:
