@@ -32,6 +32,8 @@ def constraint_texts(text: str) -> list[str]:
         "If the county were to ban holiday lets in the village, the rooms would still earn.",
         "There is no planning cap on rooms in the village.",
         "Guests who were unable to book online rang the office instead.",
+        "Our regular guests say they can't afford a rise in the room rate.",
+        "Rival guesthouses cannot deliver breakfast to the rooms.",
     ],
 )
 def test_what_does_not_bind_the_decider_is_no_constraint(fact):
@@ -47,6 +49,8 @@ def test_what_does_not_bind_the_decider_is_no_constraint(fact):
         "The brewery says it can't supply us with cask beer after May.",
         "The planners say they cannot approve a second storey on the barn.",
         "Under the premises licence, customers cannot buy drinks after 11pm.",
+        "Our landlord says he cannot extend the lease beyond 2029.",
+        "Our suppliers say they cannot deliver the new ovens before March.",
         "The village design code bans any extension above the roof line.",
         "Our bank will not lend for any new building this year.",
         "The planning application must be lodged by 30 June.",

@@ -62,6 +62,9 @@ _BOUNDARY = re.compile(
 )
 """Where one clause ends and another begins."""
 
+_PRONOUNS = frozenset({"he", "she", "they", "who"})
+"""Who a pronoun stands for is another party, or the client's own (`_own_party`)."""
+
 _DECIDER = frozenset({"we", "i", "us", "me", "our", "my", "ourselves", "myself"})
 """First person: the client writing (a firm's "we", a person's "I")."""
 
@@ -80,7 +83,7 @@ relatives outside the household (a partner or spouse decides with the writer).""
 
 _GRANTS = re.compile(
     r"grant|approve|permit|allow|authori[sz]e|license|licence|lend|fund|finance|insure|renew|"
-    r"supply|guarantee",
+    r"extend|supply|deliver|provide|install|guarantee",
     re.IGNORECASE,
 )
 """What another party grants the client: its "cannot approve" withholds it from the client."""
@@ -185,11 +188,28 @@ def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
         return True
     if _DECIDER & set(after):  # withheld from the decider: "can't supply us after May"
         return True
-    if rest[:1] and _GRANTS.fullmatch(rest[0]):  # "the planners cannot approve a storey"
-        return True
     if _RULE.search(sentence):  # "under the premises licence, customers cannot buy …"
         return True
-    subject = _words(_subject_before(sentence, cue.start()))
-    if set(subject) & {"we", "i"}:
+    subject = set(_words(_subject_before(sentence, cue.start())))
+    if subject & {"we", "i"}:
         return True
-    return not set(subject) & _OTHERS
+    named = subject & _OTHERS - _PRONOUNS  # customers, rivals, relatives: named others
+    if not named and rest[:1] and _GRANTS.fullmatch(rest[0]):
+        return True  # "the planners cannot approve a storey", "they cannot deliver before May"
+    if not named and subject & _PRONOUNS and _own_party(sentence[: cue.start()]):
+        return True  # "our landlord says he cannot extend the lease": the client's own party
+    return not subject & _OTHERS
+
+
+def _own_party(before: str) -> bool:
+    """Whether the words before a cue name a party of the client's own that a pronoun may
+    stand for ("our landlord", "my suppliers"), other than customers, rivals or relatives."""
+    return any(
+        noun.casefold() not in _OTHERS
+        for noun in re.findall(
+            r"\b(?:our|my)\s+(?:[\w-]+\s+)?([^\W\d_]+)\s+(?:says?|said|told|"
+            r"has|have|tells?|confirmed|warned|wrote)\b",
+            before,
+            re.IGNORECASE,
+        )
+    )
