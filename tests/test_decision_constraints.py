@@ -157,7 +157,7 @@ def test_a_share_capped_under_half_forbids_the_option_that_takes_most_of_it():
         ("My maternity pay ends on 4 August.", True),
         ("The grant only covers £5,000 of the fit-out.", True),
         ("The building society is offering to lend up to £180,000.", True),
-        ("Registering the loft rooms with the fire service takes 10 to 14 weeks.", True),
+        ("Registering the loft rooms with the fire service takes 10–14 weeks.", True),
         ("Between us we can afford about £25,000 of the work ourselves.", True),
         ("The county's shopfront grant is only open to businesses trading for two years.", True),
         ("The Christmas market is open until 23 December.", False),  # no offer: a venue
