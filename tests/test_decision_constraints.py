@@ -170,3 +170,31 @@ def test_a_share_capped_under_half_forbids_the_option_that_takes_most_of_it():
 )
 def test_offers_terms_and_ceilings_that_end_or_cap_are_read_and_lookalikes_are_not(sentence, bound):
     assert bool(constraint_texts(QUESTION + sentence)) is bound
+
+
+@pytest.mark.parametrize(
+    "guess",
+    [
+        "Families with young children may not enjoy a room under the eaves.",
+        "A few of our walkers may not notice the café at all.",
+        "The barn may not be big enough for twenty covers.",
+        "It may not pay to open the café before Easter.",
+        "The coach firms may not even stop in the village next year.",
+        "Birdwatchers may not come back once the barn is busy, the warden feared.",
+    ],
+)
+def test_a_may_not_that_guesses_what_others_will_like_or_do_is_no_constraint(guess):
+    assert constraint_texts(QUESTION + guess) == []
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "Guests may not cook in the rooms.",
+        "The barn may not be converted without listed building consent.",
+        "Under our tenancy, we may not sell hot food after 9pm.",
+        "Staff living on site may not take paying guests of their own.",
+    ],
+)
+def test_a_may_not_that_states_a_rule_is_still_a_constraint(rule):
+    assert constraint_texts(QUESTION + rule) == [rule]

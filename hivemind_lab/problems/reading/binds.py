@@ -10,7 +10,9 @@ state facts about others, the past and what has not happened:
 - what could not be done in the past ("the previous owners could not get a licence", "last
   year we couldn't fill the shifts"): a past event, not a bar on the choice now;
 - a cue inside a hypothetical clause ("if the county refused consent, …", "were the council
-  to ban…") or a denied one ("there is no cap on rooms"): nothing has been forbidden.
+  to ban…") or a denied one ("there is no cap on rooms"): nothing has been forbidden;
+- a "may not" that guesses ("walkers may not like the climb", "it may not matter"), where a
+  rule's "may not" binds ("tenants may not sublet").
 
 Passive rules stay binding whoever states them ("the roof cannot be altered"), as do things'
 limits ("the old boiler cannot heat the loft") and the client's own ("we cannot close in
@@ -169,9 +171,72 @@ def conditional(sentence: str, cue: re.Match[str]) -> bool:
     return bool(fronted) or bool(re.search(r"(?<!even\s)\bif\b", after, re.IGNORECASE))
 
 
+_MAY_NOT = re.compile(r"may\s+not\b", re.IGNORECASE)
+_RULE_SOURCE = re.compile(
+    r"\b(?:law|laws|act|statute|regulations?|rules?|by-?laws?|policy|constitution|governing|"
+    r"articles|licen[cs]es?|lease|tenancy|terms|conditions|contract|agreement|covenants?|"
+    r"charter|code|permit|consent|planning|deeds?|franchise|insurance|insurers?)\b",
+    re.IGNORECASE,
+)
+"""What names a rule: a "may not" in a sentence that names one is a prohibition."""
+_GUESSED = re.compile(
+    r"(?:like|love|enjoy|want|wish|welcome|care|mind|appreciate|trust|believe|accept|agree|"
+    r"notice|see|understand|know|realise|realize|remember|need|expect|feel|think|bother|"
+    r"tolerate|matter|work|last|help|happen|succeed|survive|recover|follow|return|come|"
+    r"turn\s+up|show\s+up|find|get|even|necessarily|always|really|quite|entirely|yet)\b",
+    re.IGNORECASE,
+)
+"""After "may not": an attitude, a perception, an outcome or a hedge ("customers may not like
+it", "it may not matter", "they may not even need it") — a guess about what will happen."""
+_ATTITUDE = re.compile(
+    r"(?:interested|pleased|satisfied|convinced|prepared|impressed|bothered|worried|"
+    r"concerned|inclined|tempted|persuaded|keen|willing|ready|able)\b",
+    re.IGNORECASE,
+)
+_PARTICIPLE = re.compile(
+    r"(?:\w+ed|\w+en|built|sold|let|sublet|held|kept|made|paid|put|set|run|shown|spent|"
+    r"sent|lent|brought|bought|dug|cut|split|shut|left|told|taught|felt|fought)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:some|many|most|several|few|a\s+lot\s+of|lots\s+of|plenty\s+of|not\s+all|"
+    r"half\s+of|think|thinks|worry|worries|worried|fear|fears|feared|suspect|doubt|guess|"
+    r"reckon|afraid|risk|chance|possible|possibly|perhaps|maybe)\b",
+    re.IGNORECASE,
+)
+"""Before "may not": a quantified subject or a hedging frame ("some parishioners may not",
+"I worry that buyers may not", "there is a risk it may not")."""
+_GUESSING_REPORT = re.compile(
+    r",\s*(?:\w+\s+){1,4}?(?:warned|feared|worried|suspects?|thinks?|reckons?|guessed)\b",
+    re.IGNORECASE,
+)
+
+
+def guessed(sentence: str, cue: re.Match[str]) -> bool:
+    """Whether a "may not" is a guess about what others will like or do, or about how things
+    will turn out ("older customers may not like it", "the recipe may not be enough", "it may
+    not matter"), not a rule ("tenants may not sublet", "the hall may not be hired for events").
+    A sentence that names a rule (a lease, a licence, the terms, a policy) keeps its "may not"
+    as a prohibition, as does a passive with its participle."""
+    if not _MAY_NOT.match(cue.group()) or _RULE_SOURCE.search(sentence):
+        return False
+    before = _clause_before(sentence[: cue.start()])
+    after = sentence[cue.end() :].lstrip()
+    words = _words(before)
+    if re.match(r"be\s+", after, re.IGNORECASE):
+        complement = after[2:].lstrip()
+        return bool(_ATTITUDE.match(complement)) or not _PARTICIPLE.match(complement)
+    return (
+        bool(_GUESSED.match(after))
+        or bool(_HEDGE.search(sentence[: cue.start()]))
+        or bool(words and words[0] in {"it", "this", "that", "there", "they"})
+        or bool(_GUESSING_REPORT.search(sentence[cue.end() :]))
+    )
+
+
 def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
     """Whether a cue found in ``sentence`` binds the decision-maker (see the module's note)."""
-    if hypothetical(sentence, cue.start(), cue.group()):
+    if hypothetical(sentence, cue.start(), cue.group()) or guessed(sentence, cue):
         return False
     said = cue.group()
     if _NOUN_CUE.fullmatch(said) and _NEGATED.search(sentence[: cue.start()]):
