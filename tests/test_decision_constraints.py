@@ -198,3 +198,28 @@ def test_a_may_not_that_guesses_what_others_will_like_or_do_is_no_constraint(gue
 )
 def test_a_may_not_that_states_a_rule_is_still_a_constraint(rule):
     assert constraint_texts(QUESTION + rule) == [rule]
+
+
+def test_an_obligation_with_a_minimum_forbids_only_an_option_that_counts_the_same_thing_under_it():
+    options = [
+        "Cut the market from twenty stalls to twelve",
+        "Keep twenty stalls and raise the pitch fee",
+        "Cut opening to two days a week",
+    ]
+    text = (
+        "Should the town market cut from twenty stalls to twelve, keep twenty stalls and raise "
+        "the pitch fee, or cut opening to two days a week? The market charter obliges the "
+        "council to let at least fifteen stalls on every market day."
+    )
+    [minimum] = decide(problem_from_text(text), options=options).constraints
+    assert minimum.forbids == (0,)  # twelve stalls < fifteen; days are not stalls
+
+
+def test_a_minimum_per_week_is_not_compared_with_a_level_per_month_nor_a_wish_with_a_rule():
+    options = ["Cut home visits to ten visits a month", "Cut home visits to two visits a week"]
+    question = "Should we cut home visits to ten visits a month or to two visits a week? "
+    rule = "The care contract requires us to make at least three visits a week to each client."
+    [minimum] = decide(problem_from_text(question + rule), options=options).constraints
+    assert minimum.forbids == (1,)
+    wish = "We would need at least three visits a week to keep clients happy."
+    assert decide(problem_from_text(question + wish), options=options).constraints == ()

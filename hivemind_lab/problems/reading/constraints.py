@@ -76,6 +76,45 @@ _COUNT = (
     r"eighteen|twenty|thirty)"
 )
 """A stated number (a lead time of "a few months" states none)."""
+_NUMBERS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "hundred": 100,
+}
+_FIGURE = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
+"""A figure in digits or a number word, for comparing a level with a minimum."""
+_OBLIGED = (
+    r"(?:oblig\w*|requires?|required|must|has\s+to|have\s+to|bound\s+to|(?:a|the)\s+duty\s+to|"
+    r"mandat\w*)"
+)
+"""What makes a minimum an obligation, not a wish ("we need at least 300 covers" is none)."""
+_AT_LEAST = (
+    r"(?:at\s+least|a\s+minimum\s+of|minimum\s+of|no\s+fewer\s+than|not\s+fewer\s+than|"
+    r"no\s+less\s+than|not\s+less\s+than)"
+)
 _TERMS = (
     r"pay|salary|income|benefits?|allowance|funding|grant|subsidy|support|lease|tenancy|"
     r"contract|licen[cs]e|permit|consent|warranty|guarantee|offer|cover|insurance|loan|"
@@ -110,19 +149,21 @@ LIMIT = re.compile(
     r"(?:days|weeks|months|years)|"
     # the client's own money ceiling and an eligibility rule
     r"(?:can|could)\s+(?:only\s+)?(?:absorb|afford|stretch\s+to)\s+(?:about\s+|around\s+|"
-    r"up\s+to\s+)?[£$€]\s?\d+|only\s+(?:open|available)\s+to)\b",
+    r"up\s+to\s+)?[£$€]\s?\d+|only\s+(?:open|available)\s+to|"
+    # an obligation with a minimum: "the licence obliges us to open at least five days a week"
+    rf"{_OBLIGED}\s+(?:[\w'’-]+\s+){{0,8}}?{_AT_LEAST}\s+{_FIGURE})\b",
     re.IGNORECASE,
 )
 """Cues that bound something: a cap, a covenant, a deadline, an approval, an offer or a term
 that ends on a date, a lender's ceiling in money, a qualified majority, a lead time stated with
-its figure, the client's own money ceiling, an eligibility rule."""
+its figure, the client's own money ceiling, an eligibility rule, an obligation with a minimum."""
 
 _KINDS: tuple[tuple[ConstraintKind, re.Pattern[str]], ...] = (
     (
         "legal",
         re.compile(
             r"\b(?:illegal|unlawful|law|laws|legal\w*|legislation|decree|statut\w*|court|"
-            r"licen[cs]e\w*|contract\w*|procurement|restrictive\s+covenant|ban|banned|"
+            r"licen[cs]e\w*|contract\w*|procurement|restrictive\s+covenant|ban|banned|charter|"
             r"prohibit\w*|rights?|lease|tenancy)\b",
             re.I,
         ),
@@ -345,13 +386,60 @@ def exceeds_cap(text: str, option: str) -> bool:
     return bool(_MOST.search(option)) and any(k == "%" and cap < 50 for k, cap in caps)
 
 
+_PERIOD = r"(?:\s+(?:a|an|per|each)\s+(?P<period>day|week|month|year|night|shift|hour))?"
+_MINIMUM = re.compile(
+    rf"{_OBLIGED}\s+(?:[\w'’-]+\s+){{0,8}}?{_AT_LEAST}\s+(?P<value>{_FIGURE})\s+"
+    rf"(?P<noun>[^\W\d_]+){_PERIOD}",
+    re.IGNORECASE,
+)
+"""An obligation's minimum with what it counts: "obliges the operator to run at least four
+crossings a day" is (4, crossing, day)."""
+_LEVEL = re.compile(
+    rf"\bfrom\s+(?P<old>{_FIGURE})\s+(?P<noun>[^\W\d_]+){_PERIOD}\s+(?:[\w'’-]+\s+){{0,3}}?"
+    rf"to\s+(?P<value>{_FIGURE})\b|\b(?P<value2>{_FIGURE})\s+(?P<noun2>[^\W\d_]+)"
+    r"(?:\s+(?:a|an|per|each)\s+(?P<period2>day|week|month|year|night|shift|hour))?",
+    re.IGNORECASE,
+)
+"""The level an option sets: "from six crossings a day to three" is three crossings a day (the
+figure after "to" counts what the one before it counts), "keep twelve beds" twelve beds."""
+
+
+def _count(word: str) -> float:
+    word = word.casefold()
+    return float(_NUMBERS[word]) if word in _NUMBERS else float(word)
+
+
+def below_minimum(text: str, option: str) -> bool:
+    """Whether an option sets a level under a minimum the text obliges ("obliges the operator
+    to run at least four crossings a day" / "Cut the timetable from six crossings a day to
+    three"). Only figures that count the same thing (the same noun, and the same period when
+    both give one) are compared: a minimum of departures says nothing of a fleet of buses."""
+    minima = [
+        (_count(m["value"]), _stemmer().stemWord(m["noun"].casefold()), m["period"])
+        for m in _MINIMUM.finditer(text)
+    ]
+    for m in _LEVEL.finditer(option):
+        value, noun = (m["value"], m["noun"]) if m["value"] else (m["value2"], m["noun2"])
+        period = m["period"] if m["value"] else m["period2"]
+        stem = _stemmer().stemWord(noun.casefold())
+        for least, counted, per in minima:
+            same = stem == counted and (
+                not period or not per or period.casefold() == per.casefold()
+            )
+            if same and _count(value) < least:
+                return True
+    return False
+
+
 def bound(text: str, options: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """What a constraint does to the options, as (forbids, limits): the option it links to is
-    forbidden when it rules it out or the option would break its stated cap, else limited."""
+    forbidden when it rules it out or the option would break its stated cap, and any option
+    that sets a level under the minimum it obliges; the rest it links to are limited."""
     linked = link(text, options)
     if rules_out(text) or (linked and exceeds_cap(text, options[linked[0]])):
         return linked, ()
-    return (), linked
+    short = tuple(k for k, option in enumerate(options) if below_minimum(text, option))
+    return short, tuple(k for k in linked if k not in short)
 
 
 def read_constraints(text: str, options: Sequence[str] = ()) -> tuple[ReadConstraint, ...]:
