@@ -229,3 +229,41 @@ def test_a_prohibition_naming_what_only_one_options_sentence_names_forbids_that_
     decision = read_decision(text)
     assert decision.labels[1] == "Build a new clubhouse on the school field at a cost of £2.1m"
     assert decision.forbidden() == (1,)
+
+
+WRAPPED = (
+    "Our kitchen in Ripon now cooks for four care homes, and the trust that runs them has asked\n"
+    "Ripon College whether its catering school could take over the evening meals from April.\n"
+    "After the review two ways forward have been\n"
+    "suggested to us:\n"
+    "\n"
+    "- Build a second kitchen at the Harrogate home\n"
+    "- Buy ready meals from a contract caterer\n"
+    "\n"
+    "Minutes of the catering committee of the trust board\n"
+    "Held in the Ripon office on the first Monday of March\n"
+    "\n"
+    "Ana: we could also just do fewer hot meals on weekdays and keep the kitchen as it is\n"
+    "Ben: Saturday is the busy one though\n"
+)
+
+
+def test_a_hard_wrapped_sentence_is_joined_whatever_its_next_line_starts_with():
+    facts = [f.text for f in read_decision(WRAPPED).facts]
+    assert (
+        "Our kitchen in Ripon now cooks for four care homes, and the trust that runs them has "
+        "asked Ripon College whether its catering school could take over the evening meals from "
+        "April." in facts
+    )
+    assert not any(f.endswith("have been") for f in facts)  # "suggested to us:" is no label
+    assert read_decision(WRAPPED).labels == (
+        "Build a second kitchen at the Harrogate home",
+        "Buy ready meals from a contract caterer",
+    )
+
+
+def test_a_title_line_a_list_and_a_chat_turn_are_never_joined_to_the_line_above():
+    facts = [f.text for f in read_decision(WRAPPED).facts]
+    assert not any("Board Held" in f or "trust board Held" in f for f in facts)  # a title line
+    assert not any("Ben:" in f and "Ana:" in f for f in facts)  # one turn each
+    assert not any("caterer Minutes" in f or "home Buy" in f for f in facts)  # list items

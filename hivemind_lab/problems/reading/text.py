@@ -57,6 +57,7 @@ def read_blocks(text: str) -> list[Block]:
     paragraph: list[str] = []
     header: list[str] = []
     indent = 0
+    width = max((len(raw.strip()) for raw in text.splitlines()), default=0)
 
     def flush() -> None:
         if paragraph:
@@ -95,28 +96,47 @@ def read_blocks(text: str) -> list[Block]:
             run += not blocks or blocks[-1].kind not in ("bullet", "detail")
             indent = depth
             blocks.append(Block("bullet", item, label, run))
+        elif paragraph and _continues(paragraph[-1], line, width):
+            # a hard-wrapped line continues its sentence ("…have been" / "put to me:"), before
+            # it can pass for a label line
+            paragraph.append(line)
         elif len(line.split()) <= 8 and (
             line.endswith(":") or re.fullmatch(r"(?:\*\*[^*]+\*\*|__[^_]+__):?", raw.strip())
         ):
             flush()  # "Facts:", "**Context**": a label for what follows
             label = line.rstrip(":").strip()
             blocks.append(Block("label", label, label, 0))
-        elif (
-            paragraph
-            and not re.search(r"[.!?:;]$", paragraph[-1])
-            and (
-                line[:1].islower()
-                or (re.match(r"[$€£¥]?\d", line) is not None and len(paragraph[-1].split()) > 8)
-            )
-        ):
-            # a hard-wrapped line continues its sentence ("…, down from" / "74,000 in 2019."),
-            # a figure only after a line too long to be a heading
-            paragraph.append(line)
         else:
             flush()
             paragraph.append(line)
     flush()
     return blocks
+
+
+_SPEAKER = re.compile(
+    r"^[A-Z][\w.'’&()/ -]{0,40}:(?:\s|$)|^\[|^\d{1,2}:\d\d\b|^\d{1,2}/\d{1,2}/|"
+    r"^\d{1,2}\.\d{1,2}\s+[A-Z]"
+)
+"""A line that opens a turn, a field, a timestamp or a numbered paragraph ("Mo: …", "Date: …",
+"[03/05] …", "19:06 …", "2.1 Members …"): it never continues the line above."""
+
+
+def _continues(previous: str, line: str, width: int) -> bool:
+    """Whether ``line`` carries on a hard-wrapped sentence of ``previous``: the previous line
+    ends with no stop, and the line starts in lower case ("…, down from" / "74,000 in 2019."),
+    or, after a line too long to be a heading (over 8 words), with a figure; or with a capital
+    ("…between Nordhavn and" / "Skarø loses…") after a line that fills most of the text's
+    widest line (``width``), as wrapped lines do and a title line does not, unless it opens a
+    turn or a field."""
+    if re.search(r"[.!?:;]$", previous):
+        return False
+    if line[:1].islower():
+        return True
+    if len(previous.split()) <= 8 or _SPEAKER.match(line):
+        return False
+    return bool(re.match(r"[$€£¥]?\d", line)) or (
+        line[:1].isupper() and len(previous) >= 0.6 * width
+    )
 
 
 _ABBREVIATION = re.compile(
