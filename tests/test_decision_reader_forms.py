@@ -267,3 +267,34 @@ def test_a_title_line_a_list_and_a_chat_turn_are_never_joined_to_the_line_above(
     assert not any("Board Held" in f or "trust board Held" in f for f in facts)  # a title line
     assert not any("Ben:" in f and "Ana:" in f for f in facts)  # one turn each
     assert not any("caterer Minutes" in f or "home Buy" in f for f in facts)  # list items
+
+
+def test_an_email_s_subject_is_its_title_and_its_header_lines_are_no_facts():
+    from hivemind_lab.problems.loading import problem_from_text
+
+    email = (
+        "From: Omar Reyes <omar@example.org>\n"
+        "Sent: Tuesday 9 June 2026 08:40\n"
+        "To: The allotment committee\n"
+        "Cc: Parish clerk\n"
+        "Subject: Plot fees for next season\n"
+        "\n"
+        "Dear all, should we raise the plot fee to £60 or keep it at £45? Water costs rose by a "
+        "third this year.\n"
+    )
+    assert problem_from_text(email).title == "Plot fees for next season"
+    facts = [f.text for f in read_decision(email).facts]
+    assert "Water costs rose by a third this year." in facts
+    assert not any(f.split(":")[0] in {"From", "Sent", "To", "Cc", "Subject"} for f in facts)
+
+
+def test_a_field_line_inside_the_body_is_no_email_header():
+    from hivemind_lab.problems.loading import problem_from_text
+
+    note = (
+        "# Allotment fees\n"
+        "We could raise the plot fee to £60 or keep it at £45, and the treasurer wrote to\n"
+        "Re: the water bill, which rose by a third this year.\n"
+    )
+    assert problem_from_text(note).title == "Allotment fees"
+    assert any("Re: the water bill" in f.text for f in read_decision(note).facts)

@@ -64,7 +64,16 @@ def read_blocks(text: str) -> list[Block]:
             blocks.append(Block("text", " ".join(paragraph), label, 0))
             paragraph.clear()
 
-    for raw in text.replace("\ufeff", "").splitlines():
+    lines = text.replace("\ufeff", "").splitlines()
+    for at, raw in enumerate(lines):
+        field = _header(lines, at)
+        if field is not None:  # an email's header: its subject heads the text, the rest goes
+            flush()
+            if field.group("key").casefold() in _SUBJECT_KEYS and field.group("value").strip():
+                label = field.group("value").strip()
+                blocks.append(Block("heading", label, label, 0, level=1))
+                run += 1
+            continue
         heading, row, bullet = _HEADING.match(raw), _ROW.match(raw), BULLET.match(raw)
         line = _EMPHASIS.sub("", raw).strip()
         in_table = bool(header) and bool(row or _RULE.match(raw))
@@ -111,6 +120,36 @@ def read_blocks(text: str) -> list[Block]:
             paragraph.append(line)
     flush()
     return blocks
+
+
+_HEADER = re.compile(
+    r"^\s*(?P<key>from|to|cc|bcc|date|sent|subject|subj|re|fwd?)\s*:\s*(?P<value>.*)$",
+    re.IGNORECASE,
+)
+_SUBJECT_KEYS = frozenset({"subject", "subj", "re"})
+_FIELD = re.compile(r"^\s*[A-Z][\w.'’&()/ -]{0,30}:\s")
+_HEADER_LINES = 12
+"""Header lines stand among a text's first lines."""
+
+
+def _header(lines: list[str], at: int) -> re.Match[str] | None:
+    """An email header line ("From: …", "To: …", "Subject: …"): among the text's first lines,
+    at its top, after a blank line or after another "Field: …" line, never inside a paragraph."""
+    found = _HEADER.match(lines[at]) if at < _HEADER_LINES else None
+    if found is None:
+        return None
+    above = lines[at - 1] if at else ""
+    return found if not above.strip() or _FIELD.match(above) else None
+
+
+def subject(text: str) -> str | None:
+    """An email's subject line, when its header has one: the text's title."""
+    lines = text.replace("\ufeff", "").splitlines()
+    for at in range(min(len(lines), _HEADER_LINES)):
+        found = _header(lines, at)
+        if found and found.group("key").casefold() in _SUBJECT_KEYS and found["value"].strip():
+            return str(found["value"]).strip()
+    return None
 
 
 _SPEAKER = re.compile(
