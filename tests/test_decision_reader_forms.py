@@ -298,3 +298,19 @@ def test_a_field_line_inside_the_body_is_no_email_header():
     )
     assert problem_from_text(note).title == "Allotment fees"
     assert any("Re: the water bill" in f.text for f in read_decision(note).facts)
+
+
+def test_a_forwarded_email_s_header_is_no_fact_either():
+    text = (
+        "Can we talk about this on Monday?\n"
+        "\n"
+        "-------- Original Message --------\n"
+        "From: Harbour Marina <berths@example.net>\n"
+        "Date: 2 February 2026\n"
+        "\n"
+        "Your berth licence ends on 31 March. We can renew it for one year at £2,400 or for three "
+        "years at £6,300.\n"
+    )
+    facts = [f.text for f in read_decision(text).facts]
+    assert "Your berth licence ends on 31 March." in facts
+    assert not any("Original Message" in f or "berths@example.net" in f for f in facts)

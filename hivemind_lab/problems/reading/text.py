@@ -128,6 +128,10 @@ _HEADER = re.compile(
 )
 _SUBJECT_KEYS = frozenset({"subject", "subj", "re"})
 _FIELD = re.compile(r"^\s*[A-Z][\w.'’&()/ -]{0,30}:\s")
+_FORWARDED = re.compile(
+    r"^\s*-{2,}\s*(?P<key>forwarded|original)\s+message\s*-{2,}\s*$(?P<value>)", re.IGNORECASE
+)
+"""The line that opens a forwarded or quoted email's header: no fact either."""
 _HEADER_LINES = 12
 """Header lines stand among a text's first lines."""
 
@@ -137,9 +141,9 @@ def _header(lines: list[str], at: int) -> re.Match[str] | None:
     at its top, after a blank line or after another "Field: …" line, never inside a paragraph."""
     found = _HEADER.match(lines[at]) if at < _HEADER_LINES else None
     if found is None:
-        return None
+        return _FORWARDED.match(lines[at]) if at < _HEADER_LINES else None
     above = lines[at - 1] if at else ""
-    return found if not above.strip() or _FIELD.match(above) else None
+    return found if not above.strip() or _FIELD.match(above) or _FORWARDED.match(above) else None
 
 
 def subject(text: str) -> str | None:
