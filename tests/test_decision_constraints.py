@@ -181,6 +181,7 @@ def test_offers_terms_and_ceilings_that_end_or_cap_are_read_and_lookalikes_are_n
         "It may not pay to open the café before Easter.",
         "The coach firms may not even stop in the village next year.",
         "Birdwatchers may not come back once the barn is busy, the warden feared.",
+        "Our guests may not like the new house rules on noise.",  # a rule named after the guess
     ],
 )
 def test_a_may_not_that_guesses_what_others_will_like_or_do_is_no_constraint(guess):
@@ -194,6 +195,7 @@ def test_a_may_not_that_guesses_what_others_will_like_or_do_is_no_constraint(gue
         "The barn may not be converted without listed building consent.",
         "Under our tenancy, we may not sell hot food after 9pm.",
         "Staff living on site may not take paying guests of their own.",
+        "Staff may not accept tips from guests under the owner's code of conduct.",
     ],
 )
 def test_a_may_not_that_states_a_rule_is_still_a_constraint(rule):
@@ -223,3 +225,14 @@ def test_a_minimum_per_week_is_not_compared_with_a_level_per_month_nor_a_wish_wi
     assert minimum.forbids == (1,)
     wish = "We would need at least three visits a week to keep clients happy."
     assert decide(problem_from_text(question + wish), options=options).constraints == ()
+
+
+def test_a_minimum_span_of_time_is_not_compared_with_an_option_s_own_span():
+    options = ["Lease the barn to the school for three years", "Open the barn on two days a week"]
+    text = (
+        "Should we lease the barn to the school for three years or open the barn on two days a "
+        "week? The restoration grant obliges us to keep the barn in community use for at least "
+        "ten years, and to open it on at least three days a week."
+    )
+    [grant] = decide(problem_from_text(text), options=options).constraints
+    assert grant.forbids == (1,)  # three years is no level of use; two days a week is

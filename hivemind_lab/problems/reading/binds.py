@@ -172,13 +172,18 @@ def conditional(sentence: str, cue: re.Match[str]) -> bool:
 
 
 _MAY_NOT = re.compile(r"may\s+not\b", re.IGNORECASE)
-_RULE_SOURCE = re.compile(
-    r"\b(?:law|laws|act|statute|regulations?|rules?|by-?laws?|policy|constitution|governing|"
+_RULE_WORDS = (
+    r"(?:law|laws|act|statute|regulations?|rules?|by-?laws?|policy|constitution|governing|"
     r"articles|licen[cs]es?|lease|tenancy|terms|conditions|contract|agreement|covenants?|"
-    r"charter|code|permit|consent|planning|deeds?|franchise|insurance|insurers?)\b",
+    r"charter|code|permit|consent|planning|deeds?|franchise|insurance|insurers?)\b"
+)
+_RULE_SOURCE = re.compile(r"\b" + _RULE_WORDS, re.IGNORECASE)
+"""What names a rule: a "may not" in a sentence that names one is a prohibition."""
+_UNDER_RULE = re.compile(
+    r"\b(?:under|by|according\s+to|in\s+line\s+with)\s+(?:[\w'’-]+\s+){0,3}?" + _RULE_WORDS,
     re.IGNORECASE,
 )
-"""What names a rule: a "may not" in a sentence that names one is a prohibition."""
+"""A rule named as the source after the cue: "… under the council's code of conduct"."""
 _GUESSED = re.compile(
     r"(?:like|love|enjoy|want|wish|welcome|care|mind|appreciate|trust|believe|accept|agree|"
     r"notice|see|understand|know|realise|realize|remember|need|expect|feel|think|bother|"
@@ -218,8 +223,10 @@ def guessed(sentence: str, cue: re.Match[str]) -> bool:
     not matter"), not a rule ("tenants may not sublet", "the hall may not be hired for events").
     A sentence that names a rule (a lease, a licence, the terms, a policy) keeps its "may not"
     as a prohibition, as does a passive with its participle."""
-    if not _MAY_NOT.match(cue.group()) or _RULE_SOURCE.search(sentence):
-        return False
+    if not _MAY_NOT.match(cue.group()) or _RULE_SOURCE.search(sentence[: cue.start()]):
+        return False  # "the policy says staff may not accept gifts": a rule named first
+    if _UNDER_RULE.search(sentence):
+        return False  # "… may not accept gifts under the council's code of conduct"
     before = _clause_before(sentence[: cue.start()])
     after = sentence[cue.end() :].lstrip()
     words = _words(before)

@@ -151,7 +151,7 @@ LIMIT = re.compile(
     r"(?:can|could)\s+(?:only\s+)?(?:absorb|afford|stretch\s+to)\s+(?:about\s+|around\s+|"
     r"up\s+to\s+)?[£$€]\s?\d+|only\s+(?:open|available)\s+to|"
     # an obligation with a minimum: "the licence obliges us to open at least five days a week"
-    rf"{_OBLIGED}\s+(?:[\w'’-]+\s+){{0,8}}?{_AT_LEAST}\s+{_FIGURE})\b",
+    rf"{_OBLIGED}\s+(?:[\w'’-]+\s+){{0,12}}?{_AT_LEAST}\s+{_FIGURE})\b",
     re.IGNORECASE,
 )
 """Cues that bound something: a cap, a covenant, a deadline, an approval, an offer or a term
@@ -388,12 +388,11 @@ def exceeds_cap(text: str, option: str) -> bool:
 
 _PERIOD = r"(?:\s+(?:a|an|per|each)\s+(?P<period>day|week|month|year|night|shift|hour))?"
 _MINIMUM = re.compile(
-    rf"{_OBLIGED}\s+(?:[\w'’-]+\s+){{0,8}}?{_AT_LEAST}\s+(?P<value>{_FIGURE})\s+"
-    rf"(?P<noun>[^\W\d_]+){_PERIOD}",
-    re.IGNORECASE,
+    rf"{_AT_LEAST}\s+(?P<value>{_FIGURE})\s+(?P<noun>[^\W\d_]+){_PERIOD}", re.IGNORECASE
 )
-"""An obligation's minimum with what it counts: "obliges the operator to run at least four
-crossings a day" is (4, crossing, day)."""
+"""A minimum with what it counts, after an obligation: "obliges the operator to run at least
+four crossings a day" is (4, crossing, day)."""
+_OBLIGATION = re.compile(rf"\b{_OBLIGED}\s", re.IGNORECASE)
 _LEVEL = re.compile(
     rf"\bfrom\s+(?P<old>{_FIGURE})\s+(?P<noun>[^\W\d_]+){_PERIOD}\s+(?:[\w'’-]+\s+){{0,3}}?"
     rf"to\s+(?P<value>{_FIGURE})\b|\b(?P<value2>{_FIGURE})\s+(?P<noun2>[^\W\d_]+)"
@@ -402,6 +401,10 @@ _LEVEL = re.compile(
 )
 """The level an option sets: "from six crossings a day to three" is three crossings a day (the
 figure after "to" counts what the one before it counts), "keep twelve beds" twelve beds."""
+
+
+_SPANS = frozenset({"hour", "day", "week", "month", "year", "decad"})
+"""Stems of spans of time, compared only as a rate ("three days a week")."""
 
 
 def _count(word: str) -> float:
@@ -416,12 +419,16 @@ def below_minimum(text: str, option: str) -> bool:
     both give one) are compared: a minimum of departures says nothing of a fleet of buses."""
     minima = [
         (_count(m["value"]), _stemmer().stemWord(m["noun"].casefold()), m["period"])
-        for m in _MINIMUM.finditer(text)
+        for obliged in [_OBLIGATION.search(text)]
+        if obliged  # minima in the obligation's own clause, up to a semicolon, colon or stop
+        for m in _MINIMUM.finditer(re.split(r"[;:]|\.\s", text[obliged.end() :])[0])
     ]
     for m in _LEVEL.finditer(option):
         value, noun = (m["value"], m["noun"]) if m["value"] else (m["value2"], m["noun2"])
         period = m["period"] if m["value"] else m["period2"]
         stem = _stemmer().stemWord(noun.casefold())
+        if stem in _SPANS and not period:
+            continue  # "for three years" is a span of time: no level of what the minimum counts
         for least, counted, per in minima:
             same = stem == counted and (
                 not period or not per or period.casefold() == per.casefold()
