@@ -11,6 +11,7 @@ import pytest
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.problems import load_problems, resolve_problem
+from hivemind_lab.problems.reading import read_decision
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet
 from hivemind_lab.problems.reading.options import extract_options
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
@@ -723,3 +724,15 @@ def test_a_non_boolean_exclusive_in_a_request_is_refused():
         )
     assert caught.value.field == "exclusive"
     assert "true" in str(caught.value) and "false" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Kim: so, open the shop on Sundays or keep Sunday closing?",
+        "Well, do we open the shop on Sundays or keep Sunday closing?",
+        "Okay, hmm, should we open the shop on Sundays or keep Sunday closing?",
+    ],
+)
+def test_a_discourse_marker_that_opens_a_question_is_no_option(question):
+    assert read_decision(question).labels == ("Open the shop on Sundays", "Keep Sunday closing")

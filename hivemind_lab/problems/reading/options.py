@@ -557,6 +557,15 @@ class Candidates(NamedTuple):
     """The text calls them options (a label, a heading, a table column, "Option A")."""
 
 
+_DISCOURSE = re.compile(
+    r"^((?:[A-Z][\w .'’-]{0,30}:\s*)?)(?:(?:so|well|ok|okay|right|anyway|look|honestly|alright|"
+    r"hmm+|um+|er+)\s*,\s*)+",
+    re.IGNORECASE,
+)
+"""A discourse marker that opens a sentence, after a speaker's name or not ("Ana: so, expand
+or stay?"): it is no item of the list that follows."""
+
+
 def candidate_sets(question: str) -> list[Candidates]:
     """Every reading of a question's options, strongest first.
 
@@ -586,7 +595,7 @@ def candidate_sets(question: str) -> list[Candidates]:
     marked = _sections(blocks)
     if marked:
         found.append(Candidates("sections", tuple(marked), True))
-    said = [tie_subjects(sentence) for sentence in _sentences(blocks)]
+    said = [tie_subjects(_DISCOURSE.sub(r"\1", sentence)) for sentence in _sentences(blocks)]
     ordinals = _ordinals(said)
     if ordinals:
         found.append(Candidates("ordinals", tuple(ordinals), False))
