@@ -559,15 +559,50 @@ def test_the_pdf_is_a_memo(run_dir, vetoed_dir, tmp_path, kind):
         assert " ".join(unescape(caption).split()) in printed
 
 
-def test_each_score_shows_its_agents_concerns_in_words(run_dir):
+def _concerned(task, seed):
+    """The content-free model, whose constraint agents each list a seeded concern or two on
+    the options the solution takes up (graded, answered or not, on a client fact): the report's
+    handling of concerns, not the stand-in's judgement of them."""
+    from hivemind_lab.agents.schemas import ScoreOutput, ScoreTask
+    from hivemind_lab.agents.testing import answer, task_rng
+
+    if not isinstance(task, ScoreTask):
+        return answer(task, seed)
+    rng = task_rng(task, seed)
+    taken = [s.option for s in task.solution.stances if s.stance != "avoid"]
+    pursued = taken or list(range(len(task.options)))
+    concerns = [
+        {
+            "option": rng.choice(pursued),
+            "grade": rng.choice(["minor", "major", "critical"]),
+            "mitigated": rng.random() < 0.5,
+            "basis": rng.choice([f.id for f in task.facts]) if task.facts else None,
+            "text": f"Placeholder concern {k + 1}.",
+        }
+        for k in range(rng.randint(1, 2))
+    ]
+    return ScoreOutput.model_validate({"score": 90, "reason": "Placeholder.", "concerns": concerns})
+
+
+@pytest.fixture(scope="module")
+def concerned_dir(tmp_path_factory, grocer) -> Path:
+    from hivemind_lab.agents.testing import FunctionModel
+
+    path = tmp_path_factory.mktemp("concerned") / "run"
+    run(path, grocer, feasibility=1, density=6000, model=FunctionModel(_concerned))
+    return path
+
+
+def test_each_score_shows_its_agents_concerns_in_words(concerned_dir):
     """The concerns a constraint agent listed (recorded only in its reply) stand beside the
     score: how grave, on which option, whether the plan answers it; no fact ids."""
+    run_dir = concerned_dir
     evidence = gather(run_dir)
     report = summarise(evidence)
     assert report.recommendation is not None
     options = evidence.decision.labels
     listed = {c for (constraint, _), found in evidence.concerns.items() for c in found}
-    assert listed, "the stand-in lists concerns on the grocer"
+    assert listed, "the test model lists concerns"
     shown = [c for s in report.recommendation.scores for c in s.concerns]
     assert shown
     for line in shown:
@@ -577,7 +612,7 @@ def test_each_score_shows_its_agents_concerns_in_words(run_dir):
             r"(critical|major|minor)( on “[^”]+”)?, (not answered|answered by the plan):", line
         )
         assert not re.search(r"cd-grocer-\d+\.\d+", line)
-    assert any(f"on “{o}”" in line for o in options for line in shown)
+    assert any(f"on “{o}”" in line for o in options for line in shown), shown
     # Beside each score, how many concerns of each grade lie behind it, read from the replies.
     top = evidence.result.conclusions[0]
     for score in report.recommendation.scores:
