@@ -952,16 +952,16 @@ def test_retract_of_a_corroborated_claim_leaves_it_with_its_other_holders(graph)
 
 
 def test_bulk_assert_is_all_or_nothing(graph, monkeypatch):
-    import uuid
-
     import neo4j
+
+    from hivemind_lab.graph import assertions
 
     with pytest.raises(InputError, match="predicate"):
         graph.bulk_assert(
             [{"subject": "x", "predicate": "!!!", "obj": "y", "confidence": 0.5}], model="loader"
         )
-    same = uuid.UUID("00000000-0000-4000-8000-000000000000")
-    monkeypatch.setattr(uuid, "uuid4", lambda: same)  # the store refuses the duplicate id
+    same = "00000000-0000-4000-8000-000000000000"
+    monkeypatch.setattr(assertions, "new_ids", lambda n: [same] * n)  # the store refuses them
     rows = [
         {"subject": f"firm {i}", "predicate": "is", "obj": "big", "confidence": 0.5}
         for i in range(3)
@@ -1025,6 +1025,19 @@ def _stored_graph(graph) -> dict:
         ),
         "conflicts": count(graph, "Conflict"),
     }
+
+
+def test_bulk_ids_are_distinct_version_4_uuids():
+    import uuid
+
+    from hivemind_lab.graph.core import new_ids
+
+    ids = new_ids(2000)
+    assert len(set(ids)) == 2000
+    parsed = [uuid.UUID(i) for i in ids]
+    assert {(u.version, u.variant) for u in parsed} == {(4, uuid.RFC_4122)}
+    assert [str(u) for u in parsed] == ids
+    assert new_ids(0) == []
 
 
 def test_bulk_partition_keeps_entity_sets_disjoint_and_balanced():
@@ -1093,11 +1106,9 @@ def test_bulk_parallel_load_stores_the_same_graph_as_a_serial_load(
 def test_bulk_chunked_failure_undoes_the_chunks_that_committed(
     graph_factory, store_kind, loaders, monkeypatch
 ):
-    import uuid
-
     import neo4j
 
-    from hivemind_lab.graph import neo4j_store
+    from hivemind_lab.graph import assertions, neo4j_store
 
     graph = graph_factory()
     if loaders == 1:
@@ -1107,8 +1118,8 @@ def test_bulk_chunked_failure_undoes_the_chunks_that_committed(
         [{"subject": "seed", "predicate": "is", "obj": "kept", "confidence": 0.5}], model="loader"
     )
     before = _stored_graph(graph)
-    ids = iter(["00000000-0000-4000-8000-00000000000" + c for c in "11" + "2"])
-    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(next(ids)))
+    ids = ["00000000-0000-4000-8000-00000000000" + c for c in "11" + "2"]
+    monkeypatch.setattr(assertions, "new_ids", lambda n: ids[:n])
     rows = [
         {"subject": "a1", "predicate": "is", "obj": "a big", "confidence": 0.5},
         {"subject": "a2", "predicate": "is", "obj": "a big", "confidence": 0.5},  # duplicate id

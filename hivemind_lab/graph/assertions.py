@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
-from hivemind_lab.graph.core import GraphCore, conflict_id, each, now_iso
+from hivemind_lab.graph.core import GraphCore, conflict_id, each, new_ids, now_iso
 from hivemind_lab.graph.keys import predicate_key, text_key
 from hivemind_lab.graph.models import Assertion, AssertResult, ConflictHit
 from hivemind_lab.graph.store import Tx
 
 WORD = re.compile(r"\w")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -298,34 +299,58 @@ class AssertOps(GraphCore):
             raise InputError("loaders", f"must be an integer >= 1, got {loaders!r}")
         model = self._model(model)
         now = now_iso(self.clock)
+        # Bulk rows repeat their names, domains and evidence: each distinct text is validated
+        # and keyed once per call (the same checks and errors as one row at a time).
+        seen: dict[str, dict[str, Any]] = {f: {} for f in ("subject", "obj", "predicate")}
+        seen |= {"domain": {}, "evidence": {}}
+
+        def once(field: str, value: object, check: Callable[[object], T]) -> T:
+            if type(value) is not str:
+                return check(value)  # not text: refused, never cached
+            cache = seen[field]
+            if value not in cache:
+                cache[value] = check(value)
+            return cast(T, cache[value])
+
+        def evidence(value: object) -> str:
+            return self._text("evidence", value, limit=self.config.max_evidence, required=False)
+
+        def subject_of(value: object) -> tuple[str, str]:
+            return self._name("subject", value, text_key)
+
+        def object_of(value: object) -> tuple[str, str]:
+            return self._name("obj", value, text_key)
+
+        def predicate_of(value: object) -> tuple[str, str]:
+            return self._name("predicate", value, predicate_key)
+
+        ids = new_ids(len(rows))
         assertions: list[dict[str, Any]] = []
         entities: dict[str, str] = {}
-        for row in rows:
-            subject, sk = self._name("subject", row["subject"], text_key)
-            obj, ok = self._name("obj", row["obj"], text_key)
-            predicate, pk = self._name("predicate", row["predicate"], predicate_key)
+        for row, new_id in zip(rows, ids, strict=True):
+            subject, sk = once("subject", row["subject"], subject_of)
+            obj, ok = once("obj", row["obj"], object_of)
+            predicate, pk = once("predicate", row["predicate"], predicate_of)
             if not WORD.search(pk):
                 raise InputError("predicate", f"must contain a word, got {predicate!r}")
             entities.setdefault(sk, subject)
             entities.setdefault(ok, obj)
+            confidence = row["confidence"]
+            if type(confidence) is not float or not 0.0 <= confidence <= 1.0:
+                confidence = self._confidence("confidence", confidence)
             assertions.append(
                 {
-                    "id": str(uuid.uuid4()),
+                    "id": new_id,
                     "subject": subject,
                     "predicate": predicate,
                     "object": obj,
                     "subject_key": sk,
                     "predicate_key": pk,
                     "object_key": ok,
-                    "confidence": self._confidence("confidence", row["confidence"]),
+                    "confidence": confidence,
                     "source_model": model,
-                    "domain": self._domain(row.get("domain", "general")),
-                    "evidence": self._text(
-                        "evidence",
-                        row.get("evidence", ""),
-                        limit=self.config.max_evidence,
-                        required=False,
-                    ),
+                    "domain": once("domain", row.get("domain", "general"), self._domain),
+                    "evidence": once("evidence", row.get("evidence", ""), evidence),
                     "created_at": now,
                     "updated_at": now,
                     "survived_consensus": None,

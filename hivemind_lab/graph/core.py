@@ -9,6 +9,7 @@ tool arguments.
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 import time
@@ -55,6 +56,19 @@ def each(tx: Tx, query: str, rows: list[dict[str, Any]], **shared: Any) -> None:
     primary key from an ``UNWIND`` variable scans the table on LadybugDB; a parameter does not."""
     for row in rows:
         tx.run(query, {**shared, **row})
+
+
+def new_ids(n: int) -> list[str]:
+    """``n`` random (version 4) UUIDs as text, from one read of the OS's random source: a
+    bulk load's ids, ~6x cheaper than ``str(uuid.uuid4())`` each."""
+    raw = bytearray(os.urandom(16 * n))
+    out = []
+    for i in range(0, 16 * n, 16):
+        raw[i + 6] = raw[i + 6] & 0x0F | 0x40  # version 4
+        raw[i + 8] = raw[i + 8] & 0x3F | 0x80  # RFC 4122 variant
+        h = raw[i : i + 16].hex()
+        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return out
 
 
 def conflict_id(first: str, second: str) -> str:
