@@ -76,9 +76,12 @@ NEO4J_SCHEMA = [
     "CREATE CONSTRAINT revision_id IF NOT EXISTS FOR (r:Revision) REQUIRE r.id IS UNIQUE",
     "CREATE INDEX verdict_domain IF NOT EXISTS FOR (v:Verdict) ON (v.domain)",
     "CREATE CONSTRAINT withdrawal_id IF NOT EXISTS FOR (w:Withdrawal) REQUIRE w.id IS UNIQUE",
-    "CREATE INDEX assertion_subject IF NOT EXISTS FOR (a:Assertion) ON (a.subject)",
     "CREATE INDEX assertion_domain IF NOT EXISTS FOR (a:Assertion) ON (a.domain)",
-    "CREATE INDEX assertion_model IF NOT EXISTS FOR (a:Assertion) ON (a.source_model)",
+    # No query looks assertions up by display subject or by owner (subjects go through their
+    # Entity key, models through ASSERTED_BY), and every write paid for both indexes: dropped
+    # from stores made before 2026-12-02.
+    "DROP INDEX assertion_subject IF EXISTS",
+    "DROP INDEX assertion_model IF EXISTS",
     "CREATE INDEX conflict_status IF NOT EXISTS FOR (c:Conflict) ON (c.status, c.domain)",
     "CREATE INDEX vote_conflict IF NOT EXISTS FOR (v:Vote) ON (v.conflict_id)",
 ]
