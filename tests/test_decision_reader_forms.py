@@ -314,3 +314,9 @@ def test_a_forwarded_email_s_header_is_no_fact_either():
     facts = [f.text for f in read_decision(text).facts]
     assert "Your berth licence ends on 31 March." in facts
     assert not any("Original Message" in f or "berths@example.net" in f for f in facts)
+
+
+def test_a_sentence_that_leads_into_a_list_is_no_fact():
+    facts = [f.text for f in read_decision(WRAPPED).facts]
+    assert not any(f.endswith(":") for f in facts)  # "… have been suggested to us:"
+    assert any(f.startswith("Our kitchen in Ripon") for f in facts)

@@ -130,7 +130,10 @@ def _statements(text: str, *, question: bool = False, options: Sequence[str] = (
             continue
         prose = block.kind == "text"
         named = next((o for o in options if question and _restates(block.label, [o])), None)
-        for part in sentences(block.text) if prose else [block.text]:
+        said = sentences(block.text) if prose else [block.text]
+        for at, part in enumerate(said):
+            if question and prose and at == len(said) - 1 and part.rstrip().endswith(":"):
+                continue  # "Three ways forward have been put to me:" leads into a list
             whole = " ".join(block.cells) if block.kind == "row" else part
             restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
             if question and (part.rstrip().endswith("?") or restated):
