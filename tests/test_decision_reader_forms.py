@@ -232,8 +232,8 @@ def test_a_prohibition_naming_what_only_one_options_sentence_names_forbids_that_
 
 
 WRAPPED = (
-    "Our kitchen in Ripon now cooks for four care homes, and the trust that runs them has asked\n"
-    "Ripon College whether its catering school could take over the evening meals from April.\n"
+    "Our kitchen in Ripon now cooks for four care homes, and the trust that runs them has asked the\n"
+    "Ripon College catering school whether it could take over the evening meals from April.\n"
     "After the review two ways forward have been\n"
     "suggested to us:\n"
     "\n"
@@ -252,8 +252,8 @@ def test_a_hard_wrapped_sentence_is_joined_whatever_its_next_line_starts_with():
     facts = [f.text for f in read_decision(WRAPPED).facts]
     assert (
         "Our kitchen in Ripon now cooks for four care homes, and the trust that runs them has "
-        "asked Ripon College whether its catering school could take over the evening meals from "
-        "April." in facts
+        "asked the Ripon College catering school whether it could take over the evening meals "
+        "from April." in facts
     )
     assert not any(f.endswith("have been") for f in facts)  # "suggested to us:" is no label
     assert read_decision(WRAPPED).labels == (
@@ -320,3 +320,14 @@ def test_a_sentence_that_leads_into_a_list_is_no_fact():
     facts = [f.text for f in read_decision(WRAPPED).facts]
     assert not any(f.endswith(":") for f in facts)  # "… have been suggested to us:"
     assert any(f.startswith("Our kitchen in Ripon") for f in facts)
+
+
+def test_lines_of_one_item_each_are_not_joined_though_they_end_with_no_stop():
+    text = (
+        "Options\n"
+        "Sell the whole flock at the autumn sale and rent the grazing to the estate\n"
+        "Keep the ewes and hand the lambing over to our neighbour's son next spring\n"
+        "Lease the farm to the water company for ten years and keep the farmhouse\n"
+    )
+    facts = [f.text for f in read_decision(text).facts]
+    assert len(facts) == 3 and all(len(f.split()) < 16 for f in facts)

@@ -164,13 +164,24 @@ _SPEAKER = re.compile(
 "[03/05] …", "19:06 …", "2.1 Members …"): it never continues the line above."""
 
 
+_OPEN_END = re.compile(
+    r"(?:,|\b(?:and|or|but|nor|the|a|an|of|to|in|on|at|by|for|with|from|into|between|than|"
+    r"as|that|which|who|whose|our|their|its|his|her|my|your|this|these|those|is|are|was|were|"
+    r"be|been|has|have|had|will|would|could|should|can|may|must|about|over|under|per|via))$",
+    re.IGNORECASE,
+)
+"""How a hard-wrapped line ends mid-phrase: a comma or a word that needs what follows."""
+
+
 def _continues(previous: str, line: str, width: int) -> bool:
     """Whether ``line`` carries on a hard-wrapped sentence of ``previous``: the previous line
     ends with no stop, and the line starts in lower case ("…, down from" / "74,000 in 2019."),
     or, after a line too long to be a heading (over 8 words), with a figure; or with a capital
-    ("…between Nordhavn and" / "Skarø loses…") after a line that fills most of the text's
-    widest line (``width``), as wrapped lines do and a title line does not, unless it opens a
-    turn or a field."""
+    after such a line that fills most of the text's widest line (``width``) and ends
+    mid-phrase, on a comma or a word that needs what follows ("…the lease was signed by the" /
+    "Harbour Board in 2019"). A line that ends on a content word before a capital is left
+    alone: lines of one item each ("Sell the farm …" / "Keep the farm …") look the same. A line
+    that opens a turn or a field never continues."""
     if re.search(r"[.!?:;]$", previous):
         return False
     if line[:1].islower():
@@ -178,7 +189,7 @@ def _continues(previous: str, line: str, width: int) -> bool:
     if len(previous.split()) <= 8 or _SPEAKER.match(line):
         return False
     return bool(re.match(r"[$€£¥]?\d", line)) or (
-        line[:1].isupper() and len(previous) >= 0.6 * width
+        line[:1].isupper() and len(previous) >= 0.6 * width and bool(_OPEN_END.search(previous))
     )
 
 
