@@ -236,3 +236,18 @@ def test_a_minimum_span_of_time_is_not_compared_with_an_option_s_own_span():
     )
     [grant] = decide(problem_from_text(text), options=options).constraints
     assert grant.forbids == (1,)  # three years is no level of use; two days a week is
+
+
+def test_a_figure_an_option_adds_is_no_level_under_a_minimum():
+    options = [
+        "Open three branches in the valley",
+        "Add two branches a year",
+        "Cut the network to three branches",
+    ]
+    text = (
+        "Should the credit union open three branches in the valley, add two branches a year or "
+        "cut the network to three branches? Its licence requires it to keep at least five "
+        "branches open."
+    )
+    [licence] = decide(problem_from_text(text), options=options).constraints
+    assert licence.forbids == (2,)  # three or two more add to the five; "to three" is a level

@@ -395,14 +395,18 @@ four crossings a day" is (4, crossing, day)."""
 _OBLIGATION = re.compile(rf"\b{_OBLIGED}\s", re.IGNORECASE)
 _LEVEL = re.compile(
     rf"\bfrom\s+(?P<old>{_FIGURE})\s+(?P<noun>[^\W\d_]+){_PERIOD}\s+(?:[\w'’-]+\s+){{0,3}}?"
-    rf"to\s+(?P<value>{_FIGURE})\b|\b(?P<value2>{_FIGURE})\s+(?P<noun2>[^\W\d_]+)"
+    rf"to\s+(?P<value>{_FIGURE})\b|"
+    rf"(?:\b(?P<to>to|only|just)\s+)?(?<![\w-])(?P<value2>{_FIGURE})\s+(?P<noun2>[^\W\d_]+)"
     r"(?:\s+(?:a|an|per|each)\s+(?P<period2>day|week|month|year|night|shift|hour))?",
     re.IGNORECASE,
 )
 """The level an option sets: "from six crossings a day to three" is three crossings a day (the
-figure after "to" counts what the one before it counts), "keep twelve beds" twelve beds."""
+figure after "to" counts what the one before it counts), "cut the ward to eight beds" eight
+beds, "open on two days a week" a rate. A bare count is no level: "open three new branches"
+adds to what there is."""
 
 
+_ADDED = frozenset({"add", "adds", "adding", "extra", "more", "another", "further", "new"})
 _SPANS = frozenset({"hour", "day", "week", "month", "year", "decad"})
 """Stems of spans of time, compared only as a rate ("three days a week")."""
 
@@ -426,6 +430,10 @@ def below_minimum(text: str, option: str) -> bool:
     for m in _LEVEL.finditer(option):
         value, noun = (m["value"], m["noun"]) if m["value"] else (m["value2"], m["noun2"])
         period = m["period"] if m["value"] else m["period2"]
+        before = option[: m.start()].split()[-1:]
+        added = bool(before) and before[0].casefold() in _ADDED
+        if not m["value"] and not m["to"] and (not period or added):
+            continue  # a bare count ("three new branches", "add two crossings a day") may add
         stem = _stemmer().stemWord(noun.casefold())
         if stem in _SPANS and not period:
             continue  # "for three years" is a span of time: no level of what the minimum counts
