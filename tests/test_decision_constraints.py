@@ -182,6 +182,7 @@ def test_offers_terms_and_ceilings_that_end_or_cap_are_read_and_lookalikes_are_n
         "The coach firms may not even stop in the village next year.",
         "Birdwatchers may not come back once the barn is busy, the warden feared.",
         "Our guests may not like the new house rules on noise.",  # a rule named after the guess
+        "We might not be able to open the café before Easter.",  # a guess at our own ability
     ],
 )
 def test_a_may_not_that_guesses_what_others_will_like_or_do_is_no_constraint(guess):

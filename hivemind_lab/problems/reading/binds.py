@@ -252,6 +252,8 @@ def binds_decider(sentence: str, cue: re.Match[str]) -> bool:
         return True
     if _PAST_ABILITY.fullmatch(said) and _PAST.search(sentence):
         return False
+    if re.search(r"\b(?:might|may)\s+$", sentence[: cue.start()]):
+        return False  # "we might not be able to open before June": a guess, not a bar
     if re.search(r"\b(?:was|were|had\s+been|has\s+been|have\s+been)\s+$", sentence[: cue.start()]):
         return False  # "were unable to get rent relief": what happened, not what binds
     after = _words(_clause_after(sentence[cue.end() :]))
