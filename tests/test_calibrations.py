@@ -217,34 +217,6 @@ def test_a_stance_change_is_taken_only_towards_the_critics_who_raised_it():
     assert held == (0, 1) and kept.stances == before.stances
 
 
-def test_a_contradicted_first_move_may_give_way_to_the_critics_own():
-    """A lone agent whose first move every peer contradicts takes the first move they pursue,
-    though no point names that option; a contradiction of what the agent does not pursue now
-    raises nothing more, and a weighing without listed contradictions changes nothing."""
-    before = _solution((0, "later"), (2, "pursue"))
-    critics = {c: _solution((1, "pursue")) for c in "ab"}
-    against = Weighing(
-        must_answer=tuple(PointRef(critic_id=c, point=0, option=2, weight=0.9) for c in "ab"),
-        may_weigh=(),
-        below=(),
-        contradicted=(("a", 2), ("b", 2)),
-    )
-    theirs = _solution((0, "later"), (1, "pursue"), (2, "avoid"), round=1)
-    read = licence(before, theirs, against, critics)
-    assert read.raised == {1, 2} and read.away == set()
-    taken, held = hold_unanswered(before, theirs, read, exclusive=False)
-    assert taken.stances == theirs.stances and held == ()
-    # The same points listed as a gap on option 2 (no contradiction): option 1 stays unraised.
-    unlisted = against._replace(contradicted=())
-    kept, held = hold_unanswered(
-        before, theirs, licence(before, theirs, unlisted, critics), exclusive=False
-    )
-    assert kept.stances == before.stances and held == (1, 2)
-    # Contradicting a sequel does not raise the critic's first move.
-    sequel = against._replace(contradicted=(("a", 0), ("b", 0)))
-    assert licence(before, theirs, sequel, critics).raised == {2}
-
-
 # -- stubbornness: the engine takes only the moves a cleared point licenses ----------------------
 
 

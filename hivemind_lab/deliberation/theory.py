@@ -36,7 +36,6 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.deliberation.binding import binding_points
 from hivemind_lab.deliberation.stances import (
-    COMMITMENT,
     UNNAMED,
     changed_options,
     commitments,
@@ -157,8 +156,6 @@ class Weighing(NamedTuple):
     """Points under the bar (support points are weighed but never need an answer)."""
     reach: float = 1.0
     """How far the listed points may move the agent (`reach`): 0 with nothing listed."""
-    contradicted: tuple[tuple[str, int], ...] = ()
-    """(critic id, option) of each listed contradiction."""
 
 
 class Licence(NamedTuple):
@@ -184,21 +181,13 @@ def licence(
     further away (a sequel none of them holds, a first move none of them takes).
 
     A critique point carries its critic's evidence; answering it moves the agent towards the
-    critic, not past it or elsewhere. A listed contradiction of an option the agent pursues now
-    also raises the options its critic pursues now: "not this" from a critic who does that is a
-    push towards that. Without it an agent whose first move every peer contradicted could not
-    take theirs unless some critic had also named it in a gap, and stayed apart round after
-    round, at any stubbornness.
+    critic, not past it or elsewhere.
     """
     raised: dict[int, set[str]] = {}
     for p in (*weighing.must_answer, *weighing.may_weigh):
         if p.option is not None:
             raised.setdefault(p.option, set()).add(p.critic_id)
     old, new = commitments(before.stances), commitments(after.stances)
-    for critic_id, option in weighing.contradicted:
-        if old.get(option) == COMMITMENT["pursue"] and critic_id in critics:
-            for theirs in _first_moves(critics[critic_id].stances):
-                raised.setdefault(theirs, set()).add(critic_id)
     away: set[int] = set()
     for option, ids in raised.items():
         known = [commitments(critics[c].stances).get(option, UNNAMED) for c in ids if c in critics]
@@ -290,7 +279,6 @@ def weigh_points(
     may: list[PointRef] = []
     below: list[PointRef] = []
     listed: dict[tuple[int | None, str, str | None], float] = {}
-    contradicted: list[tuple[str, int]] = []
     for critique in received:
         for index, point in enumerate(critique.points[:MAX_POINTS]):
             weight = round(combined[(point.option, point.kind, point.course)], 6)
@@ -308,12 +296,7 @@ def weigh_points(
                 listed[key] = weight
             else:
                 below.append(ref)
-                continue
-            if point.kind == "contradiction" and point.option is not None:
-                contradicted.append((critique.critic_id, point.option))
-    return Weighing(
-        tuple(must), tuple(may), tuple(below), reach(list(listed.values())), tuple(contradicted)
-    )
+    return Weighing(tuple(must), tuple(may), tuple(below), reach(list(listed.values())))
 
 
 def revision_movement(before: Solution, after: Solution) -> float:
