@@ -4,10 +4,8 @@ Red flags and mitigations are matched as phrases in context: the flag's Snowball
 occur in order and adjacent (articles aside) in a recommendation that does not rule the move out
 ("Do not pursue the acquisition" raises no acquisition flag), outside the client facts it quotes
 ("market allocation" is not found in "new market space"). The client's facts that concern
-this constraint (the words of its red flags and mitigations) and weigh against an option the
-solution takes up (`reading.judge`: the fact bears on that option and reads against it) strain
-it, in proportion to how committing the move is; a fact that speaks of strain but does not
-bear on the plan's options raises no concern. Both come out as
+this constraint (the words of its red flags and mitigations) and speak of strain weigh on
+the options the solution pursues, in proportion to how committing they are. Both come out as
 concerns graded by how committing the move is; severity is applied by the engine
 (`hivemind_lab.deliberation.practicality.constraint_score`), not here.
 """
@@ -20,7 +18,7 @@ from collections.abc import Sequence
 
 from hivemind_lab.agents.policy.binding import bind_score
 from hivemind_lab.agents.policy.phrasing import fit_text
-from hivemind_lab.agents.policy.reading import commitment, judge
+from hivemind_lab.agents.policy.reading import commitment, polarity
 from hivemind_lab.agents.schemas import MAX_TEXT, Concern, ScoreOutput, ScoreTask
 from hivemind_lab.problems.decision import Fact, fact_snippet
 from hivemind_lab.text import overlap, stems, term_set, word_stems
@@ -118,12 +116,10 @@ def score(task: ScoreTask) -> ScoreOutput:
         (overlap(solution_terms, term_set(e.text)) for e in task.evidence[:3]), default=0.0
     )
     vocabulary = {s for phrase in (*task.red_flags, *task.mitigations) for s in stems(phrase)}
-    judged = judge(task.options, task.evidence, task.facts) if pursued else ()
-    weighing = {fact for o in pursued for fact in judged[o].facts_against}
     strained = [
         f
         for f in task.facts
-        if f.source != "market" and f.id in weighing and set(stems(f.text)) & vocabulary
+        if f.source != "market" and polarity(f.text) < 0 and set(stems(f.text)) & vocabulary
     ]
     exposure = max((commitment(task.options[o]) for o in pursued), default=0.5)
     exposed: int | None = (
