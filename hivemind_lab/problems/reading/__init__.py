@@ -19,7 +19,7 @@ from hivemind_lab.problems.reading.options import question_sentences, read_optio
 
 __all__ = ["READER_VERSION", "REFUSAL_HINT", "read_decision"]
 
-READER_VERSION = "rule-5"
+READER_VERSION = "rule-6"
 """Bumped whenever the rule reader reads differently; recorded in every `Decision`."""
 
 REFUSAL_HINT = (
