@@ -648,11 +648,13 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
 
     # Each theory agent's calls go to its own slot and extend one cached prefix: every call
     # after its first reads part of its prompt from the server's cache (the count comes from
-    # llama-server's timings, summed in the result).
+    # llama-server's timings, summed in the result). Its first call, on an empty slot, reuses
+    # nothing: a request cancelled at a timeout and sent again would show its whole prompt.
     for agent, calls in _prompt_usage_by_actor(run_dir).items():
         if agent.startswith("theory"):
             assert len(calls) >= 2, (agent, calls)
             assert all(0 <= cached <= prompt for prompt, cached in calls), (agent, calls)
+            assert calls[0][1] == 0, (agent, calls)
             assert all(cached > 0 for _, cached in calls[1:]), (agent, calls)
     assert 0 < result["usage"]["cached_prompt_tokens"] < result["usage"]["prompt_tokens"]
 
