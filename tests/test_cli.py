@@ -176,6 +176,32 @@ def test_no_spinner_frame_after_an_error(tmp_path, monkeypatch):
     assert not any("deliberating" in line or "generation" in line for line in lines[error_at:])
 
 
+def test_a_used_out_folder_is_refused_before_the_model_is_opened(tmp_path, monkeypatch):
+    """A local server takes seconds to minutes to load its model; a used --out is known before."""
+    import hivemind_lab.agents.backends as backends
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was opened for a run that cannot start")
+
+    monkeypatch.setattr(backends, "open_model", never)
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("an earlier run's file\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "deliberate",
+            "--problem",
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--out",
+            str(used),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "--out" in result.stderr and "already holds files" in result.stderr
+    assert [p.name for p in used.iterdir()] == ["notes.txt"]
+
+
 def test_a_sweep_whose_spec_fails_validation_leaves_nothing_behind(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / "bad.toml"

@@ -259,6 +259,10 @@ def deliberate(
             choice = backend_choice(
                 backend, model=model, base_url=base_url, model_file=model_file, latency_s=latency
             )
+            from hivemind_lab.deliberation.engine import check_run_dir
+
+            # A used --out is refused before a local server starts and loads its model.
+            check_run_dir(run_dir, resume=resume is not None)
         except HivemindError as exc:
             raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
         from hivemind_lab.agents.backends import open_model
