@@ -167,7 +167,6 @@ def _score(solution: str, passage: str) -> ScoreTask:
     return ScoreTask(
         **dict(CONTEXT),
         constraint="legal",
-        severity=0.5,
         solution_id=solution,
         solution=_view(solution),
         evidence=(Evidence(id=passage, document_id="legal", text=f"Law {passage}."),),
@@ -249,7 +248,6 @@ async def test_the_caller_pins_each_actor_and_sums_what_was_reused():
     score = ScoreTask(
         **dict(CONTEXT),
         constraint="legal",
-        severity=0.5,
         solution_id="s1",
         solution=_view("s1"),
         evidence=(),
