@@ -67,7 +67,7 @@ def report_markdown(r: RunReport) -> str:
         lines += [
             f"**{said(rec.title) if rec.quoted else md(rec.title)}**",
             "",
-            f"{md(r.support)} Mean feasibility score {rec.mean} against the client's "
+            f"{md(r.support)} This plan's constraint scores average {rec.mean} against the client's "
             f"{r.feasibility}.",
             "",
             "The plan in its backers' words:",
