@@ -335,9 +335,6 @@ class AssertOps(GraphCore):
                 raise InputError("predicate", f"must contain a word, got {predicate!r}")
             entities.setdefault(sk, subject)
             entities.setdefault(ok, obj)
-            confidence = row["confidence"]
-            if type(confidence) is not float or not 0.0 <= confidence <= 1.0:
-                confidence = self._confidence("confidence", confidence)
             assertions.append(
                 {
                     "id": new_id,
@@ -347,7 +344,7 @@ class AssertOps(GraphCore):
                     "subject_key": sk,
                     "predicate_key": pk,
                     "object_key": ok,
-                    "confidence": confidence,
+                    "confidence": self._confidence("confidence", row["confidence"]),
                     "source_model": model,
                     "domain": once("domain", row.get("domain", "general"), self._domain),
                     "evidence": once("evidence", row.get("evidence", ""), evidence),
