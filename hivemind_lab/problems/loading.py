@@ -172,8 +172,9 @@ _PATH_LIKE = re.compile(r"^\S+(?:[/\\]\S*|\.[A-Za-z0-9]{1,8})$")
 
 
 def _title(text: str) -> str:
-    """A text problem's title: an email's subject line, its first heading, else the question that names its options
-    (a first line is often a long paragraph), else its first line, cut at a word."""
+    """A text problem's title: an email's subject line, its first heading, else the question
+    that names its options (a first line is often a long paragraph), else its first line, cut
+    at a word."""
     from hivemind_lab.problems.reading.text import subject
 
     said = subject(text)
