@@ -12,9 +12,10 @@ its call's own part; agents of different roles share the decision.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -34,13 +35,15 @@ from hivemind_lab.agents.schemas import (
     RevisionOutput,
     ScoreOutput,
     ScoreTask,
+    Stance,
     SynthesizeTask,
 )
-from hivemind_lab.llm.base import ChatMessage, ChatRequest
+from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-02.1"
-"""2026-12-02.1: the score task no longer carries severity (the engine applies it)."""
+PROMPT_VERSION = "2026-12-02.2"
+"""2026-12-02.2: a proposal's or revision's reply schema holds one stance per option, in order.
+2026-12-02.1: the score task no longer carries severity (the engine applies it)."""
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TWO_BLOCKS = re.compile(
     r"<decision>\n(\{.*\})\n</decision>(.*?)<task>\n(\{.*\})\n</task>", re.DOTALL
@@ -266,9 +269,52 @@ def render(
         ),
         temperature=temperature,
         seed=seed,
-        response_format=response_format_for(OUTPUT_TYPES[task.task]),
+        response_format=_response_format(task),
         max_tokens=max_tokens_for(task),
     )
+
+
+def _response_format(task: Task) -> ResponseFormat:
+    """The reply schema of a task; a proposal or revision among options holds one stance per
+    option, in order (`stance_per_option`)."""
+    base = response_format_for(OUTPUT_TYPES[task.task])
+    if not isinstance(task, ProposeTask | ReviseTask) or not task.options:
+        return base
+    return ResponseFormat(name=base.name, json_schema=stance_per_option(base.json_schema, task))
+
+
+def stance_per_option(schema: dict[str, Any], task: DecisionContext) -> dict[str, Any]:
+    """``schema`` with its ``stances`` narrowed to one entry per option of ``task``, in order.
+
+    Why: a model that may leave the list empty states no decision, and then the engine has
+    nothing to weigh (a small local model did so on every reply, and its calibration curves
+    were flat because of it). A stance on every option costs nothing in meaning (an unnamed
+    option counts as avoided, `deliberation.stances.UNNAMED`), and a server that compiles the
+    schema into a grammar (llama.cpp) can then only write a decision. Exclusivity stays the
+    validator's rule (a reply that breaks it is asked again with the error).
+    """
+    stances: list[str] = ["avoid", "pursue"] if task.exclusive else list(get_args(Stance))
+    items = [
+        {
+            "type": "object",
+            "properties": {"option": {"const": index}, "stance": {"enum": stances}},
+            "required": ["option", "stance"],
+            "additionalProperties": False,
+        }
+        for index in range(len(task.options))
+    ]
+    narrowed = copy.deepcopy(schema)
+    narrowed["properties"]["stances"] = {
+        "type": "array",
+        "prefixItems": items,
+        "minItems": len(items),
+        "maxItems": len(items),
+        "description": "Your stance on every option, in the order of the decision's options.",
+    }
+    required = narrowed.setdefault("required", [])
+    if "stances" not in required:
+        required.insert(1, "stances")
+    return narrowed
 
 
 class TaskBlock(NamedTuple):
