@@ -199,7 +199,7 @@ class RunEvidence:
         proposed the same plan); every member's when the audit no longer names them.
 
         Backers of a cluster reach a similar plan from different slices, so all their citations
-        together list papers that bear on no step shown (ESG, two-sided markets for a grocer)."""
+        together list papers that bear on no step shown (ESG, two-sided markets for a retailer)."""
         shown = [normalise(r) for r in conclusion.recommendations]
         own = [
             j

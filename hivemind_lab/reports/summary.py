@@ -745,7 +745,7 @@ brackets: the report's words inside a quotation)."""
 
 def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
     """Each long client fact is quoted once in the body, in reading order: where a later
-    constraint reason or concern quotes it again it reads as `SAME_FACT` (the grocer's five
+    constraint reason or concern quotes it again it reads as `SAME_FACT` (in one sample run five
     constraint agents each quoted the same 130-character fact in their reasons and concerns)."""
     long = sorted({f.strip().rstrip(".") for f in facts if len(f) > 60}, key=len, reverse=True)
     seen: set[str] = set()

@@ -1,10 +1,10 @@
-"""Where a question's subject ends: "Should the regional grocer | cut prices or exit?".
+"""Where a question's subject ends: "Should the village bakery | add a café or stay as it is?".
 
 Option reading drops the subject of a decision question and keeps what follows as the options.
 A pattern cannot tell how many words a subject introduced by a determiner has ("the city |
-build", "the regional grocer | cut", "our small firm | enter"), so a dictionary of English word
+build", "the village bakery | add", "our small firm | enter"), so a dictionary of English word
 classes decides: the subject's last word can be a noun and the next word is a verb in its base
-form (or a modal, "whether the grocer | should cut"). The subject's words are then tied
+form (or a modal, "whether the bakery | should add"). The subject's words are then tied
 together so the option patterns see a one-word subject.
 """
 
