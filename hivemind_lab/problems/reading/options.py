@@ -233,7 +233,7 @@ def _split_list(text: str, *, between: bool = False) -> list[str]:
     elif " or " in text:
         parts = text.split(" or ")
         if len(parts) == 2 and " " not in parts[0].strip() and " " in parts[1].strip():
-            # "make or buy its battery packs": both verbs share the object.
+            # "make or buy its delivery vans": both verbs share the object.
             rest = parts[1].strip().partition(" ")[2]
             parts = [f"{parts[0].strip()} {rest}", parts[1]]
     else:
