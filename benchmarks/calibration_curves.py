@@ -4,7 +4,7 @@ checks the documented direction and reports dead zones, labelled by the model th
 Writes (or adds a model's section to) reports/calibration-curves.md.
 
 Usage: python benchmarks/calibration_curves.py [--backend offline|local] [--workers 2]
-       [--values 0,0.1,...] [--problems N] [--seeds 0,1] [--density 6000]
+       [--values 0,0.1,...] [--problems N] [--problem-files A,B,...] [--seeds 0,1] [--density 6000]
        [--embedder tfidf|wordllama] [--root FOLDER] [--append]
        (finished runs there are reused: a changed model needs a new folder)
 """
@@ -69,7 +69,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     parser.add_argument("--values", default=",".join(f"{0.1 * i:.1f}" for i in range(11)))
-    parser.add_argument("--problems", type=int, default=len(PROBLEMS))
+    parser.add_argument("--problems", type=int, default=None, help="the first N problems only")
+    parser.add_argument(
+        "--problem-files",
+        default="",
+        help="comma-separated problem files instead of the curve problems (tuning on others)",
+    )
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)))
     parser.add_argument("--density", type=int, default=6000)
     parser.add_argument("--only", default="", help="comma-separated calibrations (default all)")
@@ -94,7 +99,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     values = tuple(float(v) for v in args.values.split(","))
-    problems = PROBLEMS[: args.problems]
+    chosen = tuple(args.problem_files.split(",")) if args.problem_files else PROBLEMS
+    problems = chosen[: args.problems]
     seeds = tuple(int(x) for x in args.seeds.split(","))
     wanted = [c for c in DESIGNS if not args.only or c in args.only.split(",")]
     lines = [

@@ -41,8 +41,9 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-02.2"
-"""2026-12-02.2: a proposal's or revision's reply schema holds one stance per option, in order.
+PROMPT_VERSION = "2026-12-02.3"
+"""2026-12-02.3: a critique point may name the option its critic favours `instead`.
+2026-12-02.2: a proposal's or revision's reply schema holds one stance per option, in order.
 2026-12-02.1: the score task no longer carries severity (the engine applies it)."""
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
 _TWO_BLOCKS = re.compile(
@@ -101,8 +102,10 @@ _INSTRUCTIONS = {
         "contradiction: your evidence backs the opposite stance on the same option. gap: an "
         "option or a client fact the target ignores. Give each point the option index, a "
         "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
-        "fact gap). At most six points. When the problem has no options, a contradiction names "
-        "the course of action your evidence favours instead in `course`."
+        "fact gap). At most six points. A contradiction of an option the target pursues names "
+        "in `instead` the option your evidence favours in its place, if any. When the problem "
+        "has no options, a contradiction names the course of action your evidence favours "
+        "instead in `course`."
     ),
     "critique_batch": (
         "Critique each target solution in turn, option by option, using only your own evidence "
@@ -115,9 +118,9 @@ _INSTRUCTIONS = {
         "stubbornness: `must_answer` lists the points (critic_id, 0-based point index, weight) "
         "you must answer, by adopting each or rebutting it from your evidence; `may_weigh` "
         "lists points near your bar that you may adopt or not; every other point you may leave. "
-        "Change your stance only on options those points address: any other stance change is "
-        "not taken. Keep addressing the client's options and facts; list the claims you "
-        "adopted and rejected."
+        "Change your stance only on options those points address (a contradiction's `instead` "
+        "option included): any other stance change is not taken. Keep addressing the "
+        "client's options and facts; list the claims you adopted and rejected."
     ),
     "synthesize": (
         "Write the conclusion's combined rationale: in `shared`, the reasons its members have "

@@ -216,6 +216,10 @@ class CritiquePoint(Frozen):
     course: Text | None = None
     """On an open question, for a contradiction: the course of action the critic's evidence
     favours instead, whole, so the target can adopt it."""
+    instead: OptionIndex | None = None
+    """For a contradiction of a pursued option: the option the critic's evidence favours in
+    its place, so the target hears "but that" as well as "not this" (the engine then lets the
+    target move towards the critic on that option too)."""
 
 
 class CritiqueTask(DecisionContext):

@@ -174,6 +174,7 @@ def licence(
     after: Solution,
     weighing: Weighing,
     critics: Mapping[str, Solution],
+    received: Sequence[ReceivedCritique] = (),
 ) -> Licence:
     """Read a revision against the points that cleared the agent's bar: a change on a raised
     option answers its critics when it brings the agent's commitment on it (`stances`) nearer
@@ -181,12 +182,24 @@ def licence(
     further away (a sequel none of them holds, a first move none of them takes).
 
     A critique point carries its critic's evidence; answering it moves the agent towards the
-    critic, not past it or elsewhere.
+    critic, not past it or elsewhere. A listed contradiction that names the option its critic
+    favours `instead` raises that option too, with the same pull: towards the critic's own
+    commitment on it, so an agent can be moved to an option some peer pursues and to no other
+    (without it, an agent told "not this" on its first move could only drop it, and the
+    engine, which never writes a first move, held the whole revision round after round).
+
+    Args:
+        received: the critiques the points of ``weighing`` refer to (for `instead`).
     """
     raised: dict[int, set[str]] = {}
+    points = {c.critic_id: c.points for c in received}
     for p in (*weighing.must_answer, *weighing.may_weigh):
         if p.option is not None:
             raised.setdefault(p.option, set()).add(p.critic_id)
+        said = points.get(p.critic_id, ())
+        point = said[p.point] if p.point < len(said) else None
+        if point is not None and point.kind == "contradiction" and point.instead is not None:
+            raised.setdefault(point.instead, set()).add(p.critic_id)
     old, new = commitments(before.stances), commitments(after.stances)
     away: set[int] = set()
     for option, ids in raised.items():
@@ -370,6 +383,98 @@ def hold_unanswered(
     if best is None:
         return _kept(before, after), tuple(sorted(changed))
     return _taken(after, best_stances, changed - set(best_taken))
+
+
+def hold_crossings(
+    before: Mapping[str, Solution],
+    after: Mapping[str, Solution],
+    reaches: Mapping[str, float],
+) -> dict[str, tuple[int, ...]]:
+    """The first-move changes of one round that cross: agents leaving first move X for Y in
+    the same round as others leave Y for X. Only one side moves, the one whose first move
+    fewer agents took before the round (the minority joins; the majority stays); on a tie, the
+    side whose movers were listed the heavier evidence (their summed `reach`) moves, and on
+    equal evidence the side holding the earliest agent in order stays. The other side keeps
+    its first move and the rest of its revision stands (`keep_first_moves`): holding those
+    revisions whole counted the agents as not moving, so at the lowest stubbornness, where
+    the rule holds most, the mean revision magnitude fell below the next value's (2026-12-02,
+    on the curve problems).
+
+    Why: revisions are simultaneous, so at a low stubbornness, where weak and disputed points
+    must be answered, agents most peers back left their first move for a minority's while the
+    minority left its own for theirs, and the agents swapped places round after round instead
+    of meeting (2026-12-02, on the stand-in; the reach bounds how far one agent moves, not
+    which way the others move at the same time). This reads only stances and the engine's
+    weighing, so it acts the same for every model.
+
+    Args:
+        before: agent id → the solution it revised, in agent order.
+        after: agent id → the revision the engine would take (`hold_unanswered`).
+        reaches: agent id → the reach of the points it was listed.
+
+    Returns:
+        Agent id → the options whose change is held, for the agents to hold back.
+    """
+    old = {a: _first_moves(s.stances) for a, s in before.items() if s.stances}
+    new = {a: _first_moves(after[a].stances) for a in old if a in after and after[a].stances}
+    movers = {a: (old[a], new[a]) for a in new if new[a] != old[a]}
+    order = {a: i for i, a in enumerate(before)}
+    backers: dict[frozenset[int], int] = {}
+    for key in old.values():
+        backers[key] = backers.get(key, 0) + 1
+    held: set[str] = set()
+    pairs = {frozenset(move) for move in movers.values()}
+    for pair in sorted(pairs, key=lambda p: sorted(sorted(k) for k in p)):
+        x, y = sorted(pair, key=sorted)
+        out_x = [a for a, m in movers.items() if m == (x, y)]
+        out_y = [a for a, m in movers.items() if m == (y, x)]
+        if not out_x or not out_y:
+            continue
+
+        def standing(side: list[str], key: frozenset[int]) -> tuple[int, float, int]:
+            # the side that stays: more backers, then less evidence against it, then later
+            return (
+                backers.get(key, 0),
+                -sum(reaches.get(a, 0.0) for a in side),
+                -min(order[a] for a in side),
+            )
+
+        stays = out_x if standing(out_x, x) > standing(out_y, y) else out_y
+        held.update(stays)
+    return {
+        a: tuple(sorted(changed_options(before[a].stances, after[a].stances)))
+        for a in sorted(held, key=order.__getitem__)
+    }
+
+
+def keep_first_moves(
+    before: Solution, after: Solution, *, sequel: bool
+) -> tuple[Solution, tuple[int, ...]]:
+    """The part of a revision that leaves the agent's first move alone: every option whose
+    "pursue" the revision added or dropped keeps its previous stance, every other change
+    stands, under the previous solution's text (it describes the first move kept). With
+    ``sequel`` (a decision that is not exclusive), an option the revision would pursue first
+    that the agent ruled out or did not name becomes a sequel ("later"): the agent keeps its
+    first move and plans next the one its critics moved it to, a move towards them within the
+    revision's own (never further).
+
+    Returns:
+        The solution with those stances, and the options whose change was held back.
+    """
+    old: dict[int, OptionStance] = {st.option: st for st in before.stances}
+    new: dict[int, OptionStance] = {st.option: st for st in after.stances}
+    merged = dict(new)
+    for option in _first_moves(before.stances) ^ _first_moves(after.stances):
+        if option in old:
+            merged[option] = old[option]
+        else:
+            merged.pop(option, None)
+        wanted = option in new and new[option].stance == "pursue"
+        if sequel and wanted and (option not in old or old[option].stance == "avoid"):
+            merged[option] = new[option].model_copy(update={"stance": "later"})
+    stances = tuple(merged[o] for o in sorted(merged))
+    held = tuple(o for o in sorted(set(new) | set(merged)) if new.get(o) != merged.get(o))
+    return _kept(before, after).model_copy(update={"stances": stances}), held
 
 
 def _taken(
@@ -569,7 +674,10 @@ async def revise(
 
     The engine weighs the points first (`weigh_points`) and tells the reviser which it must
     answer and which it may weigh; a stance change no cleared point licenses is not taken
-    (`hold_unanswered`). Both act the same whatever model revises.
+    (`hold_unanswered`), and of first-move changes that cross in the round only the
+    minority's are taken, the majority's agents keeping their first move and the rest of
+    their revision (`hold_crossings`, `keep_first_moves`). All act the same whatever model
+    revises.
     """
     fact_ids = frozenset(f.id for f in context.facts)
     shown = {
@@ -617,7 +725,7 @@ async def revise(
         revised, kept_back = hold_unanswered(
             current,
             revised,
-            licence(current, revised, weighing, solutions),
+            licence(current, revised, weighing, solutions, received),
             exclusive=context.exclusive,
         )
         if kept_back:
@@ -631,6 +739,18 @@ async def revise(
     active = [a for a in agents if a.id in solutions]
     results = await asyncio.gather(*(one(a) for a in active))
     revised = {a.id: s for a, (s, _) in zip(active, results, strict=True)}
+    crossed = hold_crossings(
+        {a.id: solutions[a.id] for a in active},
+        revised,
+        {a: w.reach for a, w in weighings.items()},
+    )
+    for agent_id in crossed:
+        kept, options = keep_first_moves(
+            solutions[agent_id], revised[agent_id], sequel=not context.exclusive
+        )
+        kept_back = tuple(sorted({*held.get(agent_id, ()), *options}))
+        held[agent_id] = kept_back
+        revised[agent_id] = kept.model_copy(update={"held": kept_back})
     return RevisionRound(
         solutions=revised,
         refused=tuple(r for _, r in results if r is not None),

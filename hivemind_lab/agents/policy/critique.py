@@ -86,20 +86,28 @@ def _critique_points(
                 f"({options[preferred]}: {len(best.support)} passage(s) for it)."
             )
             cite = best.support[0] if best.support else cite_against
-            points.append(
-                (2 + lead, _point("contradiction", j.option, target, options, claim, -lead, cite))
+            point = _point(
+                "contradiction", j.option, target, options, claim, -lead, cite, preferred
             )
+            points.append((2 + lead, point))
         elif stance in ("pursue", "later") and view < -CLEAR:
             claim = (
                 f"Against {(stance == 'later' and 'planning') or 'pursuing'} this option "
                 f"({label}): my evidence weighs against it ({len(j.against)} passage(s))."
             )
-            points.append(
-                (
-                    2 + abs(view),
-                    _point("contradiction", j.option, target, options, claim, view, cite_against),
-                )
+            # In place of a first move, the critic's evidence may favour another one.
+            instead = (
+                preferred
+                if stance == "pursue"
+                and preferred is not None
+                and preferred != j.option
+                and views[preferred] > CLEAR
+                else None
             )
+            point = _point(
+                "contradiction", j.option, target, options, claim, view, cite_against, instead
+            )
+            points.append((2 + abs(view), point))
         elif stance == "avoid" and view > CLEAR:
             claim = f"For this option, which the solution rules out ({label}): my evidence favours it ({len(j.support)} passage(s))."
             points.append(
@@ -178,6 +186,7 @@ def _point(
     claim: str,
     view: float,
     citation: str | None,
+    instead: int | None = None,
 ) -> CritiquePoint:
     return CritiquePoint.model_validate(
         {
@@ -187,6 +196,7 @@ def _point(
             "claim": fit_text(claim),
             "strength": _strength(view),
             "citation": citation,
+            "instead": instead,
         }
     )
 

@@ -314,6 +314,14 @@ def revise(task: ReviseTask) -> RevisionOutput:
                 continue  # an argument against an option the agent does not hold
             moves[key] = max(moves.get(key, 0.0), weight)  # one group moves once
             claims.setdefault(key, point.claim)
+            instead = point.instead
+            if point.kind == "contradiction" and instead is not None and instead != point.option:
+                if instead >= len(task.options):
+                    continue
+                if listed not in must and judgements[instead].score < -CLEAR:
+                    continue  # may weigh: the agent's evidence runs against the critic's option
+                # "Not this, but that": the critic's option rises by the same weight.
+                moves[(instead, 1.0)] = max(moves.get((instead, 1.0), 0.0), weight)
     # The engine's weight of a contradiction is already net of the peers who back the stance it
     # argues against (`deliberation.theory.weigh_points`). A point of weight w moves the
     # option's score by 2w: scores and stance values span -1..1, so a certain point reverses a

@@ -1,0 +1,244 @@
+"""Which way agents move under stubbornness, in the engine, for any model.
+
+Two engine rules keep the agents' path from depending on which weak points clear the bar
+(docs/design/calibrations.md, "Rounds to halt"): a contradiction may name the option its critic
+favours `instead`, which the engine then licenses (towards the critic's own commitment on it),
+and first-move changes that cross in one round are taken on the minority's side only. Every
+test runs at a stage boundary with hand-built solutions or a content-free function model.
+"""
+
+from __future__ import annotations
+
+from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.prompts import Task
+from hivemind_lab.agents.schemas import (
+    CritiqueOutput,
+    CritiquePoint,
+    CritiqueTask,
+    OptionStance,
+    PointRef,
+    ProposalOutput,
+    ProposeTask,
+    ReceivedCritique,
+    ReviseTask,
+    RevisionOutput,
+    Stance,
+)
+from hivemind_lab.agents.testing import FunctionModel, answer
+from hivemind_lab.deliberation.theory import (
+    Weighing,
+    hold_crossings,
+    hold_unanswered,
+    keep_first_moves,
+    licence,
+    revision_movement,
+)
+from hivemind_lab.runs.results import Solution
+from tests.support import run
+
+
+def _solution(agent: str, *stances: tuple[int, Stance], round: int = 0) -> Solution:
+    return Solution(
+        id=f"g0.r{round}.{agent}",
+        agent_id=agent,
+        regeneration=0,
+        round=round,
+        title=agent,
+        recommendations=(f"r{round}",),
+        rationale="",
+        stances=tuple(OptionStance(option=o, stance=s) for o, s in stances),  # type: ignore[arg-type]
+    )
+
+
+def _contradiction(option: int, instead: int | None) -> CritiquePoint:
+    return CritiquePoint.model_validate(
+        {
+            "kind": "contradiction",
+            "option": option,
+            "claim": "c",
+            "strength": 4,
+            "citation": "p1",
+            "instead": instead,
+        }
+    )
+
+
+# -- a contradiction names the option its critic favours instead ----------------------------------
+
+
+def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
+    before = _solution("t", (0, "pursue"), (1, "later"))
+    after = _solution("t", (0, "later"), (1, "pursue"), round=1)
+    critics = {"c": _solution("c", (1, "pursue"), (2, "later"))}
+    listed = Weighing(
+        must_answer=(PointRef(critic_id="c", point=0, option=0, weight=0.9),),
+        may_weigh=(),
+        below=(),
+    )
+    # "Not this" alone: only the first move's option is raised; dropping it alone would leave
+    # no first move, so the whole revision is held, round after round.
+    silent = (ReceivedCritique(critic_id="c", points=(_contradiction(0, None),)),)
+    kept, held = hold_unanswered(
+        before, after, licence(before, after, listed, critics, silent), exclusive=False
+    )
+    assert held == (0, 1) and kept.stances == before.stances
+    # "Not this, but that": the critic's first move is raised too, and the move towards it taken.
+    named = (ReceivedCritique(critic_id="c", points=(_contradiction(0, 1),)),)
+    read = licence(before, after, listed, critics, named)
+    assert read.raised == {0, 1} and read.away == set()
+    taken, held = hold_unanswered(before, after, read, exclusive=False)
+    assert taken.stances == after.stances and held == ()
+
+
+def test_the_named_option_pulls_only_as_far_as_its_critic_commits():
+    before = _solution("t", (0, "pursue"))
+    to_two = _solution("t", (0, "avoid"), (2, "pursue"), round=1)
+    # The critic names option 2 but only plans it later: pursuing it now goes past the critic.
+    critics = {"c": _solution("c", (1, "pursue"), (2, "later"))}
+    listed = Weighing(
+        must_answer=(PointRef(critic_id="c", point=0, option=0, weight=0.9),),
+        may_weigh=(),
+        below=(),
+    )
+    named = (ReceivedCritique(critic_id="c", points=(_contradiction(0, 2),)),)
+    read = licence(before, to_two, listed, critics, named)
+    assert 2 in read.away
+    kept, held = hold_unanswered(before, to_two, read, exclusive=False)
+    assert kept.stances == before.stances and held == (0, 2)
+    # A point below the bar names nothing the engine acts on.
+    below = Weighing(must_answer=(), may_weigh=(), below=listed.must_answer)
+    assert licence(before, to_two, below, critics, named).raised == frozenset()
+
+
+# -- first moves that cross in one round ---------------------------------------------------------
+
+
+def test_crossing_first_moves_move_the_minority_only():
+    before = {
+        "a": _solution("a", (0, "pursue")),
+        "b": _solution("b", (0, "pursue"), (1, "later")),
+        "c": _solution("c", (0, "pursue")),
+        "d": _solution("d", (1, "pursue")),
+    }
+    after = {
+        "a": _solution("a", (1, "pursue"), round=1),  # majority leaves for the minority's...
+        "b": _solution("b", (0, "pursue"), round=1),  # a sequel dropped: no first move changes
+        "c": _solution("c", (1, "pursue"), (0, "later"), round=1),
+        "d": _solution("d", (0, "pursue"), round=1),  # ...while the minority joins it
+    }
+    reaches = dict.fromkeys(before, 1.0)
+    assert hold_crossings(before, after, reaches) == {"a": (0, 1), "c": (0, 1)}
+    # Without a crossing every move stands, the majority's too.
+    alone = {**after, "d": before["d"]}
+    assert hold_crossings(before, alone, reaches) == {}
+
+
+def test_a_held_crossing_keeps_the_part_of_the_revision_that_leaves_the_first_move_alone():
+    before = _solution("a", (0, "pursue"), (2, "avoid"))
+    # Leaves 0 for 1 and, besides, plans 2 later (a sequel towards its critics).
+    after = _solution("a", (0, "later"), (1, "pursue"), (2, "later"), round=1)
+    kept, held = keep_first_moves(before, after, sequel=False)
+    assert _plan(kept) == {0: "pursue", 2: "later"} and held == (0, 1)
+    assert kept.id == after.id and kept.title == before.title  # the text of the kept first move
+    # As a sequel, the first move the agent wanted comes next instead of being dropped.
+    kept, held = keep_first_moves(before, after, sequel=True)
+    assert _plan(kept) == {0: "pursue", 1: "later", 2: "later"} and held == (0, 1)
+    # It never moves further than the revision would have, and moves when the revision did.
+    for sequel in (False, True):
+        kept, _ = keep_first_moves(before, after, sequel=sequel)
+        assert 0 < revision_movement(before, kept) < revision_movement(before, after)
+    # A revision that keeps its first move is taken whole.
+    same = _solution("a", (0, "pursue"), (2, "later"), round=1)
+    for sequel in (False, True):
+        kept, held = keep_first_moves(before, same, sequel=sequel)
+        assert kept.stances == same.stances and held == ()
+
+
+def _plan(solution: Solution) -> dict[int, str]:
+    return {st.option: st.stance for st in solution.stances if st.stance != "avoid"}
+
+
+def test_a_tied_crossing_moves_the_side_with_the_heavier_evidence_against_it():
+    before = {"a": _solution("a", (0, "pursue")), "b": _solution("b", (1, "pursue"))}
+    after = {"a": _solution("a", (1, "pursue"), round=1), "b": _solution("b", (0, "pursue"))}
+    assert hold_crossings(before, after, {"a": 0.4, "b": 0.9}) == {"a": (0, 1)}
+    assert hold_crossings(before, after, {"a": 0.9, "b": 0.4}) == {"b": (0, 1)}
+    # Equal evidence: one side still moves (the earliest agent's), so the two meet.
+    assert len(hold_crossings(before, after, {"a": 0.5, "b": 0.5})) == 1
+
+
+# -- a whole run: a model that moves to whatever its critics name --------------------------------
+
+
+def _first(stances) -> int | None:
+    return next((st.option for st in stances if st.stance == "pursue"), None)
+
+
+def _joiner(task: Task, seed: int | None):
+    """Content-free answers, except: every agent whose id ends in 0 or 3 proposes option 1,
+    the others option 0 (a minority and a majority); a critic contradicts a first move it does
+    not share, decisively and naming its own `instead`, and backs one it shares, weakly; a
+    reviser moves its first move to the option named by the first contradiction the engine
+    listed."""
+    if isinstance(task, ProposeTask):
+        option = 1 if task.agent_id[-1] in "03" else 0
+        return ProposalOutput(
+            title=f"option {option}",
+            stances=[OptionStance(option=option, stance="pursue")],
+            recommendations=[f"do option {option}"],
+            rationale="r",
+            citations=[e.id for e in task.evidence[:1]],
+        )
+    if isinstance(task, CritiqueTask):
+        mine, theirs = _first(task.critic_position.stances), _first(task.target.stances)
+        cited = task.evidence[0].id if task.evidence else None
+        if theirs is None:
+            return CritiqueOutput(points=[], summary="s")
+        if mine == theirs:  # a weak, uncited backing: a majority's stance stays open to move
+            point = {"kind": "support", "option": theirs, "claim": "c", "strength": 1}
+        else:
+            point = {"kind": "contradiction", "option": theirs, "claim": "c", "strength": 5}
+            point |= {"citation": cited, "instead": mine}
+        return CritiqueOutput(points=[CritiquePoint.model_validate(point)], summary="s")
+    if not isinstance(task, ReviseTask):
+        return answer(task, seed)
+    by_critic = {c.critic_id: c.points for c in task.critiques}
+    listed = [by_critic[r.critic_id][r.point] for r in (*task.must_answer, *task.may_weigh)]
+    named = next((p.instead for p in listed if p.instead is not None), None)
+    current = task.current
+    stances = current.stances if named is None else [OptionStance(option=named, stance="pursue")]
+    return RevisionOutput(
+        **current.model_dump(exclude={"title", "stances", "recommendations"}),
+        title=f"option {_first(stances)}",
+        stances=list(stances),
+        recommendations=[f"{r} (revised)" for r in current.recommendations],
+    )
+
+
+def test_the_minority_joins_the_majority_instead_of_swapping_with_it(tmp_path, grocer):
+    result = run(
+        tmp_path / "s0",
+        grocer,
+        model=FunctionModel(_joiner),
+        sufficiency=1,
+        density=4000,  # nine agents: two propose option 1, seven option 0
+        calibrations=Calibrations(stubbornness=0.0, similarity_threshold=0.5),
+        limits=Limits(max_rounds=4, max_regenerations=0),
+    )
+    # Each majority agent is contradicted by two grounded, decisive points and backed only
+    # weakly, so it must answer and may move all the way: without the crossing rule the seven
+    # and the two swapped places (two against seven after round 1, and so on).
+    assert result.status == "converged" and result.rounds == 1, result.rounds
+    (conclusion,) = result.conclusions
+    assert conclusion.title == "option 0"  # the majority's first move, not the minority's
+    # Nothing moves at stubbornness 1, so the two sides never meet.
+    stuck = run(
+        tmp_path / "s1",
+        grocer,
+        model=FunctionModel(_joiner),
+        sufficiency=1,
+        density=4000,  # nine agents: two propose option 1, seven option 0
+        calibrations=Calibrations(stubbornness=1.0, similarity_threshold=0.5),
+        limits=Limits(max_rounds=4, max_regenerations=0),
+    )
+    assert stuck.status == "non_converged" and stuck.rounds == 4
