@@ -24,6 +24,7 @@ from hivemind_lab.agents.policy import identity
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge, run_manifest
 from hivemind_lab.deliberation.embedders import make_embedder
+from hivemind_lab.deliberation.state import Knowledge
 from hivemind_lab.experiments.freshness import (
     Current,
     StaleReason,
@@ -33,11 +34,12 @@ from hivemind_lab.experiments.freshness import (
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
-from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.base import ChatModel, close_model
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.problems import load_problem
-from hivemind_lab.runs.manifest import Budget, ExperimentInfo
+from hivemind_lab.runs.manifest import Budget, ExperimentInfo, RunManifest
+from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.runs.sweepdir import SweepDir
 
@@ -188,13 +190,24 @@ def run_point(
                 ),
                 budget=budget if point.strategy != "deliberation" else None,
             )
-        result = run_sync(
-            run_manifest(manifest, run.path, model=model, resume=run.started, knowledge=knowledge)
-        )
+        result = run_sync(_run_and_close(manifest, run, model, knowledge))
         run.write_metrics(manifest, result)
     finally:
         shared.close()
     return summarise(run.path, point, reused=model.hits, skipped=False, stale=stale)
+
+
+async def _run_and_close(
+    manifest: RunManifest, run: RunDir, model: ChatModel, knowledge: Knowledge | None
+) -> DeliberationResult:
+    """The point's run, then its model's HTTP client closed on the same event loop (the model
+    is this point's own)."""
+    try:
+        return await run_manifest(
+            manifest, run.path, model=model, resume=run.started, knowledge=knowledge
+        )
+    finally:
+        await close_model(model)
 
 
 def _shared_cache(spec: ExperimentSpec) -> str:
