@@ -9,6 +9,7 @@ only on structure, never on what the model says: a 135M model gives no real stra
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -16,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,6 +40,7 @@ from hivemind_lab.llm.local import (
     find_binary,
     free_port,
     resolve_model_file,
+    with_parent,
 )
 from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
@@ -154,6 +157,66 @@ def test_server_is_stopped_when_the_block_fails(tmp_path):
         interrupted_block()
     assert seen
     assert not _alive(seen[0])
+
+
+_CHILD = """
+import sys, time
+from pathlib import Path
+from hivemind_lab.llm.local import LocalServer, LocalServerConfig
+binary, model, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+server = LocalServer(LocalServerConfig(binary=binary, model_file=model, port=port))
+server.start()
+print(server.endpoint.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_server_dies_with_a_client_killed_by_sigkill(tmp_path):
+    """The client cannot run its stop when killed -9; the kernel stops its server for it."""
+    port = free_port()
+    binary = _fake_server(
+        tmp_path,
+        f'exec {sys.executable} -c "import http.server as h\n'
+        "class H(h.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\"",
+    )
+    model = _fake_gguf(tmp_path / "m")
+    client = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(binary), str(model), str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(tmp_path),
+        cwd=REPO,
+    )
+    try:
+        assert client.stdout is not None
+        pid = int(client.stdout.readline())
+        assert _alive(pid)
+        client.kill()
+        client.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "the server outlived its killed client"
+    finally:
+        client.kill()
+        with contextlib.suppress(ProcessLookupError, NameError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_only_a_server_started_from_the_main_thread_is_tied_to_it():
+    command = ["llama-server", "--port", "1"]
+    tied = with_parent(command)
+    assert tied[-3:] == command
+    assert tied[:3] == [shutil.which("setpriv"), "--pdeathsig", "TERM"], "util-linux setpriv"
+    seen: list[list[str]] = []
+    worker = threading.Thread(target=lambda: seen.append(with_parent(command)))
+    worker.start()
+    worker.join()
+    assert seen == [command], "a worker thread's server must outlive that thread"
 
 
 def check_sha(path: Path) -> str:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from importlib import metadata
@@ -235,6 +237,19 @@ def free_port(host: str = "127.0.0.1") -> int:
 # -- the server process -------------------------------------------------------------------------
 
 
+def with_parent(command: list[str]) -> list[str]:
+    """``command`` run so that the kernel sends it SIGTERM when this process dies, however it
+    dies (``setpriv --pdeathsig``, util-linux): a client killed by SIGTERM or SIGKILL cannot
+    run its own stop, and its server, in a session of its own, went on holding a core with
+    nobody to serve. The signal follows the thread that started the child, so only a server
+    started from the main thread is tied to it (one started from a worker thread must outlive
+    that thread); without setpriv the command is unchanged."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or threading.current_thread() is not threading.main_thread():
+        return command
+    return [setpriv, "--pdeathsig", "TERM", "--", *command]
+
+
 class LocalServer:
     """One ``llama-server`` process on 127.0.0.1 (a context manager: stopped on exit).
 
@@ -300,7 +315,7 @@ class LocalServer:
             with self._log.open("wb") as log:
                 # Own session: Ctrl-C in a terminal reaches us, and we stop the server ourselves.
                 self._process = subprocess.Popen(
-                    self.command(),
+                    with_parent(self.command()),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
