@@ -16,6 +16,7 @@ from hivemind_lab.agents.schemas import (
     CritiquePoint,
     CritiqueTask,
     OptionStance,
+    OwnCourse,
     PointRef,
     ProposalOutput,
     ProposeTask,
@@ -26,12 +27,14 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.agents.testing import FunctionModel, answer
 from hivemind_lab.deliberation.theory import (
+    Licence,
     Weighing,
     hold_crossings,
     hold_unanswered,
     keep_first_moves,
     licence,
     revision_movement,
+    weigh_points,
 )
 from hivemind_lab.runs.results import Solution
 from tests.support import run
@@ -74,6 +77,7 @@ def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
         must_answer=(PointRef(critic_id="c", point=0, option=0, weight=0.9),),
         may_weigh=(),
         below=(),
+        named=frozenset({("c", 0)}),
     )
     # "Not this" alone: only the first move's option is raised; dropping it alone would leave
     # no first move, so the whole revision is held, round after round.
@@ -90,6 +94,38 @@ def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
     assert taken.stances == after.stances and held == ()
 
 
+def test_a_named_option_that_peers_back_the_agent_on_is_not_raised():
+    """One critic's "not this, but that" does not overturn a stance on "that" most peers
+    back: the named option is weighed as a contradiction of it, cut by their support."""
+
+    def support(critic: str, passage: str) -> CritiquePoint:
+        return CritiquePoint.model_validate(
+            {
+                "kind": "support",
+                "option": 1,
+                "claim": "s",
+                "strength": 5,
+                "citation": passage,
+            }
+        )
+
+    named = ReceivedCritique(critic_id="c", points=(_contradiction(0, 1),))
+    backers = tuple(
+        ReceivedCritique(critic_id=f"p{i}", points=(support(f"p{i}", f"q{i}"),)) for i in range(3)
+    )
+    shown = {"c": frozenset({"p1"}), **{f"p{i}": frozenset({f"q{i}"}) for i in range(3)}}
+    alone = weigh_points((named,), shown, stubbornness=0.5)
+    assert ("c", 0) in alone.named, "unopposed, the named option clears the bar"
+    backed = weigh_points((named, *backers), shown, stubbornness=0.5)
+    assert ("c", 0) in {(p.critic_id, p.point) for p in backed.must_answer}, "option 0 still"
+    assert ("c", 0) not in backed.named
+    before = _solution("t", (0, "pursue"), (1, "avoid"))
+    after = _solution("t", (0, "avoid"), (1, "pursue"), round=1)
+    critics = {"c": _solution("c", (1, "pursue"))}
+    read = licence(before, after, backed, critics, (named, *backers))
+    assert 1 not in read.raised
+
+
 def test_the_named_option_pulls_only_as_far_as_its_critic_commits():
     before = _solution("t", (0, "pursue"))
     to_two = _solution("t", (0, "avoid"), (2, "pursue"), round=1)
@@ -99,6 +135,7 @@ def test_the_named_option_pulls_only_as_far_as_its_critic_commits():
         must_answer=(PointRef(critic_id="c", point=0, option=0, weight=0.9),),
         may_weigh=(),
         below=(),
+        named=frozenset({("c", 0)}),
     )
     named = (ReceivedCritique(critic_id="c", points=(_contradiction(0, 2),)),)
     read = licence(before, to_two, listed, critics, named)
@@ -242,3 +279,28 @@ def test_the_minority_joins_the_majority_instead_of_swapping_with_it(tmp_path, g
         limits=Limits(max_rounds=4, max_regenerations=0),
     )
     assert stuck.status == "non_converged" and stuck.rounds == 4
+
+
+def test_a_crossing_never_keeps_agents_on_a_forbidden_first_move():
+    """Three agents leave option 0, which a binding constraint forbids, while one moves onto
+    it: the majority rule would hold the three on the forbidden option; they move instead."""
+    before = {a: _solution(a, (0, "pursue"), (1, "avoid")) for a in ("a", "b", "c")}
+    before["d"] = _solution("d", (0, "avoid"), (1, "pursue"))
+    after = {a: _solution(a, (0, "avoid"), (1, "pursue"), round=1) for a in ("a", "b", "c")}
+    after["d"] = _solution("d", (0, "pursue"), (1, "avoid"), round=1)
+    reaches = dict.fromkeys(before, 1.0)
+    assert set(hold_crossings(before, after, reaches)) == {"a", "b", "c"}
+    assert set(hold_crossings(before, after, reaches, frozenset({0}))) == {"d"}
+
+
+def test_on_an_open_question_a_changed_course_is_taken_when_a_point_cleared_the_bar():
+    def course(action: str, round: int) -> Solution:
+        return _solution("t", round=round).model_copy(update={"course": OwnCourse(action=action)})
+
+    before, after = course("Open a second shop.", 0), course("Sell online first.", 1)
+    cleared = Licence(raised=frozenset(), away=frozenset(), reach=1.0, listed=True)
+    taken, held = hold_unanswered(before, after, cleared, exclusive=False)
+    assert taken.course == after.course and held == ()
+    nothing = Licence(raised=frozenset(), away=frozenset(), reach=0.0, listed=False)
+    kept, _ = hold_unanswered(before, after, nothing, exclusive=False)
+    assert kept.course == before.course

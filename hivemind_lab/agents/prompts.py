@@ -41,8 +41,12 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-02.3"
-"""2026-12-02.3: a critique point may name the option its critic favours `instead`.
+PROMPT_VERSION = "2026-12-02.4"
+"""2026-12-02.4: a batched critique carries the single critique's instructions (`instead` among
+them); the engine raises a named option only past the peers backing the agent on it, never holds
+a crossing agent on a forbidden option, and takes an open question's changed course when a point
+cleared the bar (engine rules are versioned here too: a run at another version is stale).
+2026-12-02.3: a critique point may name the option its critic favours `instead`.
 2026-12-02.2: a proposal's or revision's reply schema holds one stance per option, in order.
 2026-12-02.1: the score task no longer carries severity (the engine applies it)."""
 _TASK_BLOCK = re.compile(r"<task>\s*(\{.*\})\s*</task>", re.DOTALL)
@@ -83,6 +87,19 @@ _ROLE = {
     ),
 }
 
+_CRITIQUE = (
+    "Critique the target agent's solution, option by option, using only your own evidence "
+    "and the client's facts. support: your evidence backs the target's stance on an option. "
+    "contradiction: your evidence backs the opposite stance on the same option. gap: an "
+    "option or a client fact the target ignores. Give each point the option index, a "
+    "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
+    "fact gap). At most six points. A contradiction of an option the target pursues names "
+    "in `instead` the option your evidence favours in its place, if any. When the problem "
+    "has no options, a contradiction names the course of action your evidence favours "
+    "instead in `course`."
+)
+"""The critique instructions, also the batch's (its model sees no single critique's text)."""
+
 _INSTRUCTIONS = {
     "propose": (
         "Propose a solution to the client's decision. `options` lists the courses of action "
@@ -96,21 +113,10 @@ _INSTRUCTIONS = {
         "for). List the passage ids in `citations` and the fact ids in `facts_used`. Do not "
         "propose anything in `excluded` or close to it."
     ),
-    "critique": (
-        "Critique the target agent's solution, option by option, using only your own evidence "
-        "and the client's facts. support: your evidence backs the target's stance on an option. "
-        "contradiction: your evidence backs the opposite stance on the same option. gap: an "
-        "option or a client fact the target ignores. Give each point the option index, a "
-        "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
-        "fact gap). At most six points. A contradiction of an option the target pursues names "
-        "in `instead` the option your evidence favours in its place, if any. When the problem "
-        "has no options, a contradiction names the course of action your evidence favours "
-        "instead in `course`."
-    ),
+    "critique": _CRITIQUE,
     "critique_batch": (
-        "Critique each target solution in turn, option by option, using only your own evidence "
-        "and the client's facts, exactly as for a single critique; return one entry per "
-        "target_id."
+        "Critique each target solution in turn, as follows, and return one entry per "
+        "target_id. " + _CRITIQUE
     ),
     "revise": (
         "Revise your solution after reading every critique of it, with your own evidence shown "

@@ -156,6 +156,10 @@ class Weighing(NamedTuple):
     """Points under the bar (support points are weighed but never need an answer)."""
     reach: float = 1.0
     """How far the listed points may move the agent (`reach`): 0 with nothing listed."""
+    named: frozenset[tuple[str, int]] = frozenset()
+    """Listed contradictions (critic id, point index) whose `instead` option may be raised:
+    their weight, cut by the peers backing the agent's stance on the named option, still
+    reaches the bar's band (a named option is weighed as a contradiction of that option)."""
 
 
 class Licence(NamedTuple):
@@ -167,6 +171,9 @@ class Licence(NamedTuple):
     """Raised options whose stance changed away from the critics who raised them."""
     reach: float = 1.0
     """The most the revision may move (`revision_movement`), from the listed points' weight."""
+    listed: bool = True
+    """Whether any point cleared the agent's bar (on an open question, where points name no
+    option, a changed course is taken only then)."""
 
 
 def licence(
@@ -183,7 +190,8 @@ def licence(
 
     A critique point carries its critic's evidence; answering it moves the agent towards the
     critic, not past it or elsewhere. A listed contradiction that names the option its critic
-    favours `instead` raises that option too, with the same pull: towards the critic's own
+    favours `instead` raises that option too when it still clears the bar against the peers
+    backing the agent's stance there (`Weighing.named`), with the same pull: towards the critic's own
     commitment on it, so an agent can be moved to an option some peer pursues and to no other
     (without it, an agent told "not this" on its first move could only drop it, and the
     engine, which never writes a first move, held the whole revision round after round).
@@ -198,7 +206,8 @@ def licence(
             raised.setdefault(p.option, set()).add(p.critic_id)
         said = points.get(p.critic_id, ())
         point = said[p.point] if p.point < len(said) else None
-        if point is not None and point.kind == "contradiction" and point.instead is not None:
+        named = (p.critic_id, p.point) in weighing.named
+        if named and point is not None and point.instead is not None:
             raised.setdefault(point.instead, set()).add(p.critic_id)
     old, new = commitments(before.stances), commitments(after.stances)
     away: set[int] = set()
@@ -209,7 +218,8 @@ def licence(
         pull = sum(known) / len(known)
         if abs(new.get(option, UNNAMED) - pull) > abs(old.get(option, UNNAMED) - pull):
             away.add(option)
-    return Licence(frozenset(raised), frozenset(away), weighing.reach)
+    listed = bool(weighing.must_answer or weighing.may_weigh)
+    return Licence(frozenset(raised), frozenset(away), weighing.reach, listed)
 
 
 def bar(stubbornness: float) -> float:
@@ -292,6 +302,7 @@ def weigh_points(
     may: list[PointRef] = []
     below: list[PointRef] = []
     listed: dict[tuple[int | None, str, str | None], float] = {}
+    named: set[tuple[str, int]] = set()
     for critique in received:
         for index, point in enumerate(critique.points[:MAX_POINTS]):
             weight = round(combined[(point.option, point.kind, point.course)], 6)
@@ -309,7 +320,14 @@ def weigh_points(
                 listed[key] = weight
             else:
                 below.append(ref)
-    return Weighing(tuple(must), tuple(may), tuple(below), reach(list(listed.values())))
+                continue
+            if point.kind == "contradiction" and point.instead is not None:
+                against = combined[key] * (1.0 - support.get(point.instead, 0.0))
+                if against > line - BAR_TOLERANCE:
+                    named.add((critique.critic_id, index))
+    return Weighing(
+        tuple(must), tuple(may), tuple(below), reach(list(listed.values())), frozenset(named)
+    )
 
 
 def revision_movement(before: Solution, after: Solution) -> float:
@@ -333,7 +351,7 @@ def hold_unanswered(
     (the previous stance is kept). So how far an agent moves depends on its stubbornness and
     on the evidence against it, whatever the model does with the critiques.
 
-    The engine never writes a stance or a first move: it takes or holds the model's changes,
+    The engine never writes a stance or a first move here: it takes or holds the model's changes,
     and a set of changes whose stances would pursue other options than both the previous
     solution and the revision do (two first moves, or none) is not taken. For an exclusive
     decision the stances move together (one option pursued): the revision is taken whole when
@@ -345,7 +363,7 @@ def hold_unanswered(
     """
     changed = changed_options(before.stances, after.stances)
     if not before.stances and not after.stances:
-        if revision_movement(before, after) > 0 and not licensed.raised:
+        if revision_movement(before, after) > 0 and not licensed.listed:
             return _kept(before, after), ()
         return after, ()
     if not changed:
@@ -389,9 +407,11 @@ def hold_crossings(
     before: Mapping[str, Solution],
     after: Mapping[str, Solution],
     reaches: Mapping[str, float],
+    forbidden: frozenset[int] = frozenset(),
 ) -> dict[str, tuple[int, ...]]:
     """The first-move changes of one round that cross: agents leaving first move X for Y in
-    the same round as others leave Y for X. Only one side moves, the one whose first move
+    the same round as others leave Y for X. Only one side moves: a side leaving a first move
+    a binding constraint forbids (``forbidden``) always moves; otherwise the one whose first move
     fewer agents took before the round (the minority joins; the majority stays); on a tie, the
     side whose movers were listed the heavier evidence (their summed `reach`) moves, and on
     equal evidence the side holding the earliest agent in order stays. The other side keeps
@@ -411,9 +431,11 @@ def hold_crossings(
         before: agent id → the solution it revised, in agent order.
         after: agent id → the revision the engine would take (`hold_unanswered`).
         reaches: agent id → the reach of the points it was listed.
+        forbidden: options a binding constraint of the decision forbids.
 
     Returns:
-        Agent id → the options whose change is held, for the agents to hold back.
+        Agent id → the options its revision changed, for each agent of the sides that stay
+        (`keep_first_moves` decides which of those changes are held).
     """
     old = {a: _first_moves(s.stances) for a, s in before.items() if s.stances}
     new = {a: _first_moves(after[a].stances) for a in old if a in after and after[a].stances}
@@ -431,9 +453,11 @@ def hold_crossings(
         if not out_x or not out_y:
             continue
 
-        def standing(side: list[str], key: frozenset[int]) -> tuple[int, float, int]:
-            # the side that stays: more backers, then less evidence against it, then later
+        def standing(side: list[str], key: frozenset[int]) -> tuple[bool, int, float, int]:
+            # the side that stays: off any forbidden option, then more backers, then less
+            # evidence against it, then the side holding the earliest agent
             return (
+                not key & forbidden,
                 backers.get(key, 0),
                 -sum(reaches.get(a, 0.0) for a in side),
                 -min(order[a] for a in side),
@@ -647,8 +671,8 @@ class RevisionRound:
     refused: tuple[str, ...]
     """Revisions refused as repeats of vetoed solutions (the agent keeps its solution)."""
     held: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    """Agent id → options whose stance change the engine did not take (no cleared point
-    addressed them)."""
+    """Agent id → options whose stance change the engine did not take as written (no cleared
+    point addressed them, or a crossing first move was kept: `Solution.held`)."""
     movement: dict[str, float] = field(default_factory=dict)
     """Agent id → how far its solution moved (`revision_movement`, after the hold)."""
     weighings: dict[str, Weighing] = field(default_factory=dict)
@@ -743,11 +767,16 @@ async def revise(
         {a.id: solutions[a.id] for a in active},
         revised,
         {a: w.reach for a, w in weighings.items()},
+        frozenset(o for c in context.constraints for o in c.forbids),
     )
     for agent_id in crossed:
         kept, options = keep_first_moves(
             solutions[agent_id], revised[agent_id], sequel=not context.exclusive
         )
+        if is_repeat(kept.view()):  # a kept plan is refused as a repeat like a written one
+            before, after = solutions[agent_id], revised[agent_id]
+            kept = _kept(before, after)
+            options = tuple(sorted(changed_options(before.stances, after.stances)))
         kept_back = tuple(sorted({*held.get(agent_id, ()), *options}))
         held[agent_id] = kept_back
         revised[agent_id] = kept.model_copy(update={"held": kept_back})

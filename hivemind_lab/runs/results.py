@@ -37,8 +37,10 @@ class Solution(Frozen):
     course: OwnCourse | None = None
     """On an open question: the course of action proposed."""
     held: tuple[int, ...] = ()
-    """Options whose stance change in this revision the engine did not take (no critique
-    point that cleared the agent's bar addressed them): the previous stance is kept."""
+    """Options whose stance change in this revision the engine did not take as written: no
+    critique point that cleared the agent's bar addressed them (the previous stance is kept),
+    or a first-move change that crossed others' in the round (the previous first move is kept
+    and, on a combinable decision, the option the reviser wanted first becomes a sequel)."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
