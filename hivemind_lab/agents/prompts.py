@@ -43,9 +43,9 @@ from hivemind_lab.llm.structured import response_format_for
 
 PROMPT_VERSION = "2026-12-02.4"
 """2026-12-02.4: a batched critique carries the single critique's instructions (`instead` among
-them); the engine raises a named option only past the peers backing the agent on it, never holds
-a crossing agent on a forbidden option, and takes an open question's changed course when a point
-cleared the bar (engine rules are versioned here too: a run at another version is stale).
+them); the engine never holds a crossing agent on a forbidden option, and takes an open
+question's changed course when a point cleared the bar (engine rules are versioned here too: a
+run at another version is stale).
 2026-12-02.3: a critique point may name the option its critic favours `instead`.
 2026-12-02.2: a proposal's or revision's reply schema holds one stance per option, in order.
 2026-12-02.1: the score task no longer carries severity (the engine applies it)."""

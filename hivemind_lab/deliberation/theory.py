@@ -156,10 +156,6 @@ class Weighing(NamedTuple):
     """Points under the bar (support points are weighed but never need an answer)."""
     reach: float = 1.0
     """How far the listed points may move the agent (`reach`): 0 with nothing listed."""
-    named: frozenset[tuple[str, int]] = frozenset()
-    """Listed contradictions (critic id, point index) whose `instead` option may be raised:
-    their weight, cut by the peers backing the agent's stance on the named option, still
-    reaches the bar's band (a named option is weighed as a contradiction of that option)."""
 
 
 class Licence(NamedTuple):
@@ -190,8 +186,7 @@ def licence(
 
     A critique point carries its critic's evidence; answering it moves the agent towards the
     critic, not past it or elsewhere. A listed contradiction that names the option its critic
-    favours `instead` raises that option too when it still clears the bar against the peers
-    backing the agent's stance there (`Weighing.named`), with the same pull: towards the critic's own
+    favours `instead` raises that option too, with the same pull: towards the critic's own
     commitment on it, so an agent can be moved to an option some peer pursues and to no other
     (without it, an agent told "not this" on its first move could only drop it, and the
     engine, which never writes a first move, held the whole revision round after round).
@@ -206,8 +201,7 @@ def licence(
             raised.setdefault(p.option, set()).add(p.critic_id)
         said = points.get(p.critic_id, ())
         point = said[p.point] if p.point < len(said) else None
-        named = (p.critic_id, p.point) in weighing.named
-        if named and point is not None and point.instead is not None:
+        if point is not None and point.kind == "contradiction" and point.instead is not None:
             raised.setdefault(point.instead, set()).add(p.critic_id)
     old, new = commitments(before.stances), commitments(after.stances)
     away: set[int] = set()
@@ -302,7 +296,6 @@ def weigh_points(
     may: list[PointRef] = []
     below: list[PointRef] = []
     listed: dict[tuple[int | None, str, str | None], float] = {}
-    named: set[tuple[str, int]] = set()
     for critique in received:
         for index, point in enumerate(critique.points[:MAX_POINTS]):
             weight = round(combined[(point.option, point.kind, point.course)], 6)
@@ -320,14 +313,7 @@ def weigh_points(
                 listed[key] = weight
             else:
                 below.append(ref)
-                continue
-            if point.kind == "contradiction" and point.instead is not None:
-                against = combined[key] * (1.0 - support.get(point.instead, 0.0))
-                if against > line - BAR_TOLERANCE:
-                    named.add((critique.critic_id, index))
-    return Weighing(
-        tuple(must), tuple(may), tuple(below), reach(list(listed.values())), frozenset(named)
-    )
+    return Weighing(tuple(must), tuple(may), tuple(below), reach(list(listed.values())))
 
 
 def revision_movement(before: Solution, after: Solution) -> float:
