@@ -9,9 +9,17 @@ import json
 import shutil
 from types import SimpleNamespace
 
+import pytest
+
 from hivemind_lab.experiments import load_spec
 from hivemind_lab.workbench import decision_as_read, decision_rows, problems
 from tests.support import REPO
+
+# Both tests run the explorer, which runs the default sweep into the repository's
+# experiments/runs folder, one sweep at a time: on one pytest-xdist worker they take turns
+# instead of one being refused "in use by another sweep" (seen when a new prompt version made
+# every point stale and the two sweeps ran long enough to overlap).
+pytestmark = pytest.mark.xdist_group("explorer")
 
 
 def _explorer():
