@@ -76,6 +76,19 @@ def _fake_server(tmp_path: Path, body: str) -> Path:
     return script
 
 
+def _fake_http_server(tmp_path: Path, port: int) -> Path:
+    """A stand-in llama-server that answers every GET (/health included) on ``port``."""
+    return _fake_server(
+        tmp_path,
+        f'exec {sys.executable} -c "import http.server as h\n'
+        "class H(h.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\"",
+    )
+
+
 # -- errors, fast ---------------------------------------------------------------------------------
 
 
@@ -132,15 +145,7 @@ def test_server_that_never_gets_ready_is_stopped_by_its_pid(tmp_path):
 def test_server_is_stopped_when_the_block_fails(tmp_path):
     """A stand-in server that answers /health: the context manager stops it on an exception."""
     port = free_port()
-    binary = _fake_server(
-        tmp_path,
-        f'exec {sys.executable} -c "import http.server as h\n'
-        "class H(h.BaseHTTPRequestHandler):\n"
-        "    def do_GET(self):\n"
-        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
-        "    def log_message(self, *a): pass\n"
-        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\"",
-    )
+    binary = _fake_http_server(tmp_path, port)
     config = LocalServerConfig(binary=binary, model_file=_fake_gguf(tmp_path / "m"), port=port)
     server = LocalServer(config)
     seen: list[int] = []
@@ -174,15 +179,7 @@ time.sleep(120)
 def test_a_server_dies_with_a_client_killed_by_sigkill(tmp_path):
     """The client cannot run its stop when killed -9; the kernel stops its server for it."""
     port = free_port()
-    binary = _fake_server(
-        tmp_path,
-        f'exec {sys.executable} -c "import http.server as h\n'
-        "class H(h.BaseHTTPRequestHandler):\n"
-        "    def do_GET(self):\n"
-        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
-        "    def log_message(self, *a): pass\n"
-        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\"",
-    )
+    binary = _fake_http_server(tmp_path, port)
     model = _fake_gguf(tmp_path / "m")
     client = subprocess.Popen(
         [sys.executable, "-c", _CHILD, str(binary), str(model), str(port)],

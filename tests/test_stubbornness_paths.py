@@ -218,15 +218,18 @@ def _joiner(task: Task, seed: int | None):
 
 
 def test_the_minority_joins_the_majority_instead_of_swapping_with_it(tmp_path, grocer):
-    result = run(
-        tmp_path / "s0",
-        grocer,
-        model=FunctionModel(_joiner),
-        sufficiency=1,
-        density=4000,  # nine agents: two propose option 1, seven option 0
-        calibrations=Calibrations(stubbornness=0.0, similarity_threshold=0.5),
-        limits=Limits(max_rounds=4, max_regenerations=0),
-    )
+    def at(stubbornness: float, folder: str):
+        return run(
+            tmp_path / folder,
+            grocer,
+            model=FunctionModel(_joiner),
+            sufficiency=1,
+            density=4000,  # nine agents: two propose option 1, seven option 0
+            calibrations=Calibrations(stubbornness=stubbornness, similarity_threshold=0.5),
+            limits=Limits(max_rounds=4, max_regenerations=0),
+        )
+
+    result = at(0.0, "s0")
     # Each majority agent is contradicted by two grounded, decisive points and backed only
     # weakly, so it must answer and may move all the way: without the crossing rule the seven
     # and the two swapped places (two against seven after round 1, and so on).
@@ -234,15 +237,7 @@ def test_the_minority_joins_the_majority_instead_of_swapping_with_it(tmp_path, g
     (conclusion,) = result.conclusions
     assert conclusion.title == "option 0"  # the majority's first move, not the minority's
     # Nothing moves at stubbornness 1, so the two sides never meet.
-    stuck = run(
-        tmp_path / "s1",
-        grocer,
-        model=FunctionModel(_joiner),
-        sufficiency=1,
-        density=4000,  # nine agents: two propose option 1, seven option 0
-        calibrations=Calibrations(stubbornness=1.0, similarity_threshold=0.5),
-        limits=Limits(max_rounds=4, max_regenerations=0),
-    )
+    stuck = at(1.0, "s1")
     assert stuck.status == "non_converged" and stuck.rounds == 4
 
 
