@@ -12,6 +12,7 @@ import pytest
 
 from hivemind_lab.agents import prompts
 from hivemind_lab.agents.policy import identity
+from hivemind_lab.deliberation import rules
 from hivemind_lab.experiments import ExperimentSpec, load, run
 from hivemind_lab.experiments import runner as sweep_runner
 from hivemind_lab.reports.sweep import render_sweep_html
@@ -78,6 +79,10 @@ def _change_knowledge(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     doc.write_text(doc.read_text() + "\nPrice wars are rarely won by the incumbent.\n")
 
 
+def _change_engine(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules, "engine_fingerprint", lambda: "sha256:" + "1" * 64)
+
+
 def _change_model_code(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(identity, "code_fingerprint", lambda: "sha256:" + "0" * 64)
 
@@ -89,6 +94,7 @@ def _change_model_code(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (_change_problem, "problem"),
         (_change_knowledge, "knowledge"),
         (_change_model_code, "model"),
+        (_change_engine, "engine"),
     ],
 )
 def test_a_stale_run_is_set_aside_and_its_point_run_again(project, monkeypatch, change, reason):

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from hivemind_lab.agents import prompts
 from hivemind_lab.asyncrun import run_sync
-from hivemind_lab.deliberation import practicality, theory
+from hivemind_lab.deliberation import practicality, rules, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
 from hivemind_lab.deliberation.engine import Engine, PhasePlan, check_run_dir
 from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
@@ -136,6 +136,7 @@ def build_manifest(
         model_info=model_info(model),
         token_counter=default_counter().name,
         prompt_version=prompts.PROMPT_VERSION,
+        engine_code=rules.engine_fingerprint(),
         embedder=EmbedderInfo(name=embedder.name, version=embedder.version),
         knowledge_base=str(knowledge_base),
         practicality_kb=str(practicality_kb),

@@ -2,7 +2,7 @@
 
 A run id (`RunPoint.run_id`) names a point of a spec: what was asked for. What a run *got* also
 depends on things the id does not see — the problem file's text and the request read from it, the
-prompt version, the model's code (``hivemind-offline-v2`` is a name, not a version of its code),
+prompt version, the engine's rules, the model's code (``hivemind-offline-v2`` is a name, not a version of its code),
 the knowledge bases' content. A finished run is reused only when its manifest records the same of
 each as the point would record now; otherwise it is stale.
 
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents import prompts
 from hivemind_lab.agents.policy import identity
+from hivemind_lab.deliberation import rules
 from hivemind_lab.deliberation.practicality import resolve_constraints
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
@@ -34,9 +35,10 @@ from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest
 
-StaleReason = Literal["problem", "prompt", "model", "knowledge", "budget"]
+StaleReason = Literal["problem", "prompt", "engine", "model", "knowledge", "budget"]
 """Why a run no longer stands for its point: the request read from the problem file, the prompt
-version, the model's code, the knowledge's content, or (baselines) the compute allowed."""
+version, the engine's rules, the model's code, the knowledge's content, or (baselines) the
+compute allowed."""
 
 
 class Current(BaseModel):
@@ -46,6 +48,8 @@ class Current(BaseModel):
 
     request: DeliberationRequest
     prompt_version: str
+    engine_code: str
+    """Content fingerprint of the engine's rules (`hivemind_lab.deliberation.rules`)."""
     model_code: str | None
     """Content fingerprint of the offline model's code (None for other backends)."""
     knowledge: KnowledgeHashes
@@ -60,6 +64,7 @@ def current(spec: ExperimentSpec, point: RunPoint, project: Path) -> Current:
     return Current(
         request=request,
         prompt_version=prompts.PROMPT_VERSION,
+        engine_code=rules.engine_fingerprint(),
         model_code=identity.code_fingerprint() if spec.backend == "offline" else None,
         knowledge=KnowledgeHashes(
             theory=fingerprint.folder_hash(kb),
@@ -99,6 +104,8 @@ def stale_reasons(
         reasons.append("problem")
     if manifest.prompt_version != now.prompt_version:
         reasons.append("prompt")
+    if manifest.engine_code != now.engine_code:
+        reasons.append("engine")
     if now.model_code is not None and manifest.model_info.get("code") != now.model_code:
         reasons.append("model")
     if manifest.knowledge_hashes != now.knowledge:

@@ -136,6 +136,9 @@ class RunManifest(Frozen):
     sampling…), filled by the backend that knows it."""
     token_counter: str
     prompt_version: str
+    engine_code: str | None = None
+    """Content fingerprint of the engine's rules (`hivemind_lab.deliberation.rules`); None in
+    manifests recorded before 2026-12-02, which a sweep therefore never reuses."""
     embedder: EmbedderInfo
     knowledge_base: str
     practicality_kb: str
