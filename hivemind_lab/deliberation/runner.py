@@ -26,7 +26,7 @@ from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
-from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.base import ChatModel, layers
 from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import (
     Budget,
@@ -97,12 +97,10 @@ def _constraint_agents(
 
 def model_info(model: ChatModel) -> dict[str, Any]:
     """The backend's own description (``model_info``), looked up through wrappers."""
-    seen: Any = model
-    while seen is not None:
-        info = getattr(seen, "model_info", None)
+    for layer in layers(model):
+        info = getattr(layer, "model_info", None)
         if isinstance(info, dict):
             return dict(info)
-        seen = getattr(seen, "inner", None)
     return {}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -103,28 +104,33 @@ class ChatModel(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
 
+def layers(model: ChatModel) -> Iterator[object]:
+    """``model`` and the models it wraps (cache, latency …), outermost first: what the backend
+    underneath has (an endpoint, a description, an HTTP client) is looked up through them."""
+    seen: object = model
+    while seen is not None:
+        yield seen
+        seen = getattr(seen, "inner", None)
+
+
 async def close_model(model: ChatModel) -> None:
     """Close the HTTP client of the backend under ``model``'s wrappers (cache, latency), if it
     has one, on the event loop that used it. Left open, its connections are closed when it is
     garbage-collected, after that loop has ended, and asyncio prints "Event loop is closed"
     tracebacks (seen after every local-model run of a sweep). Only for the model's owner: a
     closed client cannot send again."""
-    seen: object = model
-    while seen is not None:
-        aclose = getattr(seen, "aclose", None)
+    for layer in layers(model):
+        aclose = getattr(layer, "aclose", None)
         if callable(aclose):
             await aclose()
             return
-        seen = getattr(seen, "inner", None)
 
 
 def describe_model(model: ChatModel) -> str:
     """``backend/model at URL`` for error messages; the URL is looked up through wrappers
     (cache, latency) on the backend that has one."""
-    seen: object = model
-    while seen is not None:
-        endpoint = getattr(seen, "endpoint", None)
+    for layer in layers(model):
+        endpoint = getattr(layer, "endpoint", None)
         if isinstance(endpoint, str):
             return f"{model.backend}/{model.model} at {endpoint}"
-        seen = getattr(seen, "inner", None)
     return f"{model.backend}/{model.model}"
