@@ -129,10 +129,10 @@ def test_crossing_first_moves_move_the_minority_only():
         "d": _solution("d", (0, "pursue"), round=1),  # ...while the minority joins it
     }
     reaches = dict.fromkeys(before, 1.0)
-    assert hold_crossings(before, after, reaches) == {"a": (0, 1), "c": (0, 1)}
+    assert hold_crossings(before, after, reaches) == ("a", "c")
     # Without a crossing every move stands, the majority's too.
     alone = {**after, "d": before["d"]}
-    assert hold_crossings(before, alone, reaches) == {}
+    assert hold_crossings(before, alone, reaches) == ()
 
 
 def test_a_held_crossing_keeps_the_part_of_the_revision_that_leaves_the_first_move_alone():
@@ -163,8 +163,8 @@ def _plan(solution: Solution) -> dict[int, str]:
 def test_a_tied_crossing_moves_the_side_with_the_heavier_evidence_against_it():
     before = {"a": _solution("a", (0, "pursue")), "b": _solution("b", (1, "pursue"))}
     after = {"a": _solution("a", (1, "pursue"), round=1), "b": _solution("b", (0, "pursue"))}
-    assert hold_crossings(before, after, {"a": 0.4, "b": 0.9}) == {"a": (0, 1)}
-    assert hold_crossings(before, after, {"a": 0.9, "b": 0.4}) == {"b": (0, 1)}
+    assert hold_crossings(before, after, {"a": 0.4, "b": 0.9}) == ("a",)
+    assert hold_crossings(before, after, {"a": 0.9, "b": 0.4}) == ("b",)
     # Equal evidence: one side still moves (the earliest agent's), so the two meet.
     assert len(hold_crossings(before, after, {"a": 0.5, "b": 0.5})) == 1
 

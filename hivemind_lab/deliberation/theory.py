@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -394,7 +395,7 @@ def hold_crossings(
     after: Mapping[str, Solution],
     reaches: Mapping[str, float],
     forbidden: frozenset[int] = frozenset(),
-) -> dict[str, tuple[int, ...]]:
+) -> tuple[str, ...]:
     """The first-move changes of one round that cross: agents leaving first move X for Y in
     the same round as others leave Y for X. Only one side moves: a side leaving a first move
     a binding constraint forbids (``forbidden``) always moves; otherwise the one whose first move
@@ -420,16 +421,14 @@ def hold_crossings(
         forbidden: options a binding constraint of the decision forbids.
 
     Returns:
-        Agent id → the options its revision changed, for each agent of the sides that stay
-        (`keep_first_moves` decides which of those changes are held).
+        The agents of the sides that stay, in agent order (`keep_first_moves` decides which of
+        their changes are held).
     """
     old = {a: _first_moves(s.stances) for a, s in before.items() if s.stances}
     new = {a: _first_moves(after[a].stances) for a in old if a in after and after[a].stances}
     movers = {a: (old[a], new[a]) for a in new if new[a] != old[a]}
     order = {a: i for i, a in enumerate(before)}
-    backers: dict[frozenset[int], int] = {}
-    for key in old.values():
-        backers[key] = backers.get(key, 0) + 1
+    backers = Counter(old.values())
     held: set[str] = set()
     pairs = {frozenset(move) for move in movers.values()}
     for pair in sorted(pairs, key=lambda p: sorted(sorted(k) for k in p)):
@@ -444,17 +443,14 @@ def hold_crossings(
             # evidence against it, then the side holding the earliest agent
             return (
                 not key & forbidden,
-                backers.get(key, 0),
+                backers[key],
                 -sum(reaches.get(a, 0.0) for a in side),
                 -min(order[a] for a in side),
             )
 
         stays = out_x if standing(out_x, x) > standing(out_y, y) else out_y
         held.update(stays)
-    return {
-        a: tuple(sorted(changed_options(before[a].stances, after[a].stances)))
-        for a in sorted(held, key=order.__getitem__)
-    }
+    return tuple(sorted(held, key=order.__getitem__))
 
 
 def keep_first_moves(
