@@ -12,16 +12,14 @@ problem's words. A prohibition forbids that option; a limit only limits it. Pure
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
-
-import snowballstemmer
+from typing import NamedTuple
 
 from hivemind_lab.problems.model import MAX_CONSTRAINTS, ConstraintKind
 from hivemind_lab.problems.reading.binds import binds_decider, conditional
 from hivemind_lab.problems.reading.options import question_sentences, span
+from hivemind_lab.text import stem
 
 PROHIBITION = re.compile(
     r"\b(?:ban|bans|banned|banning|bar|bars|barred|prohibit\w*|forbid\w*|outlaw\w*|"
@@ -182,15 +180,10 @@ class ReadConstraint(NamedTuple):
     limits: tuple[int, ...]
 
 
-@functools.cache
-def _stemmer() -> Any:
-    return snowballstemmer.stemmer("english")
-
-
 def stems(text: str) -> frozenset[str]:
     """Content words, Snowball-stemmed, without stop words or figures."""
     words = [w for w in re.findall(r"[^\W\d_]+", text.casefold()) if w not in _STOP and len(w) > 1]
-    return frozenset(_stemmer().stemWords(words))
+    return frozenset(stem(w) for w in words)
 
 
 def kind_of(text: str) -> ConstraintKind:
@@ -200,7 +193,7 @@ def kind_of(text: str) -> ConstraintKind:
 
 
 _ACTIONS: tuple[frozenset[str], ...] = tuple(
-    frozenset(_stemmer().stemWords(group.split()))
+    frozenset(stem(w) for w in group.split())
     for group in (
         "buy buys bought buying purchase purchases purchasing acquire acquires acquiring "
         "acquisition acquisitions takeover",
@@ -230,7 +223,7 @@ Acts = frozenset[frozenset[str]]
 
 def _acts(text: str) -> Acts:
     """The acts (as groups of `_ACTIONS`) a text's words name."""
-    said = frozenset(_stemmer().stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
+    said = frozenset(stem(w) for w in re.findall(r"[^\W\d_]+", text.casefold()))
     return frozenset(group for group in _ACTIONS if group & said)
 
 
@@ -382,7 +375,7 @@ def below_minimum(text: str, option: str) -> bool:
     three"). Only figures that count the same thing (the same noun, and the same period when
     both give one) are compared: a minimum of departures says nothing of a fleet of buses."""
     minima = [
-        (_count(m["value"]), _stemmer().stemWord(m["noun"].casefold()), m["period"])
+        (_count(m["value"]), stem(m["noun"]), m["period"])
         for obliged in [_OBLIGATION.search(text)]
         if obliged  # minima in the obligation's own clause, up to a semicolon, colon or stop
         for m in _MINIMUM.finditer(re.split(r"[;:]|\.\s", text[obliged.end() :])[0])
@@ -394,11 +387,11 @@ def below_minimum(text: str, option: str) -> bool:
         added = bool(before) and before[0].casefold() in _ADDED
         if not m["value"] and not m["to"] and (not period or added):
             continue  # a bare count ("three new branches", "add two crossings a day") may add
-        stem = _stemmer().stemWord(noun.casefold())
-        if stem in _SPANS and not period:
+        noun_stem = stem(noun)
+        if noun_stem in _SPANS and not period:
             continue  # "for three years" is a span of time: no level of what the minimum counts
         for least, counted, per in minima:
-            same = stem == counted and (
+            same = noun_stem == counted and (
                 not period or not per or period.casefold() == per.casefold()
             )
             if same and _count(value) < least:
