@@ -17,6 +17,7 @@ from hivemind_lab.agents.schemas import CritiquePoint
 from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.cli import app
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.problems import load_problem
 from hivemind_lab.problems.model import Constraint, Decision
 from hivemind_lab.reports import gather, print_pdf, render_html, render_markdown, write_report
 from hivemind_lab.reports.markdown import render_run_markdown
@@ -443,6 +444,28 @@ def test_the_body_speaks_plainly_and_says_nothing_twice(run_dir, vetoed_dir):
         for fact in gather(source).decision.facts:  # however many agents quote it
             if len(fact.text) > 60:
                 assert body.count(fact.text.rstrip(".")) <= 1, fact.text
+
+
+def test_every_client_fact_a_reason_quotes_is_quoted_whole_once(run_dir, vetoed_dir, tmp_path):
+    """A fact several constraint agents quote is shortened to "[the client fact quoted
+    above]" after its first quotation, never before it: a vetoed run's closest plan shows no
+    steps, so a fact in them is not yet quoted when its score table is (the bank at
+    feasibility 95 lost its fact to the pointer in every row)."""
+    bank = tmp_path / "bank"
+    problem = load_problem(REPO / "data/problems/regional-bank-digital-challenger.toml")
+    run(bank, problem, feasibility=95, density=6000, limits=Limits(max_regenerations=1))
+    for source in (run_dir, vetoed_dir, bank):
+        html = write_report(source).read_text()
+        body = unescape(_text(html.split("Appendix: research settings")[0]))
+        reasons = " ".join(
+            json.dumps(record.get("payload", {}))
+            for record in map(json.loads, (source / "audit.jsonl").read_text().splitlines())
+            if record.get("kind") == "practicality.score"
+        )
+        for fact in gather(source).decision.facts:
+            said = fact.text.rstrip(".")
+            if len(said) > 60 and json.dumps(said)[1:-1] in reasons:
+                assert body.count(said) == 1, (source.name, said)
 
 
 def test_no_empty_sections_when_nothing_was_vetoed(run_dir):

@@ -763,9 +763,16 @@ def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
             return None
         return replace(p, scores=tuple(replace(s, reason=once(s.reason)) for s in p.scores))
 
-    shown = report.recommendation or report.unbacked or (report.closest and report.closest.plan)
-    for text in (*(shown.recommendations if shown else ()), *report.why):
-        once(text)  # the plan's steps and the why are said whole: they come first
+    # What the report says whole before any score table: a recommendation's steps and its
+    # why, or an unbacked plan's steps. A vetoed run's closest plan shows its title and scores
+    # only, so a fact in its steps is not yet quoted (its first reason must quote it whole).
+    rec, unbacked = report.recommendation, report.unbacked
+    if rec is not None:
+        first = [*rec.recommendations, *report.why]
+    else:
+        first = list(unbacked.recommendations) if unbacked is not None else []
+    for text in first:
+        once(text)
     report.recommendation = plan(report.recommendation)
     report.unbacked = plan(report.unbacked)
     if report.closest is not None:
