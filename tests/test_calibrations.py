@@ -467,14 +467,20 @@ def test_severity_moves_constraint_scores_monotonically_and_spreads_solutions():
     for name in solutions:
         row = [by_severity[sev][name] for sev in (0.0, 0.5, 1.0)]
         assert row == sorted(row, reverse=True), name
-    for sev, scores in by_severity.items():
+    for scores in by_severity.values():
         assert scores["clean"] == scores["mitigated"] == 85
-        assert scores["clean"] > scores["minor"] > scores["major"] > scores["critical"], sev
         assert all(0 <= v <= 100 for v in scores.values())
+    # the model's score already weighs its concerns: it stands at the neutral severity, and
+    # stricter severity spreads the solutions by their unmitigated concerns
+    assert set(by_severity[0.5].values()) == {85}
+    strict = by_severity[1.0]
+    assert strict["clean"] > strict["minor"] > strict["major"] > strict["critical"]
     # continuous in severity: a small step moves a score by a small amount
     out = solutions["major"]
     assert abs(constraint_score(out, 0.5) - constraint_score(out, 0.51)) < 1.0
-    assert by_severity[1.0]["critical"] == 0  # clipped, never negative
+    assert by_severity[1.0]["critical"] == 85 - 35 - 15  # a critical and a major concern
+    assert constraint_score(_scored(30, "critical", "major"), 1.0) == 0  # clipped, never negative
+    assert constraint_score(_scored(90, "critical"), 0.0) == 100  # and never above 100
 
 
 # -- similarity ------------------------------------------------------------------------------------

@@ -179,13 +179,14 @@ async def test_score_set_asks_once_per_distinct_solution_and_copies_the_scores(a
         asked,
     )
     solutions = [solution("a", RAISE), solution("b", MATCH), solution("c", RAISE)]
-    scored = await score_set(agents, model, solutions, severity=0.5)
+    scored = await score_set(agents, model, solutions, severity=0.75)
     assert len(asked) == len(scored.scored) == 4  # 2 agents x 2 distinct solutions
     assert {t.solution_id for t in asked} == {"g0.r0.a", "g0.r0.b"}
     assert len(scored.per_solution) == 6
     by = {(s.solution_id, s.constraint): s.score for s in scored.per_solution}
-    # the unmitigated major concern costs its penalty at severity 0.5; the mitigated one nothing
-    financial = round(80 - practicality.GRADE_PENALTY["major"] * practicality.severity_factor(0.5))
+    # above the neutral severity the unmitigated major concern costs half its penalty a second
+    # time; the mitigated one nothing
+    financial = round(80 - practicality.GRADE_PENALTY["major"] * 0.5)
     assert financial < 80
     assert by == {
         (sid, c): v
@@ -222,13 +223,16 @@ async def test_severity_moves_the_score_of_a_concern_continuously(agents):
         )
         got.append(scored.scored[0].score)
     assert got[0] > got[1] > got[2] >= 0
-    penalty = practicality.GRADE_PENALTY["critical"] * practicality.severity_factor(0.5)
-    assert got[1] == round(80 - penalty)  # the stage applies the severity, not the model
+    # the stage applies the severity, not the model: at the neutral severity the model's score
+    # (which already weighs its concerns) stands; at the extremes a concern's penalty moves it
+    assert got == [100, 80, round(80 - practicality.GRADE_PENALTY["critical"])]
 
 
 async def test_severity_spreads_solutions_by_their_concerns(agents):
-    """The same anchor for every solution; only their concerns differ. At every severity the
-    scores keep the concerns' order, and the spread between them grows with severity."""
+    """The same model score for every solution; only their unmitigated concerns differ. At the
+    neutral severity the model's score stands (it already weighs the concerns); stricter, the
+    scores keep the concerns' order and the spread grows with severity; every concerned
+    solution's score falls as severity rises."""
     concerns = {
         RAISE: [],
         MATCH: [Concern(grade="minor", text="hours")],
@@ -238,19 +242,22 @@ async def test_severity_spreads_solutions_by_their_concerns(agents):
 
     def reply(task: Task, seed: int | None) -> ScoreOutput:
         assert isinstance(task, ScoreTask)
-        return ScoreOutput(score=85, reason="", concerns=concerns[task.solution.text()])
+        return ScoreOutput(score=70, reason="", concerns=concerns[task.solution.text()])
 
     solutions = [solution(f"s{i}", text) for i, text in enumerate(concerns)]
     rows = {}
-    for severity in (0.0, 0.5, 1.0):
+    for severity in (0.0, 0.5, 0.75, 1.0):
         scored = await score_set(agents, FunctionModel(reply), solutions, severity=severity)
         legal = {s.solution_id: s.score for s in scored.per_solution if s.constraint == "legal"}
         rows[severity] = [legal[s.id] for s in solutions]
-    for severity, row in rows.items():
+    assert set(rows[0.5]) == {70}
+    for severity in (0.75, 1.0):
+        row = rows[severity]
         assert row == sorted(row, reverse=True) and len(set(row)) == len(row), (severity, row)
     for i in range(1, len(solutions)):  # each concerned solution falls as severity rises
-        assert rows[0.0][i] > rows[0.5][i] > rows[1.0][i] >= 0, i
-    spread = [row[0] - row[-1] for row in rows.values()]
+        assert rows[0.0][i] > rows[0.5][i] > rows[0.75][i] > rows[1.0][i] >= 0, i
+    assert rows[0.0][0] == rows[1.0][0] == 70  # no concern: severity has nothing to weigh
+    spread = [rows[sev][0] - rows[sev][-1] for sev in (0.5, 0.75, 1.0)]
     assert spread == sorted(spread) and spread[0] < spread[-1]
 
 

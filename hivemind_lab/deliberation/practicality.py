@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -37,8 +37,10 @@ class ConstraintAgent:
 
     constraint: str
     index: RetrievalIndex
-    red_flags: tuple[str, ...]
-    mitigations: tuple[str, ...]
+    red_flags: Mapping[str, tuple[str, ...]]
+    """Document id → the red flags its front matter lists (lower case)."""
+    mitigations: Mapping[str, tuple[str, ...]]
+    """Document id → the mitigations its front matter lists (lower case)."""
 
     @property
     def id(self) -> str:
@@ -46,6 +48,16 @@ class ConstraintAgent:
 
     def evidence(self, query: str) -> tuple[Evidence, ...]:
         return tuple(Evidence.of(h) for h in self.index.search(query, EVIDENCE_K))
+
+    def signals(self, evidence: Sequence[Evidence]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The red flags and mitigations of the documents ``evidence`` was retrieved from, in
+        retrieval order: a score task carries the signals of the knowledge that bears on the
+        solution, not every phrase of the constraint's corpus (a career choice was sent
+        "shrinkflation" and "celebrity endorsement" when every document's list went along)."""
+        documents = list(dict.fromkeys(e.document_id for e in evidence))
+        flags = (f for d in documents for f in self.red_flags.get(d, ()))
+        mitigations = (m for d in documents for m in self.mitigations.get(d, ()))
+        return tuple(dict.fromkeys(flags)), tuple(dict.fromkeys(mitigations))
 
 
 def constraint_folders(root: str | Path) -> list[str]:
@@ -142,34 +154,42 @@ def build_constraint_agents(
             ConstraintAgent(
                 constraint=name,
                 index=RetrievalIndex(passages),
-                red_flags=tuple(dict.fromkeys(f.lower() for d in docs for f in d.red_flags)),
-                mitigations=tuple(dict.fromkeys(m.lower() for d in docs for m in d.mitigations)),
+                red_flags={d.id: tuple(f.lower() for f in d.red_flags) for d in docs},
+                mitigations={d.id: tuple(m.lower() for m in d.mitigations) for d in docs},
             )
         )
     return agents
 
 
 GRADE_PENALTY: dict[str, float] = {"minor": 6.0, "major": 15.0, "critical": 35.0}
-"""Points an unmitigated concern takes off the model's anchor at severity 0.5: a minor one about
-a sixth of a rubric step below a major one, a critical one enough to cross an anchor alone."""
-LENIENT_SHARE = 0.25
-"""Share of the penalty left at severity 0: a lenient network still tells apart a solution
-with a critical concern from one without."""
+"""Points an unmitigated concern moves the model's score at the extremes of severity (0 and
+1): a minor one about a sixth of a rubric step below a major one, a critical one enough to
+cross a rubric anchor alone."""
+NEUTRAL_SEVERITY = 0.5
+"""The severity at which the model's score stands as it gave it."""
 
 
 def severity_factor(severity: float) -> float:
-    """How hard unmitigated concerns weigh at a severity, rising straight from `LENIENT_SHARE`
-    at 0 through 1 at 0.5 to ``2 - LENIENT_SHARE`` at 1."""
-    return LENIENT_SHARE + 2.0 * (1.0 - LENIENT_SHARE) * severity
+    """How far each unmitigated concern moves the score at ``severity``, as a share of its
+    `GRADE_PENALTY`: -1 at severity 0 (the concern is forgiven: its weight given back), 0 at
+    `NEUTRAL_SEVERITY`, +1 at severity 1 (it is counted a second time). Straight in between."""
+    return (severity - NEUTRAL_SEVERITY) / NEUTRAL_SEVERITY
 
 
 def constraint_score(output: ScoreOutput, severity: float) -> float:
-    """A constraint agent's score of a solution: the model's anchor minus its unmitigated
-    concerns, each weighted by its grade (`GRADE_PENALTY`) and the severity, clipped to 0..100.
+    """A constraint agent's score of a solution, with severity acting once.
 
-    The engine applies severity here, the same way for every model: the model only judges
-    (anchor and concerns), so severity moves scores continuously and solutions with different
-    concerns get different scores. Pure.
+    The rubric asks the model for a score that already weighs its concerns ("75 manageable
+    concerns with known mitigations; 50 serious concerns …"), so at the neutral severity (0.5,
+    the default) that score stands. Severity is the network's strictness relative to the
+    model's own: each unmitigated concern moves the score by its grade's `GRADE_PENALTY`
+    times `severity_factor` (down when stricter, up when more lenient), clipped to 0..100.
+    Subtracting the concerns again at the default (what this did before 2026-12-03) counted
+    each one twice: constraint agents that scored sound plans 70–85 gave set means near 51 and
+    vetoed plans they judged feasible. Pure; monotone (non-increasing) in severity.
+
+    Example: score 75 with one unmitigated major and one mitigated minor concern: 75 at 0.5,
+    75 + 15 = 90 at 0, 75 - 15 = 60 at 1, 75 - 7.5 = 67.5 at 0.75.
     """
     penalty = sum(GRADE_PENALTY[c.grade] for c in output.concerns if not c.mitigated)
     return min(100.0, max(0.0, output.score - penalty * severity_factor(severity)))
@@ -255,14 +275,16 @@ async def score(
     network = [a.constraint for a in agents]
 
     async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
+        evidence = agent.evidence(view.text())
+        red_flags, mitigations = agent.signals(evidence)
         task = ScoreTask(
             **fields,
             constraint=agent.constraint,
             solution_id=solution_id,
             solution=view,
-            evidence=agent.evidence(view.text()),
-            red_flags=agent.red_flags,
-            mitigations=agent.mitigations,
+            evidence=evidence,
+            red_flags=red_flags,
+            mitigations=mitigations,
         )
         out = await caller.ask(agent.id, task, ScoreOutput)
         bound = apply_binding(

@@ -24,6 +24,10 @@ from hivemind_lab.problems.decision import Fact, fact_snippet
 from hivemind_lab.text import overlap, stems, term_set, word_stems
 
 _ARTICLES = frozenset({"a", "an", "the"})
+CONCERN_COST = {"minor": 6.0, "major": 15.0, "critical": 35.0}
+"""What an unmitigated concern takes off the stand-in's anchor: the rubric's score weighs the
+concerns (until 2026-12-03 the engine subtracted these same figures at the default severity)."""
+
 """Only articles are skipped: "build our own" must not shrink to "build"."""
 
 
@@ -126,9 +130,10 @@ def score(task: ScoreTask) -> ScoreOutput:
         max(pursued, key=lambda o: commitment(task.options[o])) if pursued else None
     )
     concerns = _concerns(flags, mitigations, strained, exposure=exposure, option=exposed)
-    # The anchor: how far the solution engages this constraint's knowledge at all; what it
-    # risks is in the concerns, which the engine weighs by severity.
-    anchor = max(0, min(100, 5 * round((95.0 - 15.0 * engagement) / 5)))
+    # The anchor follows the rubric: how far the solution engages this constraint's knowledge
+    # at all, less what its unmitigated concerns cost; the engine moves it by severity.
+    cost = sum(CONCERN_COST[c.grade] for c in concerns if not c.mitigated)
+    anchor = max(0, min(100, 5 * round((95.0 - 15.0 * engagement - cost) / 5)))
     subject = task.options[exposed] if exposed is not None else task.solution.title
     # Plain sentences a board can read; the concerns themselves travel as structured fields.
     # Flags come from the constraint's knowledge, strain from the client's own facts: said as
