@@ -356,6 +356,8 @@ def binding_view(decision: Decision) -> tuple[BindingConstraint, ...]:
                 "kind": c.kind,
                 "forbids": c.forbids,
                 "limits": c.limits,
+                "not_first": c.not_first,
+                "after": c.after,
             }
         )
         for c in decision.constraints

@@ -18,6 +18,7 @@ from hivemind_lab.llm.testing import FunctionModel
 from hivemind_lab.problems.decision import decide
 from hivemind_lab.problems.intake import checked, intake, normalise, quoted, read_intake
 from hivemind_lab.problems.loading import Problem
+from hivemind_lab.problems.reading.facts import extract_facts
 from tests.support import REPO
 
 TEXT = (
@@ -70,8 +71,86 @@ def test_only_what_is_quoted_from_the_text_is_kept() -> None:
         ("Franchising needs approval.", (), (2,)),
     ]
     assert decision.exclusive is True and decision.exclusive_source == "intake"
-    assert [f.text for f in decision.facts] == ["Cash covers 14 months."]
+    # the text's own facts first, then the model's quoted one (the unquoted one is dropped)
+    own = [f.text for f in extract_facts(TEXT, options=decision.labels)]
+    assert [f.text for f in decision.facts] == [*own, "Cash covers 14 months."]
     assert len(dropped) == 3 and all("not in the text" in d for d in dropped)
+
+
+def test_the_text_facts_stay_and_the_model_facts_add_to_them_without_repeats() -> None:
+    own = extract_facts(TEXT, options=("Open a second shop", "Sell bread online"))
+    assert own, "the fixture's text must yield facts without a model"
+    reading = {
+        "options": READING["options"][:2],
+        "facts": [
+            {"text": own[0].text, "quote": "Cash covers 14 months of costs."},  # a repeat
+            {"text": "The shop runs 14 months on its cash.", "quote": "Cash covers 14 months"},
+            {"text": "The decree is regional.", "quote": "A regional decree"},
+        ],
+    }
+    decision, dropped = checked(IntakeOutput.model_validate(reading), PROBLEM, reader_version="v")
+    texts = [f.text for f in decision.facts]
+    assert texts == [
+        *(f.text for f in own),
+        "The shop runs 14 months on its cash.",
+        "The decree is regional.",
+    ]
+    assert len({f.id for f in decision.facts}) == len(decision.facts)  # ids stay citable
+    assert dropped == ()
+
+
+def test_a_long_quoted_option_without_a_verb_survives_the_intake() -> None:
+    """The model's reading stands: no rule-reader judge (it once dropped this option as "a
+    long phrase without a verb", the option the labelled answer puts first)."""
+    text = (
+        "I am a physiotherapist choosing my next post: a Band seven first-contact practitioner "
+        "at the GP hub in Exeter, or staying on the ward in Plymouth. Which should I take?"
+    )
+    label = "Band seven first-contact practitioner at the GP hub in Exeter"
+    reading = {
+        "options": [
+            {"label": label, "quote": label},
+            {"label": "Stay on the ward in Plymouth", "quote": "staying on the ward in Plymouth"},
+            {"label": "Exeter", "quote": "Exeter"},  # a one-word quote checks nothing
+        ]
+    }
+    problem = Problem(id="physio", title="Physio", question=text)
+    decision, dropped = checked(IntakeOutput.model_validate(reading), problem, reader_version="v")
+    assert decision.labels == (label, "Stay on the ward in Plymouth")
+    assert dropped == ("option 'Exeter': its quote is one word, found in almost any text",)
+
+
+def test_a_constraint_can_bar_an_option_as_a_first_move_only() -> None:
+    text = (
+        "We weigh a sale and leaseback of the depot, a special dividend, or a rights issue. "
+        "The covenant bars any distribution until the leaseback has closed."
+    )
+    reading = {
+        "options": [
+            {
+                "label": "Sale and leaseback of the depot",
+                "quote": "a sale and leaseback of the depot",
+            },
+            {"label": "Special dividend", "quote": "a special dividend"},
+            {"label": "Rights issue", "quote": "a rights issue"},
+        ],
+        "constraints": [
+            {
+                "text": "No distribution before the leaseback closes.",
+                "quote": "The covenant bars any distribution until the leaseback has closed.",
+                "kind": "financial",
+                "not_first": [1],
+                "after": 0,
+                "limits": [1, 2],
+            }
+        ],
+    }
+    problem = Problem(id="depot", title="Depot", question=text)
+    decision, _ = checked(IntakeOutput.model_validate(reading), problem, reader_version="v")
+    (constraint,) = decision.constraints
+    assert (constraint.not_first, constraint.after, constraint.forbids) == ((1,), 0, ())
+    assert constraint.limits == (2,)  # barred first is more than bounded
+    assert decision.not_first() == (1,) and decision.forbidden() == ()
 
 
 def test_quotes_are_checked_with_whitespace_and_quotation_marks_normalised_only() -> None:
@@ -159,20 +238,16 @@ def test_the_bundled_local_model_reads_quotes_from_the_text(
     assert second.decision.options == first.decision.options
 
 
-def test_an_option_quoted_in_one_word_or_not_a_course_of_action_is_dropped() -> None:
-    """A one-word quote ("open", "1") is in almost any text: the quote check alone keeps it."""
+def test_an_option_quoted_in_one_word_is_dropped() -> None:
+    """A one-word quote ("open", "1") is in almost any text: the quote check alone keeps it.
+    (Until intake-3 an option the rule reader's judge called a figure, like "In 2027" quoted
+    as "a second shop in 2027", was dropped too: the model's reading now stands.)"""
     text = "We could open a second shop in 2027 or sell bread online. Option 1 has risks."
     numbered = {"options": [{"label": "1", "quote": "1"}, {"label": "open", "quote": "open"}]}
     problem = Problem(id="p", title="p", question=text)
     decision, dropped = checked(IntakeOutput.model_validate(numbered), problem, reader_version="v")
     assert decision.options == () and decision.refusal is not None
-    assert len(dropped) == 2 and all("too short" in d for d in dropped)
-    figures = {
-        "options": [
-            {"label": "Open a second shop", "quote": "open a second shop"},
-            {"label": "In 2027", "quote": "a second shop in 2027"},
-        ]
-    }
-    kept, why = checked(IntakeOutput.model_validate(figures), problem, reader_version="v")
-    assert kept.labels == ("Open a second shop",)
-    assert len(why) == 1 and "In 2027" in why[0]
+    assert len(dropped) == 2 and all("quote is one word" in d for d in dropped)
+    one_word_label = {"options": [{"label": "Online", "quote": "sell bread online"}]}
+    kept, why = checked(IntakeOutput.model_validate(one_word_label), problem, reader_version="v")
+    assert kept.labels == ("Online",) and why == ()  # the label is the model's wording

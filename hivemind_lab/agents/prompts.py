@@ -160,17 +160,23 @@ ONE_OF_RULE = (
 BINDING_RULES = {
     "theory": (
         "`constraints` lists the client's binding constraints; `forbids` names the options "
-        "each rules out (illegal, barred, in breach) and `limits` the options it only bounds. "
-        "Never pursue an option a constraint forbids and never put one first: mark it avoid. "
-        "In a critique, a target that pursues a forbidden option gets a contradiction on that "
-        "option citing the constraint id."
+        "each rules out (illegal, barred, in breach), `not_first` the options it bars as a "
+        "first move but allows later (after the option in `after`, when one is named) and "
+        "`limits` the options it only bounds. Never pursue an option a constraint forbids and "
+        "never put one first: mark it avoid. Never pursue a not_first option now: mark it "
+        "later, after the option it must follow, or avoid. In a critique, a target that "
+        "pursues now an option a constraint forbids or bars as a first move gets a "
+        "contradiction on that option citing the constraint id."
     ),
     "practicality": (
         "`constraints` lists the client's binding constraints; `forbids` names the options "
-        "each rules out and `limits` the options it only bounds. In `violations`, list each "
-        "constraint the solution breaks with the option it pursues now in breach of it (the "
-        "constraint id and the option index): a solution that pursues a forbidden option is "
-        "infeasible and scores 0. A limit alone is a concern, not a violation."
+        "each rules out, `not_first` the options it bars as a first move but allows later "
+        "(after the option in `after`, when one is named) and `limits` the options it only "
+        "bounds. In `violations`, list each constraint the solution breaks with the option it "
+        "pursues now in breach of it (the constraint id and the option): a solution that "
+        "pursues now a forbidden or a not_first option is infeasible and scores 0; one that "
+        "sequences a not_first option later is not in breach. A limit alone is a concern, "
+        "not a violation."
     ),
 }
 """Told to theory and practicality agents of a decision with binding constraints."""
@@ -383,11 +389,15 @@ INTAKE_INSTRUCTIONS = (
     "of the text that name it, copied character for character; list none when the text asks "
     "an open question. In `exclusive`: one_of when the text says only one option can be "
     "taken, combinable when it says they may be combined, not_stated otherwise; put the words "
-    "that say so in `exclusive_quote`. In `constraints`, each prohibition or limit the text "
-    "states (a ban, a law, a covenant, a cap, a deadline, an approval needed), with its quote, "
-    "its kind and the 0-based indexes of the options it forbids (`forbids`) or only bounds "
-    "(`limits`). In `facts`, up to six figures and statements that bear on the decision, "
-    "each with its quote. Anything whose quote is not in the text is discarded."
+    "that say so in `exclusive_quote`. In `constraints` (at most eight), each prohibition, "
+    "required order or limit the text states (a ban, a law, a covenant, a cap, a deadline, an "
+    "approval needed), with its quote, its kind and the options it concerns, named as the "
+    "schema names them, in the order of your `options` list: in `forbids` the options it "
+    "rules out at any time; in `not_first` the options it bars as a first move but allows "
+    "later (lawful only once something else is done), with the option that must come first "
+    "in `after` when the text names one; in `limits` the options it only bounds. In `facts`, "
+    "up to twelve figures and statements that bear on the decision, each with its quote. "
+    "Anything whose quote is not in the text is discarded."
 )
 
 
@@ -406,10 +416,11 @@ def render_intake(task: IntakeTask, *, seed: int | None = None) -> ChatRequest:
     )
 
 
-INTAKE_TOKENS = 900
-"""The intake's completion budget: room for a full reading in ordinary text (eight short
-options, six constraints and six facts, each quoted); a model that pads its strings is cut
-off and refused rather than waited for."""
+INTAKE_TOKENS = 2500
+"""The intake's completion budget: room for a full reading in ordinary text (eight options,
+eight constraints and twelve facts, each with its quote: about 2,000 tokens at the quote and
+text lengths seen on 2026-12-03); a model that pads its strings is cut off and refused rather
+than waited for. It was 900, too small for six constraints and six facts with quotes."""
 
 
 def parse_task(request: ChatRequest) -> AgentTask:

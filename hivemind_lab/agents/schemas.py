@@ -104,7 +104,8 @@ class SolutionView(Frozen):
 
 class BindingConstraint(Frozen):
     """A binding constraint of the client's decision as agents see it: a prohibition that
-    rules options out (``forbids``) or a limit that bounds them (``limits``)."""
+    rules options out (``forbids``), an order that bars options as a first move but allows
+    them later (``not_first``, after ``after``), or a limit that bounds them (``limits``)."""
 
     id: Ref
     """``constraint.<n>``: cite it as a critique's citation or a violation's constraint."""
@@ -114,6 +115,11 @@ class BindingConstraint(Frozen):
     """Indexes of the options it rules out: never pursue one of them."""
     limits: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
     """Indexes of the options it only bounds (a cap, a deadline, an approval)."""
+    not_first: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
+    """Options it bars as a first move but allows later: never pursue one now; sequencing it
+    (``later``) is lawful."""
+    after: OptionIndex | None = None
+    """The option that must come before the ``not_first`` options (None: not stated)."""
 
 
 class DecisionContext(Frozen):
@@ -419,6 +425,12 @@ Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE)]
 """Words copied exactly from the client's text."""
 
 
+MAX_INTAKE_CONSTRAINTS = 8
+MAX_INTAKE_FACTS = 12
+"""How many constraints and facts one intake reply may carry (the text's own facts, read
+without a model, are kept besides)."""
+
+
 class IntakeTask(Frozen):
     """Read the client's decision out of their text (language-model backends; the offline
     backend reads it with the rule reader)."""
@@ -444,6 +456,10 @@ class IntakeConstraint(Frozen):
     """Indexes of the options it rules out."""
     limits: Annotated[list[OptionIndex], Field(max_length=8)] = []
     """Indexes of the options it only bounds."""
+    not_first: Annotated[list[OptionIndex], Field(max_length=8)] = []
+    """Options it bars now but allows later (not first, only after another option)."""
+    after: OptionIndex | None = None
+    """The option that must come first, when the text names one."""
 
 
 class IntakeFact(Frozen):
@@ -459,8 +475,8 @@ class IntakeOutput(Frozen):
     exclusive: Literal["one_of", "combinable", "not_stated"] = "not_stated"
     """one_of: the client takes exactly one option; combinable: they may combine them."""
     exclusive_quote: Annotated[str, Field(max_length=MAX_QUOTE)] | None = None
-    constraints: Annotated[list[IntakeConstraint], Field(max_length=6)] = []
-    facts: Annotated[list[IntakeFact], Field(max_length=6)] = []
+    constraints: Annotated[list[IntakeConstraint], Field(max_length=MAX_INTAKE_CONSTRAINTS)] = []
+    facts: Annotated[list[IntakeFact], Field(max_length=MAX_INTAKE_FACTS)] = []
 
 
 AgentTask = Annotated[

@@ -160,13 +160,16 @@ def decide(
 def read_decision_constraints(
     read: Decision, labels: Sequence[str], *, relink: bool
 ) -> tuple[Constraint, ...]:
-    """The reader's constraints, linked again to explicit options when they were given."""
+    """The reader's constraints, linked again to explicit options when they were given (by
+    the reader's overlap rule, which reads no order: the reading's ``not_first`` and ``after``
+    named its own options, so they go)."""
     if not relink:
         return read.constraints
     relinked = []
     for c in read.constraints:
         forbids, limits = bound(c.text, labels)
-        relinked.append(c.model_copy(update={"forbids": forbids, "limits": limits}))
+        update = {"forbids": forbids, "limits": limits, "not_first": (), "after": None}
+        relinked.append(c.model_copy(update=update))
     return tuple(relinked)
 
 

@@ -4,10 +4,13 @@ what it quotes from that text is kept.
 The model fills a bounded schema (`IntakeOutput`: options, exclusivity, constraints and facts,
 each with the exact words it comes from). Every quote is checked against the text —
 whitespace and quotation marks normalised, nothing else — and anything whose quote is not
-there is dropped (a constraint's links to dropped options go with them), and so is an option
-labelled or quoted in fewer than two words or that the rule reader's plausibility judge refuses (a figure, a
-question, a place, an attribute: the same fail-closed test as the rule reader); when no option
-survives, the decision is a refusal that lists what was dropped and why. The call goes
+there is dropped (a constraint's links to dropped options go with them). The model's reading
+is not judged by the rule reader's word rules: an option is dropped only when its quote is not
+in the text, its quote is a single word (`MIN_QUOTE_WORDS`: a check of the quote, not of the
+model's wording), or it is blank or given twice. When no option survives, the decision is a
+refusal that lists what was dropped and why. The facts the text yields without a model
+(`extract_facts`, as the offline reader reads them) stay, and the model's quoted facts are
+added to them. The call goes
 through whatever `ChatModel` it is given: wrapped in the response cache
 (`hivemind_lab.llm.cache.CachingChatModel`) a second intake of the same text is served from
 the cache and a replay makes no call. The call itself (its prompt, cache key, replies with
@@ -39,16 +42,20 @@ from hivemind_lab.problems.model import (
     Refusal,
 )
 from hivemind_lab.problems.reading.facts import extract_facts
-from hivemind_lab.problems.reading.plausible import judge, trim
 
-INTAKE_VERSION = "intake-2"
+INTAKE_VERSION = "intake-3"
 """Bumped whenever the intake's prompt, schema or checks change; recorded (with the model) in
-every `Decision` the intake reads."""
+every `Decision` the intake reads. intake-3: no rule-reader judge on the model's options, the
+text's own facts kept beside the model's, constraints may bar an option as a first move
+(``not_first``, ``after``), room for eight constraints and twelve facts."""
 
-MIN_WORDS = 2
-"""An option's label and quote state a course of action in at least two words each: a one-word
-quote ("open", "1") is in almost any text, so the quote check alone would let it through, and a
-one-word label ("Open") does not say what is done."""
+MIN_QUOTE_WORDS = 2
+"""An option's quote is at least two words: a one-word quote ("open", "1") is in almost any
+text, so finding it there checks nothing. This bounds the quote, the evidence that the option
+is the client's; the label is the model's own wording and is not judged (until intake-3 a
+label also needed two words and had to pass the rule reader's plausibility judge, which
+dropped a correctly quoted "Band seven first-contact practitioner at the GP hub in Exeter" as
+"a long phrase without a verb"). Only options: a fact's figure is often quoted in one token."""
 REPAIRS = 1
 """Replies that break the schema are shown their error and asked again once; a reader that
 cannot follow the schema twice refuses (the rule reader's rule: refusing beats guessing)."""
@@ -83,8 +90,9 @@ def checked(
     reader_version: str,
 ) -> tuple[Decision, tuple[str, ...]]:
     """The decision the model's reading supports: every option, constraint, exclusivity and
-    fact whose quote is in the problem's text, constraints relinked to the options kept. Also
-    returns what was dropped, each with why. Pure."""
+    fact whose quote is in the problem's text, constraints relinked to the options kept, and
+    the facts the text yields without a model first (the model's facts are added to them, an
+    exact repeat of one left out). Also returns what was dropped, each with why. Pure."""
     text = problem.question
     dropped: list[str] = []
     options: list[Option] = []
@@ -94,10 +102,8 @@ def checked(
         label = normalise(option.label)
         if not quoted(option.quote, text):
             dropped.append(f"option {label!r}: its quote is not in the text")
-        elif min(len(label.split()), len(normalise(option.quote or "").split())) < MIN_WORDS:
-            dropped.append(f"option {label!r}: too short to state a course of action")
-        elif label and (why := judge(trim(label), named=True)) is not None:
-            dropped.append(f"option {label!r}: {why}")
+        elif len(normalise(option.quote or "").split()) < MIN_QUOTE_WORDS:
+            dropped.append(f"option {label!r}: its quote is one word, found in almost any text")
         elif not label or label.casefold() in seen:
             dropped.append(f"option {label!r}: blank or given twice")
         else:
@@ -109,19 +115,23 @@ def checked(
         if not quoted(c.quote, text):
             dropped.append(f"constraint {c.text!r}: its quote is not in the text")
             continue
+        forbids = {index[i] for i in c.forbids if i in index}
+        not_first = {index[i] for i in c.not_first if i in index} - forbids
+        after = index.get(c.after) if c.after is not None else None
+        if after in not_first:  # an option cannot have to come after itself
+            not_first.discard(after)
         constraints.append(
             Constraint(
                 id=f"constraint.{len(constraints) + 1}",
                 text=normalise(c.text),
                 quote=normalise(c.quote),
                 kind=c.kind,
-                forbids=tuple(sorted({index[i] for i in c.forbids if i in index})),
+                forbids=tuple(sorted(forbids)),
                 limits=tuple(
-                    sorted(
-                        {index[i] for i in c.limits if i in index}
-                        - {index[i] for i in c.forbids if i in index}
-                    )
+                    sorted({index[i] for i in c.limits if i in index} - forbids - not_first)
                 ),
+                not_first=tuple(sorted(not_first)),
+                after=after if not_first else None,
                 source="intake",
             )
         )
@@ -131,23 +141,23 @@ def checked(
             exclusive = output.exclusive == "one_of"
         else:
             dropped.append(f"exclusivity {output.exclusive!r}: its quote is not in the text")
-    facts: list[Fact] = []
-    for f in output.facts:
-        if quoted(f.quote, text):
-            facts.append(
-                Fact(
-                    id=f"question.{len(facts) + 1}",
-                    text=normalise(f.text)[:MAX_FACT_CHARS],
-                    source="question",
-                )
-            )
-        else:
-            dropped.append(f"fact {f.text[:80]!r}: its quote is not in the text")
-    data_facts = extract_facts(
-        "",
+    own = extract_facts(
+        text,
         [(d.id, d.text) for d in problem.client_data],
         [(d.id, d.text) for d in problem.market_data],
+        options=[o.label for o in options],
     )
+    known = {normalise(f.text) for f in own}
+    n = max([0, *(int(f.id.split(".", 1)[1]) for f in own if f.source == "question")])
+    facts: list[Fact] = []
+    for f in output.facts:
+        said = normalise(f.text)[:MAX_FACT_CHARS]
+        if not quoted(f.quote, text):
+            dropped.append(f"fact {f.text[:80]!r}: its quote is not in the text")
+        elif said and said not in known:
+            known.add(said)
+            n += 1
+            facts.append(Fact(id=f"question.{n}", text=said, source="question"))
     refusal = None
     if not options:
         reason = (
@@ -159,7 +169,7 @@ def checked(
     decision = Decision(
         options=tuple(options),
         options_source="intake" if options else "agents",
-        facts=(*data_facts, *facts),
+        facts=(*own, *facts),
         constraints=tuple(constraints),
         exclusive=exclusive,
         exclusive_quote=normalise(output.exclusive_quote or "") or None

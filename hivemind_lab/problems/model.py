@@ -72,7 +72,8 @@ class Option(_Frozen):
 
 
 class Constraint(_Frozen):
-    """A binding fact: a prohibition that rules options out, or a limit that bounds them."""
+    """A binding fact: a prohibition that rules options out, an order that bars options as a
+    first move but allows them later, or a limit that bounds them."""
 
     id: str
     """``constraint.<n>``: stable citation key."""
@@ -84,6 +85,11 @@ class Constraint(_Frozen):
     """Indexes of the options it rules out (illegal, impossible, in breach)."""
     limits: tuple[int, ...] = ()
     """Indexes of the options it only bounds (a cap, a deadline, an approval)."""
+    not_first: tuple[int, ...] = ()
+    """Indexes of the options it bars as a first move but allows later (a dividend unlawful
+    now, lawful after the leaseback): pursuing one now is a breach, sequencing it is not."""
+    after: int | None = None
+    """Index of the option that must come before the ``not_first`` ones (None: not stated)."""
     source: ConstraintSource
 
 
@@ -147,9 +153,10 @@ class Decision(_Frozen):
         if len(set(labels)) != len(labels):
             raise ValueError("options must be distinct")
         for constraint in self.constraints:
-            if any(
-                not 0 <= i < len(self.options) for i in (*constraint.forbids, *constraint.limits)
-            ):
+            named = (*constraint.forbids, *constraint.limits, *constraint.not_first)
+            if constraint.after is not None:
+                named = (*named, constraint.after)
+            if any(not 0 <= i < len(self.options) for i in named):
                 raise ValueError(f"constraint {constraint.id!r} names an option that is not listed")
         if self.options and self.refusal is not None:
             raise ValueError("a refused decision has no options")
@@ -163,3 +170,7 @@ class Decision(_Frozen):
     def forbidden(self) -> tuple[int, ...]:
         """Indexes of options some binding constraint rules out."""
         return tuple(sorted({i for c in self.constraints for i in c.forbids}))
+
+    def not_first(self) -> tuple[int, ...]:
+        """Indexes of options some binding constraint bars as a first move (allowed later)."""
+        return tuple(sorted({i for c in self.constraints for i in c.not_first}))
