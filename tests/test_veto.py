@@ -26,13 +26,15 @@ from hivemind_lab.agents.schemas import (
     SolutionView,
 )
 from hivemind_lab.agents.testing import FunctionModel
-from hivemind_lab.deliberation.binding import binding_points
+from hivemind_lab.deliberation.binding import binding_points, first_moves_barred
 from hivemind_lab.deliberation.practicality import (
     apply_binding,
     build_constraint_agents,
     score,
 )
+from hivemind_lab.deliberation.theory import hold_crossings
 from hivemind_lab.problems.model import Fact
+from hivemind_lab.runs.results import Solution
 from hivemind_lab.samples import PROJECT
 
 OPTIONS = (
@@ -248,3 +250,87 @@ def test_the_stand_in_critique_and_score_see_the_ban() -> None:
     )
     assert not limited.violations and limited.score > 0
     assert [c.basis for c in limited.concerns] == ["constraint.2"]
+
+
+# A constraint that bars an option as a first move but allows it later (not_first / after):
+# a dividend barred now, lawful after the leaseback.
+
+FIRST = (
+    "Sale and leaseback of the depot",
+    "Pay a special dividend",
+    "Raise equity with a rights issue",
+)
+ORDER = BindingConstraint(
+    id="constraint.1",
+    text="The covenant bars any distribution until the leaseback has closed.",
+    kind="financial",
+    not_first=(1,),
+    after=0,
+)
+ORDERED = DecisionContext(
+    problem="How do we fund the buyback?", options=FIRST, constraints=(ORDER,)
+)
+
+
+@pytest.mark.parametrize("model_score", [100, 85, 50])
+def test_a_not_first_option_pursued_now_is_vetoed_whatever_the_score(model_score: int) -> None:
+    said = ScoreOutput.model_validate({"score": model_score, "reason": "Sound and lawful."})
+    for plan in (view((1, "pursue")), view((0, "pursue"), (1, "pursue"))):
+        bound = apply_binding(model_score, said, ORDERED, plan, agent="financial", network=NETWORK)
+        assert bound.score == 0
+        assert [(v.constraint, v.option, v.by) for v in bound.vetoes] == [
+            ("constraint.1", 1, "decision")
+        ]
+
+
+def test_a_not_first_option_sequenced_after_its_prerequisite_is_not_vetoed() -> None:
+    plan = view((0, "pursue"), (1, "later"), (2, "avoid"))
+    for agent in NETWORK:
+        assert apply_binding(85, FULL, ORDERED, plan, agent=agent, network=NETWORK) == (85, ())
+    assert binding_points(plan, ORDERED) == ()
+
+
+def test_the_engine_contradicts_a_not_first_option_pursued_now_and_says_what_comes_first() -> None:
+    (point,) = binding_points(view((1, "pursue"), (0, "later")), ORDERED)
+    assert (point.kind, point.option, point.citation, point.strength) == (
+        "contradiction",
+        1,
+        "constraint.1",
+        5,
+    )
+    assert "first move" in point.claim and repr(FIRST[0]) in point.claim
+
+
+def _solution(agent: str, *stances: tuple[int, str], round: int = 0) -> Solution:
+    return Solution(
+        id=f"g0.r{round}.{agent}",
+        agent_id=agent,
+        regeneration=0,
+        round=round,
+        title=agent,
+        recommendations=(f"r{round}",),
+        rationale="",
+        stances=tuple(
+            OptionStance.model_validate({"option": o, "stance": st}) for o, st in stances
+        ),
+    )
+
+
+def test_a_crossing_side_leaving_a_not_first_option_always_moves() -> None:
+    """Crossing first moves: the side leaving an option barred as a first move moves, even
+    when more agents backed it (the majority would otherwise stay on it)."""
+    before = {
+        "a": _solution("a", (1, "pursue")),
+        "b": _solution("b", (1, "pursue")),
+        "c": _solution("c", (0, "pursue")),
+    }
+    after = {
+        "a": _solution("a", (0, "pursue"), (1, "later"), round=1),
+        "b": _solution("b", (1, "pursue"), round=1),
+        "c": _solution("c", (1, "pursue"), round=1),
+    }
+    reaches = dict.fromkeys(before, 1.0)
+    # unbarred, the majority leaving option 1 is held on it; barred first, it moves
+    assert hold_crossings(before, after, reaches) == ("a",)
+    assert hold_crossings(before, after, reaches, first_moves_barred(ORDERED)) == ("c",)
+    assert first_moves_barred(ORDERED) == frozenset({1})

@@ -233,20 +233,22 @@ def apply_binding(
     agent: str,
     network: Sequence[str],
 ) -> Bound:
-    """Veto a solution that pursues now an option a binding constraint forbids.
+    """Veto a solution that pursues now an option a binding constraint forbids or bars as a
+    first move.
 
-    The decision's own record of what each constraint forbids decides, whatever score or
-    wording the model gave: the agent answering for that constraint's kind (`answers_for`)
-    scores the solution 0. The model's own violations veto too, when they name a constraint of
-    the decision and an option the solution pursues now. An option a constraint only limits is
-    left to the score. Pure.
+    The decision's own record of what each constraint forbids or allows only later
+    (``not_first``) decides, whatever score or wording the model gave: the agent answering for
+    that constraint's kind (`answers_for`) scores the solution 0. A ``not_first`` option the
+    solution sequences (``later``) is no breach. The model's own violations veto too, when they
+    name a constraint of the decision and an option the solution pursues now. An option a
+    constraint only limits is left to the score. Pure.
     """
     pursued = {s.option for s in solution.stances if s.stance == "pursue"}
     vetoes: dict[tuple[str, int], BindingVeto] = {}
     for constraint in context.constraints:
         if not answers_for(constraint.kind, agent, network):
             continue
-        for option in sorted(pursued & set(constraint.forbids)):
+        for option in sorted(pursued & {*constraint.forbids, *constraint.not_first}):
             vetoes[constraint.id, option] = BindingVeto(
                 constraint=constraint.id, option=option, by="decision"
             )

@@ -35,7 +35,7 @@ from hivemind_lab.agents.schemas import (
     RevisionOutput,
     SolutionView,
 )
-from hivemind_lab.deliberation.binding import binding_points
+from hivemind_lab.deliberation.binding import binding_points, first_moves_barred
 from hivemind_lab.deliberation.stances import (
     UNNAMED,
     changed_options,
@@ -418,7 +418,8 @@ def hold_crossings(
         before: agent id → the solution it revised, in agent order.
         after: agent id → the revision the engine would take (`hold_unanswered`).
         reaches: agent id → the reach of the points it was listed.
-        forbidden: options a binding constraint of the decision forbids.
+        forbidden: options a binding constraint of the decision bars as a first move (forbids,
+            or allows only later: `first_moves_barred`).
 
     Returns:
         The agents of the sides that stay, in agent order (`keep_first_moves` decides which of
@@ -749,7 +750,7 @@ async def revise(
         {a.id: solutions[a.id] for a in active},
         revised,
         {a: w.reach for a, w in weighings.items()},
-        frozenset(o for c in context.constraints for o in c.forbids),
+        first_moves_barred(context),
     )
     for agent_id in crossed:
         kept, options = keep_first_moves(
