@@ -202,6 +202,31 @@ def test_front_matter_options_constraints_and_exclusivity(tmp_path):
     assert any("30 orders" in f.text for f in decision.facts)
 
 
+def test_a_toml_constraint_can_bar_an_option_first_and_name_what_comes_before(tmp_path):
+    path = tmp_path / "depot.toml"
+    path.write_text(
+        'id = "depot"\ntitle = "Depot"\nquestion = "How do we return cash to holders?"\n'
+        'options = ["Sale and leaseback of the depot", "Special dividend", "Rights issue"]\n'
+        "[[constraints]]\n"
+        'text = "The covenant bars any distribution until the leaseback has closed."\n'
+        'kind = "financial"\nnot_first = ["Special dividend"]\n'
+        'after = "Sale and leaseback of the depot"\n',
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["intake", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    decision = Decision.model_validate_json(result.stdout)
+    (constraint,) = decision.constraints
+    assert (constraint.not_first, constraint.after, constraint.forbids) == ((1,), 0, ())
+    assert decision.not_first() == (1,) and decision.forbidden() == ()
+    # a decision recorded before not_first existed still reads (defaults)
+    raw = json.loads(result.stdout)
+    for c in raw["constraints"]:
+        del c["not_first"], c["after"]
+    old = Decision.model_validate(raw)
+    assert old.constraints[0].not_first == () and old.constraints[0].after is None
+
+
 def test_a_bad_front_matter_key_names_the_file(tmp_path):
     path = tmp_path / "bad.md"
     path.write_text("---\nchoices: [A, B]\n---\nShould we?\n", encoding="utf-8")

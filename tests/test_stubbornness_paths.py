@@ -10,11 +10,13 @@ test runs at a stage boundary with hand-built solutions or a content-free functi
 from __future__ import annotations
 
 from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.prompts import Task
 from hivemind_lab.agents.schemas import (
     CritiqueOutput,
     CritiquePoint,
     CritiqueTask,
+    DecisionContext,
     OptionStance,
     OwnCourse,
     PointRef,
@@ -28,14 +30,16 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.agents.testing import FunctionModel, answer
 from hivemind_lab.deliberation.theory import (
     Licence,
+    TheoryAgent,
     Weighing,
     hold_crossings,
     hold_unanswered,
-    keep_first_moves,
     licence,
-    revision_movement,
+    revise,
 )
-from hivemind_lab.runs.results import Solution
+from hivemind_lab.knowledge.retrieval import Passage, RetrievalIndex
+from hivemind_lab.knowledge.slicing import Slice
+from hivemind_lab.runs.results import Critique, Solution
 from tests.support import run
 
 
@@ -80,7 +84,7 @@ def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
     # "Not this" alone: only the first move's option is raised; dropping it alone would leave
     # no first move, so the whole revision is held, round after round.
     silent = (ReceivedCritique(critic_id="c", points=(_contradiction(0, None),)),)
-    kept, held = hold_unanswered(
+    kept, held, *_ = hold_unanswered(
         before, after, licence(before, after, listed, critics, silent), exclusive=False
     )
     assert held == (0, 1) and kept.stances == before.stances
@@ -88,7 +92,7 @@ def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
     named = (ReceivedCritique(critic_id="c", points=(_contradiction(0, 1),)),)
     read = licence(before, after, listed, critics, named)
     assert read.raised == {0, 1} and read.away == set()
-    taken, held = hold_unanswered(before, after, read, exclusive=False)
+    taken, held, *_ = hold_unanswered(before, after, read, exclusive=False)
     assert taken.stances == after.stances and held == ()
 
 
@@ -105,7 +109,7 @@ def test_the_named_option_pulls_only_as_far_as_its_critic_commits():
     named = (ReceivedCritique(critic_id="c", points=(_contradiction(0, 2),)),)
     read = licence(before, to_two, listed, critics, named)
     assert 2 in read.away
-    kept, held = hold_unanswered(before, to_two, read, exclusive=False)
+    kept, held, *_ = hold_unanswered(before, to_two, read, exclusive=False)
     assert kept.stances == before.stances and held == (0, 2)
     # A point below the bar names nothing the engine acts on.
     below = Weighing(must_answer=(), may_weigh=(), below=listed.must_answer)
@@ -135,25 +139,91 @@ def test_crossing_first_moves_move_the_minority_only():
     assert hold_crossings(before, alone, reaches) == ()
 
 
-def test_a_held_crossing_keeps_the_part_of_the_revision_that_leaves_the_first_move_alone():
-    before = _solution("a", (0, "pursue"), (2, "avoid"))
-    # Leaves 0 for 1 and, besides, plans 2 later (a sequel towards its critics).
-    after = _solution("a", (0, "later"), (1, "pursue"), (2, "later"), round=1)
-    kept, held = keep_first_moves(before, after, sequel=False)
-    assert _plan(kept) == {0: "pursue", 2: "later"} and held == (0, 1)
-    assert kept.id == after.id and kept.title == before.title  # the text of the kept first move
-    # As a sequel, the first move the agent wanted comes next instead of being dropped.
-    kept, held = keep_first_moves(before, after, sequel=True)
-    assert _plan(kept) == {0: "pursue", 1: "later", 2: "later"} and held == (0, 1)
-    # It never moves further than the revision would have, and moves when the revision did.
-    for sequel in (False, True):
-        kept, _ = keep_first_moves(before, after, sequel=sequel)
-        assert 0 < revision_movement(before, kept) < revision_movement(before, after)
-    # A revision that keeps its first move is taken whole.
-    same = _solution("a", (0, "pursue"), (2, "later"), round=1)
-    for sequel in (False, True):
-        kept, held = keep_first_moves(before, same, sequel=sequel)
-        assert kept.stances == same.stances and held == ()
+async def test_a_revision_the_engine_cannot_take_is_asked_again_with_the_reason():
+    """Title, steps and stances always come from one reply: a revision that changes a stance no
+    cleared point addresses is sent back once with the reason, and the second answer is taken
+    whole; a reviser that ignores the reason keeps its previous solution whole."""
+    context = DecisionContext(
+        problem="Which way should the grocer grow?",
+        options=("expand the stores", "sell online", "cut prices"),
+    )
+    current = _solution("t", (0, "pursue"), (1, "avoid"), (2, "avoid"))
+    critic = _solution("c", (1, "pursue"), (0, "avoid"), (2, "avoid"))
+    critique = Critique(
+        critic_id="c",
+        target_id="t",
+        target_solution_id=current.id,
+        regeneration=0,
+        round=0,
+        points=(_contradiction(0, 1).model_copy(update={"strength": 5}),),
+    )
+
+    def reviser(complies: bool) -> tuple[FunctionModel, list[ReviseTask]]:
+        asked: list[ReviseTask] = []
+
+        def reply(task: Task, seed: int | None) -> RevisionOutput:
+            assert isinstance(task, ReviseTask)
+            if task.agent_id == "c":  # the critic received nothing: it keeps its plan
+                return RevisionOutput(
+                    title=critic.title,
+                    stances=list(critic.stances),
+                    recommendations=list(critic.recommendations),
+                    rationale="",
+                )
+            asked.append(task)
+            # first: moves to y as asked, and also plans z (no point raised z)
+            plan = {0: "avoid", 1: "pursue", 2: "later"}
+            if task.not_taken is not None and complies:
+                plan[2] = "avoid"
+            title = "Y then Z" if plan[2] == "later" else "Y alone"
+            return RevisionOutput(
+                title=f"{title} #{len(asked)}",
+                stances=[OptionStance(option=o, stance=st) for o, st in plan.items()],  # type: ignore[arg-type]
+                recommendations=[title],
+                rationale="",
+            )
+
+        return FunctionModel(reply), asked
+
+    for complies in (True, False):
+        model, asked = reviser(complies)
+        out = await revise(
+            AgentCaller(model),
+            [_agent("t"), _agent("c")],
+            {"t": current, "c": critic},
+            [critique],
+            context,
+            stubbornness=0.0,
+            round=1,
+            is_repeat=lambda view: False,
+        )
+        taken = out.solutions["t"]
+        assert len(asked) == 2 and asked[0].not_taken is None
+        reason = asked[1].not_taken
+        assert reason is not None and "option C" in reason.reason
+        assert reason.revision.title == "Y then Z #1"
+        if complies:
+            assert out.held.get("t") is None, (out.held, reason, out.weighings["t"])
+            assert taken.title == "Y alone #2" and out.held.get("t") is None
+            assert _plan(taken) == {1: "pursue"}
+        else:  # the previous solution whole: its words and its stances
+            assert (taken.title, taken.stances) == (current.title, current.stances)
+            assert out.held["t"] == (0, 1, 2)
+
+
+def _agent(agent_id: str) -> TheoryAgent:
+    """An agent whose one passage (``p1``, the critic's citation) every option retrieves."""
+    passage = Passage(
+        id="p1",
+        document_id="d",
+        text="A grocer that grows should sell online before it can expand the stores or cut prices.",
+    )
+    return TheoryAgent(
+        id=agent_id,
+        slice=Slice(index=0, document_ids=("d",), tokens=10, deviation=0, topics=()),
+        index=RetrievalIndex([passage]),
+        shared=RetrievalIndex([]),
+    )
 
 
 def _plan(solution: Solution) -> dict[int, str]:
@@ -259,8 +329,8 @@ def test_on_an_open_question_a_changed_course_is_taken_when_a_point_cleared_the_
 
     before, after = course("Open a second shop.", 0), course("Sell online first.", 1)
     cleared = Licence(raised=frozenset(), away=frozenset(), reach=1.0, listed=True)
-    taken, held = hold_unanswered(before, after, cleared, exclusive=False)
+    taken, held, *_ = hold_unanswered(before, after, cleared, exclusive=False)
     assert taken.course == after.course and held == ()
     nothing = Licence(raised=frozenset(), away=frozenset(), reach=0.0, listed=False)
-    kept, _ = hold_unanswered(before, after, nothing, exclusive=False)
+    kept, _, *_ = hold_unanswered(before, after, nothing, exclusive=False)
     assert kept.course == before.course

@@ -7,7 +7,6 @@ agent order, so a run's outcome does not depend on which call finished first.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -26,14 +25,17 @@ from hivemind_lab.agents.schemas import (
     CritiqueTask,
     DecisionContext,
     Evidence,
+    NotTaken,
     OptionStance,
     PointRef,
     ProposalOutput,
     ProposeTask,
     ReceivedCritique,
+    RefusedProposal,
     ReviseTask,
     RevisionOutput,
     SolutionView,
+    option_letter,
 )
 from hivemind_lab.deliberation.binding import binding_points, first_moves_barred
 from hivemind_lab.deliberation.stances import (
@@ -51,6 +53,9 @@ from hivemind_lab.runs.results import Critique, Solution
 SHARED_TOPIC = "client-data"
 """Topic given to client-cleared and market data passages."""
 MAX_ATTEMPTS = 3
+REASKS = 1
+"""Times a reviser is asked again, with the reason, when the engine cannot take its revision
+whole (each costs one call; a model that follows the engine's weighing needs one at most)."""
 """Proposals an agent may make per phase before it abstains for refusing to stop repeating."""
 EVIDENCE_K = 6
 SHARED_K = 2
@@ -328,66 +333,70 @@ def revision_movement(before: Solution, after: Solution) -> float:
     return 0.0 if old == new else 1.0
 
 
+class Hold(NamedTuple):
+    """What the engine takes of a revision: the revision whole, or the previous solution whole."""
+
+    solution: Solution
+    held: tuple[int, ...] = ()
+    """Options whose stance change was not taken (empty: the revision was taken)."""
+    reason: str = ""
+    """Why not, in the words the reviser is told when it is asked again (empty: taken)."""
+
+
+def _letters(options: Sequence[int]) -> str:
+    return ", ".join(option_letter(o) for o in options)
+
+
 def hold_unanswered(
     before: Solution, after: Solution, licensed: Licence, *, exclusive: bool
-) -> tuple[Solution, tuple[int, ...]]:
-    """The revision the engine takes: a stance change is taken only on an option a point that
-    cleared the agent's bar raised, only towards the critics who raised it (`licence`), and
-    only as far as the listed points reach (`reach`): of the model's licensed changes the
-    engine takes the set that moves the plan furthest within the reach, and holds the rest
-    (the previous stance is kept). So how far an agent moves depends on its stubbornness and
-    on the evidence against it, whatever the model does with the critiques.
+) -> Hold:
+    """Take a revision whole or not at all: its stance changes are taken only when each is on
+    an option a point that cleared the agent's bar raised, none moves away from the critics
+    who raised it (`licence`) and together they move the plan no further than the listed points
+    reach (`reach`). So how far an agent moves depends on its stubbornness and on the evidence
+    against it, whatever the model does with the critiques.
 
-    The engine never writes a stance or a first move here: it takes or holds the model's changes,
-    and a set of changes whose stances would pursue other options than both the previous
-    solution and the revision do (two first moves, or none) is not taken. For an exclusive
-    decision the stances move together (one option pursued): the revision is taken whole when
-    it answers a raised option, moves away from none and is within reach. On an open question
-    (no stances) a changed course is taken only when some point cleared the bar.
-
-    Returns:
-        The solution taken, and the options whose stance change was held back.
+    The engine never edits a stance under the model's words: a solution's title, steps and
+    stances always come from one reply. Until 2026-12-03 it took the licensed part of a
+    revision and kept the previous stance on the rest, under the revision's text, and a report's
+    headline could name another first move than the plan under it. Now a revision it cannot
+    take whole is held whole, with the reason, and the caller asks the model again with it
+    (`revise`). On an open question (no stances) a changed course is taken only when some point
+    cleared the bar.
     """
     changed = changed_options(before.stances, after.stances)
     if not before.stances and not after.stances:
         if revision_movement(before, after) > 0 and not licensed.listed:
-            return _kept(before, after), ()
-        return after, ()
+            return Hold(
+                _kept(before, after),
+                (),
+                "no critique point cleared your bar, so your course of action stays as it was",
+            )
+        return Hold(after)
     if not changed:
-        return after, ()
-    allowed = licensed.raised - licensed.away
-    within = licensed.reach + 1e-9
-    if exclusive:
-        whole = revision_movement(before, after)
-        if changed & allowed and not changed & licensed.away and whole <= within:
-            return after, ()
-        return _kept(before, after), tuple(sorted(changed))
-    old = {st.option: st for st in before.stances}
-    new = {st.option: st for st in after.stances}
-    firsts = (_first_moves(before.stances), _first_moves(after.stances))
-    best: tuple[float, int, tuple[int, ...]] | None = None
-    best_taken: tuple[int, ...] = ()
-    best_stances: tuple[OptionStance, ...] = ()
-    movable = sorted(changed & allowed)
-    for size in range(len(movable), 0, -1):
-        for taken in itertools.combinations(movable, size):
-            merged = {o: st for o, st in old.items() if o not in taken}
-            merged |= {o: new[o] for o in taken if o in new}
-            stances = tuple(merged[o] for o in sorted(merged))
-            if _first_moves(stances) not in firsts:
-                continue
-            moved = decision_distance(before.stances, stances)
-            if moved > within:
-                continue
-            if size == len(movable):  # every licensed change fits: the model's answer stands
-                return _taken(after, stances, changed - set(taken))
-            # furthest within reach, then most changes, then the lowest options first
-            rank = (moved, size, tuple(-o for o in taken))
-            if best is None or rank > best:
-                best, best_taken, best_stances = rank, taken, stances
-    if best is None:
-        return _kept(before, after), tuple(sorted(changed))
-    return _taken(after, best_stances, changed - set(best_taken))
+        return Hold(after)
+    # On an exclusive decision the stances move together (one option pursued): a change that
+    # answers one raised option carries the others with it.
+    answered = changed & (licensed.raised - licensed.away)
+    unraised = [] if exclusive and answered else sorted(changed - licensed.raised)
+    away = sorted(changed & licensed.away)
+    moved = revision_movement(before, after)
+    reasons = []
+    if unraised:
+        reasons.append(
+            f"it changes your stance on option {_letters(unraised)}, which no point you must "
+            "answer or may weigh addresses"
+        )
+    if away:
+        reasons.append(f"on option {_letters(away)} it moves away from the critics who raised it")
+    if moved > licensed.reach + 1e-9:
+        reasons.append(
+            f"it moves your plan further ({moved:.2f} of the whole decision) than the points "
+            f"listed reach ({licensed.reach:.2f}): change fewer options, or change them less"
+        )
+    if not reasons:
+        return Hold(after)
+    return Hold(_kept(before, after), tuple(sorted(changed)), "; ".join(reasons))
 
 
 def hold_crossings(
@@ -401,11 +410,10 @@ def hold_crossings(
     a binding constraint forbids (``forbidden``) always moves; otherwise the one whose first move
     fewer agents took before the round (the minority joins; the majority stays); on a tie, the
     side whose movers were listed the heavier evidence (their summed `reach`) moves, and on
-    equal evidence the side holding the earliest agent in order stays. The other side keeps
-    its first move and the rest of its revision stands (`keep_first_moves`): holding those
-    revisions whole counted the agents as not moving, so at the lowest stubbornness, where
-    the rule holds most, the mean revision magnitude fell below the next value's (2026-12-02,
-    on the curve problems).
+    equal evidence the side holding the earliest agent in order stays. The side that stays keeps
+    its previous solution whole (`revise`): from 2026-12-02 to 12-03 it kept its first move under
+    the rest of its revision's text, so a plan's words named another first move than its
+    stances.
 
     Why: revisions are simultaneous, so at a low stubbornness, where weak and disputed points
     must be answered, agents most peers back left their first move for a minority's while the
@@ -422,8 +430,7 @@ def hold_crossings(
             or allows only later: `first_moves_barred`).
 
     Returns:
-        The agents of the sides that stay, in agent order (`keep_first_moves` decides which of
-        their changes are held).
+        The agents of the sides that stay, in agent order.
     """
     old = {a: _first_moves(s.stances) for a, s in before.items() if s.stances}
     new = {a: _first_moves(after[a].stances) for a in old if a in after and after[a].stances}
@@ -452,45 +459,6 @@ def hold_crossings(
         stays = out_x if standing(out_x, x) > standing(out_y, y) else out_y
         held.update(stays)
     return tuple(sorted(held, key=order.__getitem__))
-
-
-def keep_first_moves(
-    before: Solution, after: Solution, *, sequel: bool
-) -> tuple[Solution, tuple[int, ...]]:
-    """The part of a revision that leaves the agent's first move alone: every option whose
-    "pursue" the revision added or dropped keeps its previous stance, every other change
-    stands, under the previous solution's text (it describes the first move kept). With
-    ``sequel`` (a decision that is not exclusive), an option the revision would pursue first
-    that the agent ruled out or did not name becomes a sequel ("later"): the agent keeps its
-    first move and plans next the one its critics moved it to, a move towards them within the
-    revision's own (never further).
-
-    Returns:
-        The solution with those stances, and the options whose change was held back.
-    """
-    old: dict[int, OptionStance] = {st.option: st for st in before.stances}
-    new: dict[int, OptionStance] = {st.option: st for st in after.stances}
-    merged = dict(new)
-    for option in _first_moves(before.stances) ^ _first_moves(after.stances):
-        if option in old:
-            merged[option] = old[option]
-        else:
-            merged.pop(option, None)
-        wanted = option in new and new[option].stance == "pursue"
-        if sequel and wanted and (option not in old or old[option].stance == "avoid"):
-            merged[option] = new[option].model_copy(update={"stance": "later"})
-    stances = tuple(merged[o] for o in sorted(merged))
-    held = tuple(o for o in sorted(set(new) | set(merged)) if new.get(o) != merged.get(o))
-    return _kept(before, after).model_copy(update={"stances": stances}), held
-
-
-def _taken(
-    after: Solution, stances: tuple[OptionStance, ...], held: set[int]
-) -> tuple[Solution, tuple[int, ...]]:
-    """The revision with the stances the engine took, and the changes it held back."""
-    if not held:
-        return after, ()
-    return after.model_copy(update={"stances": stances}), tuple(sorted(held))
 
 
 def _first_moves(stances: Sequence[OptionStance]) -> frozenset[int]:
@@ -533,6 +501,18 @@ class ProposalRound:
     """Agents that produced only repeats."""
 
 
+def _repeat_reason(solution: Solution, excluded: Sequence[SolutionView]) -> str:
+    """Why a proposal was refused as a repeat, naming the vetoed solution it repeats when its
+    stances are that solution's (else the refusal came from the similarity threshold)."""
+    same = [v for v in excluded if v.stances == solution.stances]
+    if same:
+        return f"it repeats vetoed solution {same[0].title!r}: the same stances on every option"
+    return (
+        "it is within the similarity threshold of a vetoed solution in `excluded`: "
+        "change what it recommends, not only its words"
+    )
+
+
 async def propose(
     caller: AgentCaller,
     agents: Sequence[TheoryAgent],
@@ -546,6 +526,7 @@ async def propose(
 
     async def one(agent: TheoryAgent) -> tuple[Solution | None, list[str]]:
         refused: list[str] = []
+        told: list[RefusedProposal] = []
         for attempt in range(MAX_ATTEMPTS):
             task = ProposeTask(
                 **dict(context),
@@ -553,6 +534,7 @@ async def propose(
                 evidence=agent.option_evidence(context.problem, context.options),
                 excluded=tuple(excluded),
                 attempt=attempt,
+                refused=tuple(told),
             )
             out = await caller.ask(agent.id, task, ProposalOutput)
             solution = _solution(
@@ -565,6 +547,7 @@ async def propose(
             if not is_repeat(solution.view()):
                 return solution, refused
             refused.append(f"{solution.id}#attempt{attempt}")
+            told.append(RefusedProposal(title=out.title, reason=_repeat_reason(solution, excluded)))
         return None, refused
 
     results = await asyncio.gather(*(one(a) for a in agents))
@@ -681,10 +664,12 @@ async def revise(
 
     The engine weighs the points first (`weigh_points`) and tells the reviser which it must
     answer and which it may weigh; a stance change no cleared point licenses is not taken
-    (`hold_unanswered`), and of first-move changes that cross in the round only the
-    minority's are taken, the majority's agents keeping their first move and the rest of
-    their revision (`hold_crossings`, `keep_first_moves`). All act the same whatever model
-    revises.
+    (`hold_unanswered`): a revision the engine cannot take whole is sent back once with the
+    reason (`ReviseTask.not_taken`, at most `REASKS` times), and when the answer still cannot be
+    taken the agent keeps its previous solution whole. Of first-move changes that cross in the
+    round only the minority's are taken; the majority's agents keep their previous solutions
+    (`hold_crossings`). The engine never edits a stance under a model's words. All act the
+    same whatever model revises.
     """
     fact_ids = frozenset(f.id for f in context.facts)
     shown = {
@@ -721,26 +706,29 @@ async def revise(
             may_weigh=weighing.may_weigh,
             evidence=agent.option_evidence(context.problem, context.options),
         )
-        out = await caller.ask(agent.id, task, RevisionOutput)
-        revised = _solution(
-            agent.id,
-            out,
-            regeneration=current.regeneration,
-            round=round,
-            n_options=len(context.options),
-        )
-        revised, kept_back = hold_unanswered(
-            current,
-            revised,
-            licence(current, revised, weighing, solutions, received),
-            exclusive=context.exclusive,
-        )
-        if kept_back:
-            held[agent.id] = kept_back
-            revised = revised.model_copy(update={"held": kept_back})
+        licensed: Licence | None = None
+        for attempt in range(REASKS + 1):
+            out = await caller.ask(agent.id, task, RevisionOutput)
+            written = _solution(
+                agent.id,
+                out,
+                regeneration=current.regeneration,
+                round=round,
+                n_options=len(context.options),
+            )
+            licensed = licence(current, written, weighing, solutions, received)
+            hold = hold_unanswered(current, written, licensed, exclusive=context.exclusive)
+            if not hold.held or attempt == REASKS:
+                break
+            task = task.model_copy(
+                update={"not_taken": NotTaken(revision=written.view(), reason=hold.reason)}
+            )
+        revised = hold.solution
+        if hold.held:
+            held[agent.id] = hold.held
+            revised = revised.model_copy(update={"held": hold.held})
         if is_repeat(revised.view()):
-            kept = current.model_copy(update={"id": revised.id, "round": round, "adopted": ()})
-            return kept, revised.id
+            return _kept(current, revised), revised.id
         return revised, None
 
     active = [a for a in agents if a.id in solutions]
@@ -752,17 +740,11 @@ async def revise(
         {a: w.reach for a, w in weighings.items()},
         first_moves_barred(context),
     )
-    for agent_id in crossed:
-        kept, options = keep_first_moves(
-            solutions[agent_id], revised[agent_id], sequel=not context.exclusive
-        )
-        if is_repeat(kept.view()):  # a kept plan is refused as a repeat like a written one
-            before, after = solutions[agent_id], revised[agent_id]
-            kept = _kept(before, after)
-            options = tuple(sorted(changed_options(before.stances, after.stances)))
-        kept_back = tuple(sorted({*held.get(agent_id, ()), *options}))
-        held[agent_id] = kept_back
-        revised[agent_id] = kept.model_copy(update={"held": kept_back})
+    for agent_id in crossed:  # the side that stays keeps its previous solution whole
+        before, after = solutions[agent_id], revised[agent_id]
+        options = tuple(sorted(changed_options(before.stances, after.stances)))
+        held[agent_id] = tuple(sorted({*held.get(agent_id, ()), *options}))
+        revised[agent_id] = _kept(before, after).model_copy(update={"held": held[agent_id]})
     return RevisionRound(
         solutions=revised,
         refused=tuple(r for _, r in results if r is not None),

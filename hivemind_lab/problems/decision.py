@@ -41,22 +41,30 @@ OptionsFrom = Literal["reader", "agents"]
 def _constraints(
     specs: Sequence[ConstraintSpec], labels: Sequence[str], source: ConstraintSource
 ) -> tuple[Constraint, ...]:
-    """Explicit constraints: their named options, else linked by the reader's overlap rule."""
+    """Explicit constraints: their named options, else linked by the reader's overlap rule
+    (which reads no order: only a problem's own ``not_first`` and ``after`` name those)."""
     built = []
     folded = [label.casefold() for label in labels]
+
+    def indexes(names: Sequence[str]) -> list[int]:
+        return [folded.index(f.casefold()) for f in names if f.casefold() in folded]
+
     for n, spec in enumerate(specs, start=1):
-        named = [folded.index(f.casefold()) for f in spec.forbids if f.casefold() in folded]
-        limited = [folded.index(f.casefold()) for f in spec.limits if f.casefold() in folded]
-        if not spec.forbids and not spec.limits:
+        named, limited, first = indexes(spec.forbids), indexes(spec.limits), indexes(spec.not_first)
+        after = next(iter(indexes([spec.after] if spec.after else [])), None)
+        if not spec.forbids and not spec.limits and not spec.not_first:
             forbids, limits = bound(spec.text, labels)
             named, limited = list(forbids), list(limits)
+        first = [i for i in first if i not in named and i != after]
         built.append(
             Constraint(
                 id=f"constraint.{n}",
                 text=spec.text,
                 kind=spec.kind or kind_of(spec.text),
                 forbids=tuple(named),
-                limits=tuple(limited),
+                limits=tuple(i for i in limited if i not in first),
+                not_first=tuple(first),
+                after=after if first else None,
                 source=source,
             )
         )

@@ -27,6 +27,11 @@ class ConstraintSpec(BaseModel):
     """Labels of the options it rules out (linked by content when neither list is given)."""
     limits: tuple[str, ...] = ()
     """Labels of the options it only bounds."""
+    not_first: tuple[str, ...] = ()
+    """Labels of the options it bars as a first move but allows later (a dividend unlawful now,
+    lawful after the leaseback)."""
+    after: str | None = None
+    """Label of the option that must come before the ``not_first`` ones."""
 
     @field_validator("text")
     @classmethod
@@ -74,7 +79,8 @@ class Problem(BaseModel):
     """true: the client takes one of the options (alternatives, never sequenced); false: they
     may be combined or sequenced; absent: read from the question (`hivemind_lab.problems.reading.exclusivity`)."""
     constraints: tuple[ConstraintSpec, ...] = Field(default=(), max_length=12)
-    """Binding constraints: a text each, or a table with text, kind, forbids and limits."""
+    """Binding constraints: a text each, or a table with text, kind, forbids, limits,
+    not_first and after."""
     declared_in: Literal["toml", "front_matter"] = "toml"
     """Where the problem's own options, constraints and exclusivity were written (set by the
     loader)."""
@@ -115,7 +121,7 @@ _ALLOWED = {
     "options": "up to 8 distinct, non-empty options of at most 160 characters each",
     "profile": "enterprise, individual or comma-separated constraint names",
     "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
-    "constraints": "up to 12 texts, or tables with text, kind, forbids and limits",
+    "constraints": "up to 12 texts, or tables with text, kind, forbids, limits, not_first and after",
     "constraints.kind": "legal, regulatory, financial, operational, social, deadline or other",
     "suggested.sufficiency": "integer >= 1",
     "suggested.feasibility": "integer 1-100",
