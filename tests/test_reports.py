@@ -686,6 +686,54 @@ def test_a_binding_veto_names_the_option_and_the_clients_rule(run_dir):
     )
 
 
+def test_a_veto_and_the_card_say_an_option_barred_first_comes_not_before_its_prerequisite(
+    run_dir,
+):
+    evidence = gather(run_dir)
+    labels = evidence.decision.labels
+    order = Constraint(
+        id="constraint.1",
+        text="No store refits before the price match is in place.",
+        kind="legal",
+        not_first=(1,),
+        after=0,
+        source="flag",
+    )
+    last = evidence.result.vetoes[-1] if evidence.result.vetoes else None
+    assert last is not None
+    sid = evidence.result.conclusions[0].solution_ids[0]
+    scores = tuple(
+        s.model_copy(
+            update={
+                "score": 0,
+                "vetoes": (BindingVeto(constraint="constraint.1", option=1, by="decision"),),
+            }
+        )
+        if s.solution_id == sid and s.constraint == "legal"
+        else s
+        for s in last.scores
+    )
+    vetoes = (*evidence.result.vetoes[:-1], last.model_copy(update={"scores": scores}))
+    evidence.result = evidence.result.model_copy(update={"vetoes": vetoes})
+    evidence.manifest = _with_decision(
+        evidence.manifest, evidence.decision.model_copy(update={"constraints": (order,)})
+    )
+    report = summarise(evidence)
+    assert report.decision.constraints == (
+        (
+            "No store refits before the price match is in place",
+            f"{labels[1]} not before {labels[0]}",
+        ),
+    )
+    assert report.recommendation is not None
+    legal = next(s for s in report.recommendation.scores if s.constraint == "legal")
+    assert legal.vetoes == (
+        f"Ruled out: it pursues “{labels[1]}” now, which the client's constraint “No store "
+        f"refits before the price match is in place.” allows only later (not before "
+        f"“{labels[0]}”)",
+    )
+
+
 REFIT_RULE = Constraint(
     id="constraint.1",
     text="No store refits before 2028.",

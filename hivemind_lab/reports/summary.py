@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hivemind_lab.calibrations import Calibrations
+from hivemind_lab.problems.model import Constraint
 from hivemind_lab.reports.evidence import (
     OFFLINE_NOTICE,
     Contradiction,
@@ -282,13 +283,24 @@ def _decision_card(evidence: RunEvidence) -> DecisionCard:
             "These options were read from the question by rules, not given by the client: "
             "check that they are the choices really on the table."
         )
-    labels = decision.labels
     named = []
     for c in decision.constraints:
-        forbids = [labels[i] for i in c.forbids if 0 <= i < len(labels)]
         # A constraint is a sentence of the client's; the card lists them in one sentence.
-        named.append((c.text.rstrip(" ."), f"rules out {', '.join(forbids)}" if forbids else ""))
+        named.append((c.text.rstrip(" ."), _bars(c, list(decision.labels))))
     return DecisionCard(options, kind, warning, tuple(named))
+
+
+def _bars(constraint: Constraint, labels: list[str]) -> str:
+    """What a constraint does to the options, in plain words: "rules out A; B not before C"
+    (or "B not first" when it names no option to come before)."""
+    forbids = [labels[i] for i in constraint.forbids if 0 <= i < len(labels)]
+    said = [f"rules out {', '.join(forbids)}"] if forbids else []
+    later = [labels[i] for i in constraint.not_first if 0 <= i < len(labels)]
+    if later:
+        after = constraint.after
+        before = labels[after] if after is not None and 0 <= after < len(labels) else ""
+        said.append(f"{', '.join(later)} not {'before ' + before if before else 'first'}")
+    return "; ".join(said)
 
 
 def _score_lines(
@@ -301,7 +313,7 @@ def _score_lines(
     threshold = evidence.feasibility
     constraints = list(mean_by) if mean_by else sorted({c for s in solutions for c in s.scores})
     options = list(evidence.decision.labels)
-    rules = {c.id: c.text for c in evidence.decision.constraints}
+    rules = {c.id: c for c in evidence.decision.constraints}
     out = []
     for c in constraints:
         scored = [s for s in solutions if c in s.scores]
@@ -495,11 +507,22 @@ def _concern_words(concern: Concern, options: list[str], plain: Plain) -> str:
     return f"{concern.grade}{' on ' + on if on else ''}, {state}: {plain(concern.text)}"
 
 
-def _veto_words(veto: BindingVeto, options: list[str], rules: dict[str, str]) -> str:
-    """A binding veto: the option the plan pursues and the client's rule that forbids it."""
-    rule = rules.get(veto.constraint)
+def _veto_words(veto: BindingVeto, options: list[str], rules: dict[str, Constraint]) -> str:
+    """A binding veto: the option the plan pursues and the client's rule that forbids it (or
+    allows it only later: then the words say what must come before)."""
+    found = rules.get(veto.constraint)
+    rule = found.text if found is not None else None
     said = f"Ruled out: it pursues {_option_name(veto.option, options) or 'a forbidden option'}"
-    said += f", which the client's constraint “{rule}” forbids" if rule else ", which is forbidden"
+    if found is not None and veto.option in found.not_first:
+        before = _option_name(found.after, options)
+        said += (
+            f" now, which the client's constraint “{rule}” allows only later"
+            f"{' (not before ' + before + ')' if before else ' (not first)'}"
+        )
+    else:
+        said += (
+            f", which the client's constraint “{rule}” forbids" if rule else ", which is forbidden"
+        )
     return said + (" (marked by the agent)" if veto.by == "model" else "")
 
 
