@@ -9,10 +9,12 @@ reads it; that llama-server accepts it is shown by the real local deliberation
 
 from __future__ import annotations
 
+import json
+
 import jsonschema
 import pytest
 
-from hivemind_lab.agents.prompts import render
+from hivemind_lab.agents.prompts import letters_of, render
 from hivemind_lab.agents.schemas import (
     CritiqueOutput,
     CritiqueTask,
@@ -72,10 +74,11 @@ def _valid(task: ProposeTask | ReviseTask, reply: dict[str, object]) -> bool:
 
 
 EVERY = [
-    {"option": 0, "stance": "avoid"},
-    {"option": 1, "stance": "pursue"},
-    {"option": 2, "stance": "later"},
+    {"option": "A", "stance": "avoid"},
+    {"option": "B", "stance": "pursue"},
+    {"option": "C", "stance": "later"},
 ]
+"""Options by letter on the wire (prompt version 2026-12-03.1): A is the first option."""
 
 
 @pytest.mark.parametrize("build", [_propose, _revise])
@@ -86,7 +89,10 @@ def test_a_reply_states_one_stance_per_option_in_order(build):
     assert not _valid(task, _reply(EVERY[:2])), "an option left out"
     assert not _valid(task, _reply([*EVERY, EVERY[0]])), "an option twice"
     assert not _valid(task, _reply([EVERY[1], EVERY[0], EVERY[2]])), "out of order"
-    assert not _valid(task, _reply([{**EVERY[0], "option": 5}, *EVERY[1:]])), "unknown option"
+    assert not _valid(task, _reply([{**EVERY[0], "option": "F"}, *EVERY[1:]])), "unknown option"
+    assert not _valid(task, _reply([{**s, "option": i} for i, s in enumerate(EVERY)])), (
+        "a 0-based index is not an option on the wire"
+    )
     reply = _reply(EVERY)
     del reply["stances"]
     assert not _valid(task, reply), "stances are required"
@@ -95,7 +101,7 @@ def test_a_reply_states_one_stance_per_option_in_order(build):
 @pytest.mark.parametrize("build", [_propose, _revise])
 def test_an_exclusive_decision_offers_no_later(build):
     task = build(_context(exclusive=True))
-    one = [{**EVERY[0]}, {**EVERY[1]}, {"option": 2, "stance": "avoid"}]
+    one = [{**EVERY[0]}, {**EVERY[1]}, {"option": "C", "stance": "avoid"}]
     assert _valid(task, _reply(one))
     assert not _valid(task, _reply(EVERY)), "later sequences an exclusive option"
 
@@ -108,15 +114,21 @@ def test_the_rest_of_the_schema_is_the_output_models():
     narrowed = fmt.json_schema
     assert narrowed["properties"].keys() == plain["properties"].keys()
     for name, prop in plain["properties"].items():
-        if name != "stances":
+        if name not in ("stances", "facts_used", "constraints_used"):  # sized to the task
             assert narrowed["properties"][name] == prop, name
     assert not _valid(task, {**_reply(EVERY), "title": ""}), "the model's own bounds still hold"
     assert plain["properties"]["stances"].get("minItems", 0) == 0, "the cached plain schema"
 
 
-def test_an_open_question_and_other_tasks_keep_the_plain_schema():
+def test_an_open_question_and_other_tasks_keep_the_plain_schema_but_its_sizes():
     open_question = _propose(_context(options=()))
-    assert render(open_question).response_format == response_format_for(ProposalOutput)
+    fmt = render(open_question).response_format
+    assert fmt is not None
+    plain = response_format_for(ProposalOutput).json_schema
+    sized = ("facts_used", "constraints_used")
+    assert {k: v for k, v in fmt.json_schema["properties"].items() if k not in sized} == {
+        k: v for k, v in plain["properties"].items() if k not in sized
+    }
     view = SolutionView(title="Sell", recommendations=("Sell.",))
     critique = CritiqueTask(
         **dict(_context()),
@@ -126,4 +138,8 @@ def test_an_open_question_and_other_tasks_keep_the_plain_schema():
         target=view,
         evidence=(),
     )
-    assert render(critique).response_format == response_format_for(CritiqueOutput)
+    fmt = render(critique).response_format
+    assert fmt is not None
+    plain = response_format_for(CritiqueOutput).json_schema
+    assert fmt.json_schema == letters_of(plain, len(OPTIONS)), "only its letters are narrowed"
+    assert '"D"' not in json.dumps(fmt.json_schema) and '"C"' in json.dumps(fmt.json_schema)

@@ -20,6 +20,9 @@ from typing import Any, Literal, NamedTuple, get_args
 from pydantic import BaseModel, TypeAdapter
 
 from hivemind_lab.agents.schemas import (
+    MAX_FACTS_USED,
+    OPTION_LETTERS,
+    WIRE,
     AgentTask,
     BatchCritiqueOutput,
     BatchCritiqueTask,
@@ -41,8 +44,16 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-02.4"
-"""2026-12-02.4: a batched critique carries the single critique's instructions (`instead` among
+PROMPT_VERSION = "2026-12-03.1"
+"""2026-12-03.1: options are named by letter on the wire (``{"id": "A", "label": …}``, every
+option field of a task and a reply takes the letter; the engine keeps 0-based ints); critique
+kinds name the three stances (a contradiction's `stance`), no "opposite"; theory agents may
+reason on the client's facts and say when their evidence does not bear on the decision; reply
+schemas admit every fact in `facts_used` and cite constraint ids in `constraints_used`; longer
+texts and completion budgets; a score lists the plan's `strengths`; a repeat proposal is told
+what was refused and why (`refused`); the synthesize task carries the practicality network's
+unanswered `concerns`.
+2026-12-02.4: a batched critique carries the single critique's instructions (`instead` among
 them); the engine never holds a crossing agent on a forbidden option, and takes an open
 question's changed course when a point cleared the bar (engine rules are versioned here too: a
 run at another version is stale).
@@ -71,8 +82,11 @@ _ROLE = {
     "theory": (
         "Your role: a theory agent. Your knowledge is the evidence given to you: a slice of a "
         "peer-reviewed strategy knowledge base. Answer the client's actual decision: choose or "
-        "sequence among its options, use its facts, argue only from your evidence, and cite "
-        "passage ids and fact ids."
+        "sequence among its options and use its facts. Reason from your evidence and from the "
+        "client's facts; arithmetic on the client's own figures is welcome. When your evidence "
+        "does not bear on this decision (for instance corporate-strategy findings on a personal "
+        "decision), say so rather than stretch it, and rely on the client's facts. Cite passage "
+        "ids, fact ids and constraint ids."
     ),
     "monitor": (
         "Your role: the monitor. Several theory agents reached one conclusion from different "
@@ -88,30 +102,33 @@ _ROLE = {
 }
 
 _CRITIQUE = (
-    "Critique the target agent's solution, option by option, using only your own evidence "
-    "and the client's facts. support: your evidence backs the target's stance on an option. "
-    "contradiction: your evidence backs the opposite stance on the same option. gap: an "
-    "option or a client fact the target ignores. Give each point the option index, a "
-    "strength from 1 (weak) to 5 (decisive) and a citation (passage id, or fact id for a "
-    "fact gap). At most six points. A contradiction of an option the target pursues names "
-    "in `instead` the option your evidence favours in its place, if any. When the problem "
-    "has no options, a contradiction names the course of action your evidence favours "
-    "instead in `course`."
+    "Critique the target agent's solution, option by option, using your own evidence and the "
+    "client's facts (reasoning on the client's figures included). A stance is one of pursue "
+    "(now), later (after the options pursued now) or avoid. support: your evidence backs the "
+    "target's stance on an option. contradiction: your evidence goes against the target's "
+    "stance on an option; put in `stance` the stance your evidence favours on it. gap: an "
+    "option or a client fact the target ignores. Give each point the option letter, a "
+    "strength from 1 (weak) to 5 (decisive) and a citation (passage id, constraint id, or "
+    "fact id for a fact gap). At most six points. A contradiction of an option the target "
+    "pursues names in `instead` the letter of the option your evidence favours in its place, "
+    "if any. When the problem has no options, a contradiction names the course of action "
+    "your evidence favours instead in `course`."
 )
 """The critique instructions, also the batch's (its model sees no single critique's text)."""
 
 _INSTRUCTIONS = {
     "propose": (
         "Propose a solution to the client's decision. `options` lists the courses of action "
-        "the client weighs (by 0-based index); if it is empty, propose your own course of action "
-        "and state it in `course`. Give a stance "
-        "on each option you address (pursue now, later in a sequence, or avoid), a short title "
-        "naming the chosen option, and up to max_recommendations concrete recommendations: the "
-        "first states the choice or sequence, each names an option or a client fact (quote its "
-        "figure), and none merely restates a general finding. Justify in the rationale from "
-        "your evidence (the `about` field of a passage says which options it was retrieved "
-        "for). List the passage ids in `citations` and the fact ids in `facts_used`. Do not "
-        "propose anything in `excluded` or close to it."
+        "the client weighs, each with its letter (`id`); if it is empty, propose your own course "
+        "of action and state it in `course`. Give a stance on each option by its letter (pursue "
+        "now, later in a sequence, or avoid), a short title naming the chosen option, and up to "
+        "max_recommendations concrete recommendations: the first states the choice or sequence, "
+        "each names an option or a client fact (quote its figure), and none merely restates a "
+        "general finding. Justify in the rationale from your evidence and the client's facts "
+        "(the `about` field of a passage gives the letters of the options it was retrieved for). "
+        "List the passage ids in `citations`, the fact ids in `facts_used` and the constraint "
+        "ids in `constraints_used`. Do not propose anything in `excluded` or close to it; "
+        "`refused` lists your proposals already refused and why: make this one different."
     ),
     "critique": _CRITIQUE,
     "critique_batch": (
@@ -125,15 +142,21 @@ _INSTRUCTIONS = {
         "you must answer, by adopting each or rebutting it from your evidence; `may_weigh` "
         "lists points near your bar that you may adopt or not; every other point you may leave. "
         "Change your stance only on options those points address (a contradiction's `instead` "
-        "option included): any other stance change is not taken. Keep addressing the "
-        "client's options and facts; list the claims you adopted and rejected."
+        "option included), towards the critics who raised them, and no further than the points "
+        "reach: the engine takes a revision whole or not at all, and it never edits your "
+        "stances under your words. When `not_taken` is set, your last revision was not taken "
+        "for the reason given: write the revision again so that it can be. Keep addressing the "
+        "client's options and facts; cite passage, fact and constraint ids as in a proposal; "
+        "list the claims you adopted and rejected."
     ),
     "synthesize": (
         "Write the conclusion's combined rationale: in `shared`, the reasons its members have "
         "in common (the options they choose and the client facts and evidence behind them); in "
-        "`differences`, where they differ; in `objection`, the strongest objection in "
-        "`objections` that still stands, or leave it empty. Plain sentences, no list of ids; "
-        "put the passage ids relied on in `citations`."
+        "`differences`, where they differ; in `objection`, the strongest objection still "
+        "standing, taken from `objections` (contradictions the members did not take in) or "
+        "`concerns` (major or critical concerns a constraint agent raised that the solutions "
+        "leave unanswered; name that constraint), or leave it empty when none stands. Plain "
+        "sentences, no list of ids; put the passage ids relied on in `citations`."
     ),
     "score": (
         "Score the solution's feasibility for this client under your constraint, on this "
@@ -143,11 +166,19 @@ _INSTRUCTIONS = {
         "concerns (at most six): the option each bears on, its grade (minor: a cost or a "
         "condition; major: likely harm unless handled; critical: it blocks the move), whether "
         "the solution or the client's facts already mitigate it, and the fact, passage or "
-        "constraint id behind it. Do not adjust for severity: the engine weighs unmitigated "
-        "concerns by it. Give a short reason naming the option and the fact or knowledge that "
-        "decides it, and the risk signals you found."
+        "constraint id behind it. List in `strengths` (at most four) what makes the solution "
+        "feasible under your constraint. Do not adjust for severity: the engine weighs "
+        "unmitigated concerns by it. Give a short reason naming the option and the fact or "
+        "knowledge that decides it, and the risk signals you found."
     ),
 }
+
+OPTIONS_RULE = (
+    "Each option of the decision has a letter (`id` in `options`); every option field of a "
+    "task and of your reply holds that letter. In sentences for the client (titles, "
+    "recommendations, rationales, claims), name an option by its label."
+)
+"""Told to every agent of a decision with options: a stable letter, never an engine index."""
 
 ONE_OF_RULE = (
     "This decision is exclusive (`exclusive` is true): the client can take only one of its "
@@ -182,16 +213,16 @@ BINDING_RULES = {
 """Told to theory and practicality agents of a decision with binding constraints."""
 
 MAX_TOKENS: dict[str, int] = {
-    "propose": 1400,
-    "critique": 1000,
-    "revise": 1600,
-    "score": 1200,
-    "synthesize": 900,
+    "propose": 2400,
+    "critique": 1800,
+    "revise": 3200,
+    "score": 2200,
+    "synthesize": 1400,
 }
 """Completion budget per task: above what the bounded output schema can hold in ordinary text
 (about four characters a token), so a reply is cut only when a model pads its strings; a
 grammar-constrained small model stops at it instead of looping."""
-CRITIQUE_TOKENS_PER_TARGET = 900
+CRITIQUE_TOKENS_PER_TARGET = 1600
 
 
 def max_tokens_for(
@@ -225,7 +256,7 @@ last of these."""
 def _ordered(task: Task) -> tuple[dict[str, object], dict[str, object]]:
     """The task's fields split into the decision and the rest, each from the most shared key to
     the least."""
-    data = task.model_dump(mode="json")
+    data = task.model_dump(mode="json", context=WIRE)
     decision = {key: data[key] for key in SHARED_KEYS if key in data}
     first = [key for key in AGENT_KEYS if key in data]
     rest = {key: data[key] for key in first} | {
@@ -268,7 +299,8 @@ def render(
     """
     role = _role(task)
     decision, rest = _ordered(task)
-    shared = [ONE_OF_RULE] if task.exclusive else []
+    shared = [OPTIONS_RULE] if task.options else []
+    shared += [ONE_OF_RULE] if task.exclusive else []
     own = [_ROLE[role]]
     if task.constraints and role in BINDING_RULES:
         own.append(BINDING_RULES[role])
@@ -290,12 +322,61 @@ def render(
 
 
 def _response_format(task: Task) -> ResponseFormat:
-    """The reply schema of a task; a proposal or revision among options holds one stance per
-    option, in order (`stance_per_option`)."""
+    """The reply schema of a task, sized to it: option letters only of the task's options
+    (`letters_of`); a proposal or revision cites any of its facts and constraints
+    (`cited_ids`) and, among options, holds one stance per option, in order
+    (`stance_per_option`)."""
     base = response_format_for(OUTPUT_TYPES[task.task])
-    if not isinstance(task, ProposeTask | ReviseTask) or not task.options:
+    schema = letters_of(base.json_schema, len(task.options)) if task.options else base.json_schema
+    if isinstance(task, ProposeTask | ReviseTask):
+        schema = cited_ids(schema, task)
+        if task.options:
+            schema = stance_per_option(schema, task)
+    if schema is base.json_schema:
         return base
-    return ResponseFormat(name=base.name, json_schema=stance_per_option(base.json_schema, task))
+    return ResponseFormat(name=base.name, json_schema=schema)
+
+
+_LETTER_ENUM = {"type": "string", "enum": list(OPTION_LETTERS)}
+
+
+def letters_of(schema: dict[str, Any], n_options: int) -> dict[str, Any]:
+    """``schema`` with every option letter narrowed to the first ``n_options`` letters."""
+    letters = list(OPTION_LETTERS[:n_options])
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node == _LETTER_ENUM:
+                return {"type": "string", "enum": letters}
+            return {key: walk(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [walk(value) for value in node]
+        return node
+
+    narrowed: dict[str, Any] = walk(schema)
+    return narrowed
+
+
+def cited_ids(schema: dict[str, Any], task: DecisionContext) -> dict[str, Any]:
+    """``schema`` with ``facts_used`` and ``constraints_used`` taking the task's own ids, as
+    many as it has (every fact may be cited; a static cap below the task's facts made a capable
+    model drop citations)."""
+    narrowed = copy.deepcopy(schema)
+    cited = {
+        "facts_used": [f.id for f in task.facts][:MAX_FACTS_USED],
+        "constraints_used": [c.id for c in task.constraints],
+    }
+    for key, ids in cited.items():
+        if key not in narrowed["properties"]:
+            continue
+        narrowed["properties"][key] = {
+            "type": "array",
+            "items": {"type": "string", "enum": ids} if ids else {"type": "string"},
+            "maxItems": len(ids),
+            "uniqueItems": True,
+            "default": [],
+        }
+    return narrowed
 
 
 def stance_per_option(schema: dict[str, Any], task: DecisionContext) -> dict[str, Any]:
@@ -312,7 +393,10 @@ def stance_per_option(schema: dict[str, Any], task: DecisionContext) -> dict[str
     items = [
         {
             "type": "object",
-            "properties": {"option": {"const": index}, "stance": {"enum": stances}},
+            "properties": {
+                "option": {"const": OPTION_LETTERS[index]},
+                "stance": {"enum": stances},
+            },
             "required": ["option", "stance"],
             "additionalProperties": False,
         }

@@ -5,14 +5,29 @@ block, so an LLM and the offline model read exactly the same information. Output
 JSON schemas replies must follow. Every list and string in them is bounded and every number is
 an enumerated scale, because grammar-constrained decoding (llama.cpp) closes a list or a string
 only when the schema forces it and does not enforce numeric ranges.
+
+Options are ints inside the engine (0-based, what result.json and the audit keep) and letters on
+the wire (A for the first option): an `OptionIndex` reads either, its JSON schema is the letter
+enum, and it is written as a letter only in a dump made with `WIRE` as its context (the prompt
+renderer's), so a client never reads an engine index and old runs stay readable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    SerializationInfo,
+    ValidationInfo,
+    WithJsonSchema,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from hivemind_lab.models import Frozen
 from hivemind_lab.problems.model import ConstraintKind, Fact
@@ -20,16 +35,62 @@ from hivemind_lab.problems.model import ConstraintKind, Fact
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.retrieval import ScoredPassage
 
-MAX_TEXT = 400
-"""One recommendation, critique claim or reason."""
-MAX_RATIONALE = 1200
+MAX_TEXT = 600
+"""One recommendation, critique claim or concern (a capable model had to rewrite at 400)."""
+MAX_RATIONALE = 2000
+MAX_REASON = 800
+"""A score's reason."""
 MAX_ID = 120
 MAX_RECOMMENDATIONS = 4
 MAX_POINTS = 6
 MAX_TARGETS = 64
+MAX_FACTS_USED = 32
+"""The static cap on cited fact ids; a reply schema narrows it to the task's facts."""
+MAX_CONSTRAINTS = 12
+MAX_STRENGTHS = 4
 
-OptionIndex = Literal[0, 1, 2, 3, 4, 5, 6, 7]
-"""0-based index into the problem's options (at most eight)."""
+OPTION_LETTERS = "ABCDEFGH"
+"""An option's name on the wire, by its place in the decision's options (at most eight)."""
+WIRE: dict[str, Any] = {"wire": True}
+"""The serialisation context of a dump made for a model: options are written as letters."""
+
+
+def option_letter(index: int) -> str:
+    """The wire name of the option at 0-based ``index`` (A for the first)."""
+    return OPTION_LETTERS[index]
+
+
+def _option_in(value: object) -> object:
+    """An option reference as the engine keeps it: a letter (the wire's) or an int (results
+    and audits of earlier versions) gives its 0-based index."""
+    if (
+        isinstance(value, str)
+        and len(value.strip()) == 1
+        and value.strip().upper() in (OPTION_LETTERS)
+    ):
+        return OPTION_LETTERS.index(value.strip().upper())
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(OPTION_LETTERS):
+        return value
+    raise ValueError(
+        f"an option letter ({OPTION_LETTERS[0]} to {OPTION_LETTERS[-1]}), got {value!r}"
+    )
+
+
+def _on_wire(info: SerializationInfo) -> bool:
+    return isinstance(info.context, dict) and bool(info.context.get("wire"))
+
+
+def _option_out(value: int, info: SerializationInfo) -> int | str:
+    return option_letter(value) if _on_wire(info) else value
+
+
+OptionIndex = Annotated[
+    int,
+    BeforeValidator(_option_in),
+    PlainSerializer(_option_out),
+    WithJsonSchema({"type": "string", "enum": list(OPTION_LETTERS)}),
+]
+"""An option of the decision: a 0-based int in the engine, a letter on the wire (reads both)."""
 Stance = Literal["pursue", "later", "avoid"]
 """pursue: do it now; later: sequence it after the options pursued now; avoid: do not do it."""
 Strength = Literal[1, 2, 3, 4, 5]
@@ -53,8 +114,8 @@ class Evidence(Frozen):
     topics: tuple[str, ...] = ()
     title: str = ""
     """The source document's title."""
-    about: tuple[int, ...] = ()
-    """Indices of the options this passage was retrieved for (empty: retrieved for the problem)."""
+    about: tuple[OptionIndex, ...] = ()
+    """The options this passage was retrieved for (empty: retrieved for the problem)."""
 
     @classmethod
     def of(cls, hit: ScoredPassage, *, title: str = "", about: tuple[int, ...] = ()) -> Evidence:
@@ -112,9 +173,9 @@ class BindingConstraint(Frozen):
     text: Text
     kind: ConstraintKind = "other"
     forbids: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
-    """Indexes of the options it rules out: never pursue one of them."""
+    """The options it rules out: never pursue one of them."""
     limits: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
-    """Indexes of the options it only bounds (a cap, a deadline, an approval)."""
+    """The options it only bounds (a cap, a deadline, an approval)."""
     not_first: Annotated[tuple[OptionIndex, ...], Field(max_length=8)] = ()
     """Options it bars as a first move but allows later: never pursue one now; sequencing it
     (``later``) is lawful."""
@@ -134,8 +195,32 @@ class DecisionContext(Frozen):
     exclusive: bool = False
     """The options are alternatives: choose exactly one (pursue) and reject the others
     (avoid); never sequence them (no ``later``)."""
-    constraints: Annotated[tuple[BindingConstraint, ...], Field(max_length=12)] = ()
+    constraints: Annotated[tuple[BindingConstraint, ...], Field(max_length=MAX_CONSTRAINTS)] = ()
     """The decision's binding constraints: an option one of them forbids is never pursued."""
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _labels(cls, value: object) -> object:
+        """Options as the wire writes them (``{"id": "A", "label": …}``) read as labels."""
+        if isinstance(value, list | tuple):
+            return tuple(o["label"] if isinstance(o, dict) and "label" in o else o for o in value)
+        return value
+
+    @field_serializer("options")
+    def _lettered(
+        self, options: tuple[str, ...], info: SerializationInfo
+    ) -> list[str] | list[dict[str, str]]:
+        if not _on_wire(info):
+            return list(options)
+        return [{"id": option_letter(i), "label": o} for i, o in enumerate(options)]
+
+
+class RefusedProposal(Frozen):
+    """A proposal the engine refused, told back to its agent so the next one differs."""
+
+    title: str
+    reason: str
+    """Why it was refused (the vetoed solution it repeats)."""
 
 
 class ProposeTask(DecisionContext):
@@ -148,6 +233,8 @@ class ProposeTask(DecisionContext):
     """Vetoed solutions: neither they nor anything close to them may be proposed again."""
     attempt: int = 0
     """How many proposals of this agent were already refused as repeats in this regeneration."""
+    refused: tuple[RefusedProposal, ...] = ()
+    """This agent's proposals already refused in this regeneration, each with why."""
     max_recommendations: int = MAX_RECOMMENDATIONS
 
 
@@ -158,8 +245,10 @@ def one_of_violation(stances: Sequence[OptionStance]) -> str | None:
     later = [s.option for s in stances if s.stance == "later"]
     if len(pursued) <= 1 and not later:
         return None
-    got = [f"pursue on options {pursued}"] if len(pursued) > 1 else []
-    got += [f"later on options {later}"] if later else []
+    got = (
+        [f"pursue on options {', '.join(map(option_letter, pursued))}"] if len(pursued) > 1 else []
+    )
+    got += [f"later on options {', '.join(map(option_letter, later))}"] if later else []
     return (
         "the options exclude each other: pursue exactly one and mark the others avoid, never "
         f"later (got {' and '.join(got)})"
@@ -183,8 +272,10 @@ class ProposalOutput(Frozen):
     rationale: Annotated[str, Field(max_length=MAX_RATIONALE)]
     citations: Annotated[list[Ref], Field(max_length=8)] = []
     """Passage ids relied on."""
-    facts_used: Annotated[list[Ref], Field(max_length=6)] = []
-    """Fact ids relied on."""
+    facts_used: Annotated[list[Ref], Field(max_length=MAX_FACTS_USED)] = []
+    """Fact ids relied on (a reply schema admits every fact of its task)."""
+    constraints_used: Annotated[list[Ref], Field(max_length=MAX_CONSTRAINTS)] = []
+    """Constraint ids relied on."""
 
     @model_validator(mode="after")
     def _one_of(self, info: ValidationInfo) -> ProposalOutput:
@@ -208,8 +299,9 @@ class CritiquePoint(Frozen):
     """One point of a critique."""
 
     kind: Literal["support", "contradiction", "gap"]
-    """support: evidence backs the target's stance on an option; contradiction: evidence backs
-    the opposite stance on that option; gap: an option or a client fact the target ignores."""
+    """support: evidence backs the target's stance on an option; contradiction: evidence goes
+    against the target's stance on that option (``stance`` names the one it favours); gap: an
+    option or a client fact the target ignores."""
     option: OptionIndex | None = None
     """The option addressed (None for a gap about a fact)."""
     recommendation: Literal[0, 1, 2, 3] | None = None
@@ -226,6 +318,8 @@ class CritiquePoint(Frozen):
     """For a contradiction of a pursued option: the option the critic's evidence favours in
     its place, so the target hears "but that" as well as "not this" (the engine then lets the
     target move towards the critic on that option too)."""
+    stance: Stance | None = None
+    """For a contradiction on an option: the stance the critic's evidence favours on it."""
 
 
 class CritiqueTask(DecisionContext):
@@ -307,6 +401,17 @@ class ReviseTask(DecisionContext):
     evidence: tuple[Evidence, ...] = ()
     """The agent's own evidence on the options, shown again."""
     max_recommendations: int = MAX_RECOMMENDATIONS
+    not_taken: NotTaken | None = None
+    """Set when this is the second time of asking: the revision the engine could not take
+    whole, and why (`hivemind_lab.deliberation.theory.hold_unanswered`)."""
+
+
+class NotTaken(Frozen):
+    """A revision the engine did not take, and why: the reviser is asked again with it rather
+    than having its stances edited under its words."""
+
+    revision: SolutionView
+    reason: str
 
 
 class RevisionOutput(ProposalOutput):
@@ -359,7 +464,10 @@ class Violation(Frozen):
 class ScoreOutput(Frozen):
     score: ScoreValue
     """The model's anchor score on the rubric."""
-    reason: Annotated[str, Field(max_length=MAX_TEXT)]
+    reason: Annotated[str, Field(max_length=MAX_REASON)]
+    strengths: Annotated[list[Text], Field(max_length=MAX_STRENGTHS)] = []
+    """What makes the solution feasible under the constraint (for the record and the report;
+    the engine's number comes from the score and the concerns)."""
     flags: Annotated[list[Annotated[str, Field(max_length=MAX_ID)]], Field(max_length=6)] = []
     """Risk signals found in the solution."""
     concerns: Annotated[list[Concern], Field(max_length=6)] = []
@@ -387,10 +495,24 @@ class Objection(Frozen):
 
     critic_id: str
     target_id: str
-    option: int | None = None
+    option: OptionIndex | None = None
     claim: str
     strength: int
     citation: str | None = None
+
+
+class StandingConcern(Frozen):
+    """An unmitigated major or critical concern of the practicality network on a member's
+    solution, with the constraint that raised it."""
+
+    constraint: str
+    """The constraint whose agent raised it."""
+    agent_id: str
+    """The member whose solution it is about."""
+    option: OptionIndex | None = None
+    grade: Literal["major", "critical"]
+    text: str
+    basis: str | None = None
 
 
 class SynthesizeTask(DecisionContext):
@@ -400,17 +522,20 @@ class SynthesizeTask(DecisionContext):
     cluster_index: int
     members: tuple[ClusterMember, ...]
     objections: tuple[Objection, ...] = ()
+    concerns: tuple[StandingConcern, ...] = ()
+    """Major and critical concerns the constraint agents raised on the members' solutions that
+    the solutions do not answer (unmitigated)."""
 
 
 class RationaleOutput(Frozen):
     """A cluster's combined rationale: why its members agree, where they differ, and the
     strongest objection still standing, with the passages relied on."""
 
-    shared: Annotated[str, Field(min_length=1, max_length=800)]
+    shared: Annotated[str, Field(min_length=1, max_length=1200)]
     """The reasons the members share."""
-    differences: Annotated[str, Field(max_length=600)] = ""
+    differences: Annotated[str, Field(max_length=900)] = ""
     """Where the members differ."""
-    objection: Annotated[str, Field(max_length=600)] = ""
+    objection: Annotated[str, Field(max_length=900)] = ""
     """The strongest unresolved objection (empty when none stands)."""
     citations: Annotated[list[Ref], Field(max_length=12)] = []
 

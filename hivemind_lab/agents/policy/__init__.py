@@ -24,6 +24,7 @@ from hivemind_lab.agents.policy.practicality import score
 from hivemind_lab.agents.policy.theory import propose, revise
 from hivemind_lab.agents.prompts import parse_task
 from hivemind_lab.agents.schemas import (
+    WIRE,
     BatchCritiqueTask,
     CritiqueTask,
     ProposeTask,
@@ -95,7 +96,9 @@ class OfflineAgentModel:
             raise ValueError(
                 f"the offline model only answers hivemind agent task prompts: {exc}"
             ) from exc
-        content = json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+        content = json.dumps(
+            answer.model_dump(mode="json", context=WIRE), ensure_ascii=False, sort_keys=True
+        )
         usage = Usage(
             prompt_tokens=self.count_prompt(request),
             completion_tokens=self._counter.count(content),

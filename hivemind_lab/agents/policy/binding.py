@@ -11,9 +11,9 @@ import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from hivemind_lab.agents.policy.phrasing import MAX_TEXT
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
-    MAX_TEXT,
     BindingConstraint,
     Concern,
     CritiquePoint,

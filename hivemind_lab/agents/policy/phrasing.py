@@ -5,8 +5,11 @@ questions) and the critic all build on it without importing one another."""
 
 from __future__ import annotations
 
-from hivemind_lab.agents.schemas import MAX_TEXT
 from hivemind_lab.problems.decision import Fact, fact_snippet
+
+MAX_TEXT = 400
+"""The stand-in's own bound on a sentence it writes: its phrasing was tuned to it, and stays
+when the wire's bound (`hivemind_lab.agents.schemas.MAX_TEXT`) grows for capable models."""
 
 CLEAR = 0.08
 """An option score beyond ±CLEAR is a clear stance; inside it, no stance."""

@@ -17,17 +17,17 @@ import re
 from collections.abc import Sequence
 
 from hivemind_lab.agents.policy.binding import bind_score
-from hivemind_lab.agents.policy.phrasing import fit_text
+from hivemind_lab.agents.policy.phrasing import MAX_TEXT, fit_text
 from hivemind_lab.agents.policy.reading import commitment, polarity
-from hivemind_lab.agents.schemas import MAX_TEXT, Concern, ScoreOutput, ScoreTask
+from hivemind_lab.agents.schemas import Concern, ScoreOutput, ScoreTask
 from hivemind_lab.problems.decision import Fact, fact_snippet
 from hivemind_lab.text import overlap, stems, term_set, word_stems
 
-_ARTICLES = frozenset({"a", "an", "the"})
 CONCERN_COST = {"minor": 6.0, "major": 15.0, "critical": 35.0}
 """What an unmitigated concern takes off the stand-in's anchor: the rubric's score weighs the
 concerns (until 2026-12-03 the engine subtracted these same figures at the default severity)."""
 
+_ARTICLES = frozenset({"a", "an", "the"})
 """Only articles are skipped: "build our own" must not shrink to "build"."""
 
 

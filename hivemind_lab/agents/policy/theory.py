@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from hivemind_lab.agents.policy.binding import bounds
 from hivemind_lab.agents.policy.open_ended import revise_own
 from hivemind_lab.agents.policy.own_course import own_course
-from hivemind_lab.agents.policy.phrasing import CLEAR, SEQUENCE_MARGIN, fit_text, quoting, shorten
+from hivemind_lab.agents.policy.phrasing import (
+    CLEAR,
+    MAX_TEXT,
+    SEQUENCE_MARGIN,
+    fit_text,
+    quoting,
+    shorten,
+)
 from hivemind_lab.agents.policy.reading import (
     STANCE_VALUE,
     Judgement,
@@ -30,7 +37,6 @@ from hivemind_lab.agents.policy.reading import (
 )
 from hivemind_lab.agents.schemas import (
     MAX_POINTS,
-    MAX_TEXT,
     CritiquePoint,
     DecisionContext,
     OptionStance,
