@@ -334,3 +334,44 @@ def test_a_crossing_side_leaving_a_not_first_option_always_moves() -> None:
     assert hold_crossings(before, after, reaches) == ("a",)
     assert hold_crossings(before, after, reaches, first_moves_barred(ORDERED)) == ("c",)
     assert first_moves_barred(ORDERED) == frozenset({1})
+
+
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_the_stand_in_never_pursues_now_an_option_barred_as_a_first_move(exclusive: bool) -> None:
+    order = BindingConstraint(
+        id="constraint.1",
+        text="No new bakery shop may open before online sales are running.",
+        kind="legal",
+        not_first=(0,),
+        after=1,
+    )
+    out = offline_propose(_propose((order,), exclusive=exclusive), 0)
+    assert 0 not in {s.option for s in out.stances if s.stance == "pursue"}  # favoured, yet not now
+    banned = view((0, "pursue"), (2, "avoid"))
+    scored = offline_score(
+        ScoreTask(
+            problem="p",
+            options=OPTIONS,
+            constraints=(order,),
+            constraint="legal",
+            solution_id="s",
+            solution=banned,
+            evidence=(),
+        )
+    )
+    assert scored.score == 0 and [(v.constraint, v.option) for v in scored.violations] == [
+        ("constraint.1", 0)
+    ]
+    sequenced = view((1, "pursue"), (0, "later"))
+    later = offline_score(
+        ScoreTask(
+            problem="p",
+            options=OPTIONS,
+            constraints=(order,),
+            constraint="legal",
+            solution_id="s",
+            solution=sequenced,
+            evidence=(),
+        )
+    )
+    assert not later.violations and later.score > 0

@@ -1,5 +1,5 @@
 """Binding constraints as the stand-in reads them: what the decision records (each
-constraint's ``forbids`` and ``limits``) and the prohibitions and limits its facts state, read
+constraint's ``forbids``, ``not_first`` and ``limits``; an order is never read from a fact) and the prohibitions and limits its facts state, read
 by the same code as the client's text at intake (`hivemind_lab.problems.reading.constraints`:
 ban, may not, cannot be transferred, illegal, covenant, limit, deadline, runs out …). Never
 through one problem's words. Pure functions.
@@ -39,9 +39,15 @@ class Bound(NamedTuple):
 class Bounds(NamedTuple):
     forbids: tuple[Bound, ...]
     limits: tuple[Bound, ...]
+    not_first: tuple[Bound, ...] = ()
+    """Options barred as a first move but allowed later (recorded constraints only)."""
 
     def forbidden(self) -> frozenset[int]:
         return frozenset(b.option for b in self.forbids)
+
+    def barred_first(self) -> frozenset[int]:
+        """Options a plan may sequence but never pursue now."""
+        return frozenset(b.option for b in self.not_first)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -50,9 +56,12 @@ def _read(
 ) -> Bounds:
     forbids: dict[int, Bound] = {}
     limits: dict[int, Bound] = {}
+    first: dict[int, Bound] = {}
     for c in constraints:
         for i in c.forbids:
             forbids.setdefault(i, Bound(i, c.id, c.text))
+        for i in c.not_first:
+            first.setdefault(i, Bound(i, c.id, c.text))
         for i in c.limits:
             limits.setdefault(i, Bound(i, c.id, c.text))
     for fact in facts:
@@ -61,10 +70,12 @@ def _read(
                 forbids.setdefault(n, Bound(n, fact.id, fact.text))
             for n in read.limits:
                 limits.setdefault(n, Bound(n, fact.id, fact.text))
-    kept = {i: b for i, b in limits.items() if i not in forbids}
+    first = {i: b for i, b in first.items() if i not in forbids}
+    kept = {i: b for i, b in limits.items() if i not in forbids and i not in first}
     return Bounds(
         tuple(b for _, b in sorted(forbids.items()) if b.option < len(options)),
         tuple(b for _, b in sorted(kept.items()) if b.option < len(options)),
+        tuple(b for _, b in sorted(first.items()) if b.option < len(options)),
     )
 
 
@@ -83,21 +94,25 @@ def ban_points(
     ctx: DecisionContext, target: SolutionView, points: Sequence[CritiquePoint]
 ) -> list[CritiquePoint]:
     """The critique's points with a decisive contradiction first on each option the target
-    pursues (now or later) that a binding constraint rules out, citing it."""
+    pursues (now or later) that a binding constraint rules out, and on each it pursues now that
+    one bars as a first move, citing it."""
     held = {s.option for s in target.stances if s.stance in ("pursue", "later")}
-    found = [b for b in bounds(ctx).forbids if b.option in held]
+    now = {s.option for s in target.stances if s.stance == "pursue"}
+    found = bounds(ctx)
+    barred = [(b, "is ruled out") for b in found.forbids if b.option in held]
+    barred += [(b, "may not come first") for b in found.not_first if b.option in now]
     made = {(p.option, p.citation) for p in points if p.kind == "contradiction"}
     added = [
         CritiquePoint.model_validate(
             {
                 "kind": "contradiction",
                 "option": b.option,
-                "claim": _fit(f"{ctx.options[b.option]!r} is ruled out: {b.text}"),
+                "claim": _fit(f"{ctx.options[b.option]!r} {why}: {b.text}"),
                 "strength": 5,
                 "citation": b.citation,
             }
         )
-        for b in found
+        for b, why in barred
         if (b.option, b.citation) not in made
     ]
     return [*added, *points][:MAX_POINTS]
@@ -105,10 +120,11 @@ def ban_points(
 
 def bind_score(task: ScoreTask, out: ScoreOutput) -> ScoreOutput:
     """A score that knows the binding constraints: 0 with a violation for each option pursued
-    now that one rules out; a minor concern (a condition) for each pursued option one only bounds."""
+    now that one rules out or bars as a first move; a minor concern (a condition) for each
+    pursued option one only bounds."""
     pursued = {s.option for s in task.solution.stances if s.stance == "pursue"}
     found = bounds(task)
-    banned = [b for b in found.forbids if b.option in pursued]
+    banned = [b for b in (*found.forbids, *found.not_first) if b.option in pursued]
     limited = [b for b in found.limits if b.option in pursued]
     if not banned and not limited:
         return out

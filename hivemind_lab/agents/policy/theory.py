@@ -115,15 +115,18 @@ def plans(
     return list(unique.values())
 
 
-def lawful(candidates: Sequence[Plan], forbidden: frozenset[int]) -> list[Plan]:
-    """The plans that pursue no forbidden option, now or later, each marking the forbidden
-    options avoid (all of them when every plan would pursue one: nothing lawful is left)."""
-    if not forbidden:
+def lawful(
+    candidates: Sequence[Plan], forbidden: frozenset[int], first: frozenset[int] = frozenset()
+) -> list[Plan]:
+    """The plans that pursue no forbidden option, now or later, and no option barred as a
+    first move (``first``) now, each marking the forbidden options avoid (all of them when
+    every plan would break one: nothing lawful is left)."""
+    if not forbidden and not first:
         return list(candidates)
     kept = [
         Plan(p.now, p.later, tuple(sorted(set(p.avoid) | forbidden)))
         for p in candidates
-        if not (set(p.now) | set(p.later)) & forbidden
+        if not (set(p.now) | set(p.later)) & forbidden and not set(p.now) & first
     ]
     return kept or list(candidates)
 
@@ -254,7 +257,9 @@ def propose(task: ProposeTask, seed: int | None) -> ProposalOutput:
         for v in task.excluded
     }
     candidates = lawful(
-        plans(task.options, scores, exclusive=task.exclusive), bounds(task).forbidden()
+        plans(task.options, scores, exclusive=task.exclusive),
+        bounds(task).forbidden(),
+        bounds(task).barred_first(),
     )
     fresh = [p for p in candidates if p.key() not in excluded]
     # With nothing new left the agent restates its best plan: the engine refuses it as a
@@ -342,7 +347,9 @@ def revise(task: ReviseTask) -> RevisionOutput:
     if not adopted:
         return RevisionOutput(**current.model_dump(), adopted=[], rejected=rejected[:MAX_POINTS])
     allowed = lawful(
-        plans(task.options, scores, exclusive=task.exclusive), bounds(task).forbidden()
+        plans(task.options, scores, exclusive=task.exclusive),
+        bounds(task).forbidden(),
+        bounds(task).barred_first(),
     )
     plan = allowed[0]
     w = write_plan(
