@@ -115,14 +115,17 @@ _FROM: dict[DecisionSource, str] = {
     "reader": "read from the text by rules: check it",
     "agents": "the agents' own",
 }
-_BOUND = re.compile(r"(?i)(forbids|limits)\b\s*(.*)")
+_BOUND = re.compile(r"(?i)(forbids|limits|not\s+first|after)\b\s*(.*)")
+_BOUND_WORDS = ("forbids", "not first", "after", "limits")
 
 
 class DecisionRows(BaseModel):
     """The decision as the editor holds it: the lines a user reads and edits.
 
-    Constraint rows read ``text | forbids 1, 3 | limits 2``: the options are numbered as listed
-    (from 1), a forbidden option is vetoed whatever the agents score, a limited one is bounded.
+    Constraint rows read ``text | forbids 1, 3 | not first 2 | after 1 | limits 4``: the
+    options are numbered as listed (from 1), a forbidden option is vetoed whatever the agents
+    score, one barred first is vetoed when pursued now but may come later (after the option
+    named, if any), a limited one is bounded.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -166,7 +169,13 @@ def decision_as_read(problem: Problem) -> Decision:
 
 def _constraint_row(constraint: Constraint) -> str:
     row = constraint.text
-    for word, indexes in (("forbids", constraint.forbids), ("limits", constraint.limits)):
+    after = (constraint.after,) if constraint.after is not None and constraint.not_first else ()
+    for word, indexes in (
+        ("forbids", constraint.forbids),
+        ("not first", constraint.not_first),
+        ("after", after),
+        ("limits", constraint.limits),
+    ):
         if indexes:
             row += f" | {word} " + ", ".join(str(i + 1) for i in indexes)
     return row
@@ -272,28 +281,39 @@ def _numbers(row: int, word: str, text: str, count: int) -> tuple[int, ...]:
 def _constraint(n: int, row: str, labels: Sequence[str], read: Decision) -> Constraint:
     """One edited constraint row; it keeps the reading's kind, quote and source when neither its
     text nor the options it binds changed."""
-    from hivemind_lab.problems.reading.constraints import kind_of
-
     text, *parts = (part.strip() for part in row.split("|"))
     if not text:
         raise InputError(f"constraint {n}", "its text is blank", allowed="'text | forbids 1'")
-    bound: dict[str, tuple[int, ...]] = {"forbids": (), "limits": ()}
+    bound: dict[str, tuple[int, ...]] = dict.fromkeys(_BOUND_WORDS, ())
     for part in parts:
         found = _BOUND.fullmatch(part)
         if found is None:
             raise InputError(
                 f"constraint {n}",
-                f"{part!r} after '|' is neither 'forbids …' nor 'limits …'",
-                allowed="'text | forbids 1, 3 | limits 2'",
+                f"{part!r} after '|' is neither 'forbids …', 'not first …', 'after …' nor "
+                "'limits …'",
+                allowed="'text | forbids 1, 3 | not first 2 | after 1 | limits 4'",
             )
-        word = found.group(1).lower()
+        word = " ".join(found.group(1).lower().split())
         bound[word] = tuple(sorted({*bound[word], *_numbers(n, word, found.group(2), len(labels))}))
-    both = set(bound["forbids"]) & set(bound["limits"])
-    if both:
+    for one, other, said in (
+        ("forbids", "limits", "forbidden and limited"),
+        ("forbids", "not first", "forbidden and barred first"),
+        ("not first", "limits", "barred first and limited"),
+        ("not first", "after", "barred first and to come before"),
+    ):
+        both = set(bound[one]) & set(bound[other])
+        if both:
+            raise InputError(
+                f"constraint {n}",
+                f"option {min(both) + 1} is both {said}",
+                allowed="each option under one of forbids, not first and limits",
+            )
+    if len(bound["after"]) > 1 or (bound["after"] and not bound["not first"]):
         raise InputError(
             f"constraint {n}",
-            f"option {min(both) + 1} is both forbidden and limited",
-            allowed="forbid an option or limit it, not both",
+            "'after' names one option, the one that must come before those 'not first'",
+            allowed="'text | not first 2 | after 1'",
         )
     named = {w: {labels[i] for i in bound[w]} for w in bound}
     was = next(
@@ -303,6 +323,8 @@ def _constraint(n: int, row: str, labels: Sequence[str], read: Decision) -> Cons
             if c.text == text
             and {read.labels[i] for i in c.forbids} == named["forbids"]
             and {read.labels[i] for i in c.limits} == named["limits"]
+            and {read.labels[i] for i in c.not_first} == named["not first"]
+            and {read.labels[i] for i in (c.after,) if i is not None} == named["after"]
         ),
         None,
     )
@@ -311,9 +333,11 @@ def _constraint(n: int, row: str, labels: Sequence[str], read: Decision) -> Cons
         id=f"constraint.{n}",
         text=text,
         quote=was.quote if was is not None else None,
-        kind=was.kind if was is not None else kind_of(text),
+        kind=was.kind if was is not None else "other",
         forbids=bound["forbids"],
         limits=bound["limits"],
+        not_first=bound["not first"],
+        after=bound["after"][0] if bound["after"] else None,
         source=source,
     )
 

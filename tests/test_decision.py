@@ -219,6 +219,8 @@ def test_a_toml_constraint_can_bar_an_option_first_and_name_what_comes_before(tm
     (constraint,) = decision.constraints
     assert (constraint.not_first, constraint.after, constraint.forbids) == ((1,), 0, ())
     assert decision.not_first() == (1,) and decision.forbidden() == ()
+    shown = runner.invoke(app, ["intake", str(path)])
+    assert "Special dividend: not before Sale and leaseback of the depot" in shown.output
     # a decision recorded before not_first existed still reads (defaults)
     raw = json.loads(result.stdout)
     for c in raw["constraints"]:

@@ -102,6 +102,21 @@ def test_a_constraint_forbidding_option_2_round_trips() -> None:
     assert edited_decision(decision_rows(decision), read=decision, problem=problem) == decision
 
 
+def test_a_constraint_barring_an_option_first_round_trips() -> None:
+    problem = problem_from_text(BAKERY)
+    read = decision_as_read(problem)
+    rows = DecisionRows(
+        options=("Open a second shop", "Sell bread online", "Keep the single shop"),
+        exclusive="not_stated",
+        constraints=("No second shop before online sales run | not first 1 | after 2",),
+    )
+    decision = edited_decision(rows, read=read, problem=problem)
+    (order,) = decision.constraints
+    assert (order.not_first, order.after, order.forbids) == ((0,), 1, ())
+    assert decision_rows(decision) == rows
+    assert edited_decision(decision_rows(decision), read=decision, problem=problem) == decision
+
+
 @pytest.mark.parametrize(
     ("options", "constraints", "field", "says"),
     [
@@ -113,6 +128,8 @@ def test_a_constraint_forbidding_option_2_round_trips() -> None:
         ("A\nB", "A ban | forbids two", "constraint 1", "not an option number"),
         ("A\nB", "A ban | forbids 1 | limits 1", "constraint 1", "both forbidden and limited"),
         ("A\nB", " | forbids 1", "constraint 1", "blank"),
+        ("A\nB", "A rule | not first 1 | forbids 1", "constraint 1", "forbidden and barred first"),
+        ("A\nB", "A rule | after 1", "constraint 1", "'after' names one option"),
     ],
 )
 def test_a_bad_row_is_named_in_the_error(

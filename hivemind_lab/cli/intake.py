@@ -88,8 +88,12 @@ def card(decision: Decision) -> str:
     for c in decision.constraints:
         forbids = ", ".join(labels[i] for i in c.forbids)
         limits = ", ".join(labels[i] for i in c.limits)
-        bound = (f" — forbids: {forbids}" if forbids else "") + (
-            f" — limits: {limits}" if limits else ""
+        first = ", ".join(labels[i] for i in c.not_first)
+        before = f"not before {labels[c.after]}" if c.after is not None else "not first"
+        bound = (
+            (f" — forbids: {forbids}" if forbids else "")
+            + (f" — {first}: {before}" if first else "")
+            + (f" — limits: {limits}" if limits else "")
         )
         lines.append(f"  [{c.kind}, {c.source}] {c.text}{bound}")
     lines.append(f"Facts ({len(decision.facts)}):")
