@@ -21,6 +21,7 @@ from hivemind_lab.agents.schemas import (
     DecisionContext,
     Objection,
     SolutionView,
+    StandingConcern,
     SynthesizeTask,
 )
 from hivemind_lab.deliberation.embedders import Embedder
@@ -28,6 +29,7 @@ from hivemind_lab.deliberation.stances import decision_distance
 from hivemind_lab.runs.results import (
     Cluster,
     Conclusion,
+    ConstraintScore,
     Critique,
     Justification,
     MonitorReport,
@@ -184,10 +186,13 @@ def synthesis_task(
     critiques: Sequence[Critique],
     *,
     criticised: Mapping[str, Solution] | None = None,
+    scores: Sequence[ConstraintScore] = (),
 ) -> SynthesizeTask:
     """What the model needs to write one cluster's combined rationale: the members' solutions
-    and justifications, and the contradictions raised against them that still stand (the
-    member kept the stance it was criticised for, or did not adopt the claim)."""
+    and justifications, the contradictions raised against them that still stand (the member
+    kept the stance it was criticised for, or did not adopt the claim), and the major and
+    critical concerns the constraint agents raised on them (``scores``) that no solution
+    mitigates."""
     by_id = {s.id: s for s in solutions.values()}
     members = [by_id[i] for i in cluster.solution_ids]
     agents = {m.agent_id: m for m in members}
@@ -234,7 +239,39 @@ def synthesis_task(
             for m in members
         ),
         objections=tuple(sorted(objections, key=lambda o: (-o.strength, o.critic_id))[:6]),
+        concerns=standing_concerns(scores, {m.id: m.agent_id for m in members}),
     )
+
+
+MAX_STANDING_CONCERNS = 8
+
+
+def standing_concerns(
+    scores: Sequence[ConstraintScore], members: Mapping[str, str]
+) -> tuple[StandingConcern, ...]:
+    """The unmitigated major and critical concerns raised on the solutions in ``members``
+    (solution id → agent id), critical first, each once per constraint and option."""
+    seen: dict[tuple[str, int | None, str], StandingConcern] = {}
+    for score in scores:
+        if score.solution_id not in members:
+            continue
+        for concern in score.concerns:
+            if concern.mitigated or concern.grade == "minor":
+                continue
+            key = (score.constraint, concern.option, concern.text)
+            seen.setdefault(
+                key,
+                StandingConcern(
+                    constraint=score.constraint,
+                    agent_id=members[score.solution_id],
+                    option=concern.option,
+                    grade=concern.grade,
+                    text=concern.text,
+                    basis=concern.basis,
+                ),
+            )
+    ranked = sorted(seen.values(), key=lambda c: (c.grade != "critical", c.constraint))
+    return tuple(ranked[:MAX_STANDING_CONCERNS])
 
 
 def aggregate(

@@ -6,7 +6,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from hivemind_lab.agents.schemas import CritiquePoint, OptionStance, OwnCourse, SolutionView
+from hivemind_lab.agents.schemas import (
+    Concern,
+    CritiquePoint,
+    OptionStance,
+    OwnCourse,
+    SolutionView,
+)
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.models import Frozen
 from hivemind_lab.problems.exclusivity import ExclusiveSource
@@ -117,6 +123,8 @@ class ConstraintScore(Frozen):
     """The binding constraints that set ``score`` to 0 (empty: the score is the agent's)."""
     model_score: int | None = None
     """The score the agent gave before a binding veto set it to 0 (None: no veto)."""
+    concerns: tuple[Concern, ...] = ()
+    """The concerns the agent raised (empty in results written before they were kept)."""
 
 
 class PracticalityVerdict(Frozen):

@@ -244,9 +244,15 @@ class DeliberationStrategy:
         """The monitor asks the model for each final cluster's combined rationale (clustering,
         counting and halting stay deterministic; this call is audited and cached like any)."""
         report = s.monitor[-1]
+        scores = s.verdicts[-1].scores if s.verdicts else ()
         tasks = [
             monitor.synthesis_task(
-                self.context, cluster, s.solutions, s.last_critiques, criticised=s.criticised
+                self.context,
+                cluster,
+                s.solutions,
+                s.last_critiques,
+                criticised=s.criticised,
+                scores=scores,
             )
             for cluster in report.clusters
         ]
