@@ -305,6 +305,7 @@ async def score(
             flags=tuple(out.flags),
             vetoes=bound.vetoes,
             model_score=out.score if bound.vetoes else None,
+            concerns=tuple(out.concerns),
         )
 
     jobs = [one(a, sid, view) for a in agents for sid, view in solutions]

@@ -488,6 +488,7 @@ def _solution(
         adopted=tuple(out.adopted) if isinstance(out, RevisionOutput) else (),
         stances=tuple(stances.values()),
         facts_used=tuple(out.facts_used),
+        constraints_used=tuple(out.constraints_used),
         course=out.course,
     )
 
@@ -699,6 +700,7 @@ async def revise(
                 rationale=current.rationale,
                 citations=list(current.citations),
                 facts_used=list(current.facts_used),
+                constraints_used=list(current.constraints_used),
             ),
             critiques=received,
             stubbornness=stubbornness,

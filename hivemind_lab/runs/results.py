@@ -40,13 +40,14 @@ class Solution(Frozen):
     """The solution's stance on each of the problem's options it addresses."""
     facts_used: tuple[str, ...] = ()
     """Ids of the client facts the solution relies on."""
+    constraints_used: tuple[str, ...] = ()
+    """Ids of the binding constraints the solution relies on."""
     course: OwnCourse | None = None
     """On an open question: the course of action proposed."""
     held: tuple[int, ...] = ()
-    """Options whose stance change in this revision the engine did not take as written: no
-    critique point that cleared the agent's bar addressed them (the previous stance is kept),
-    or a first-move change that crossed others' in the round (the previous first move is kept
-    and, on a combinable decision, the option the reviser wanted first becomes a sequel)."""
+    """Options whose stance change in this revision the engine did not take: the revision was
+    held whole (no cleared point licensed it, even when asked again with the reason, or its
+    first move crossed others' in the round), and this solution is the previous one."""
 
     def view(self) -> SolutionView:
         """The solution without its justification."""
