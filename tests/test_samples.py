@@ -31,7 +31,7 @@ def test_kb_check_and_deliberate_run_from_another_folder(tmp_path):
     assert check.returncode == 0, check.stderr
     assert "documents" in check.stdout
     problem = tmp_path / "p.txt"
-    problem.write_text("Should a regional bakery open a second shop or start wholesale?\n")
+    problem.write_text("A regional bakery's options:\n- Open a second shop\n- Start wholesale\n")
     run = subprocess.run(
         [
             *cli,

@@ -2,9 +2,12 @@
 
 Explicit sources win over reading: ``--option``/``--constraint`` flags (given last, so they
 override the file), then the problem's own ``options``/``constraints``/``exclusive`` (TOML or
-Markdown front matter), then the rule reader (`hivemind_lab.problems.reading`). When nothing
-explicit names the options and the reader refuses, the decision carries the refusal — unless
-the user asked the agents to propose their own (``options_from="agents"``).
+Markdown front matter), then a reader: the model intake, or the rule reader
+(`hivemind_lab.problems.reading`), which reads options from the text's written structure only
+and never constraints or exclusivity. When nothing explicit names the options and the reader
+refuses, the decision carries the refusal — unless the user asked the agents to propose their
+own (``options_from="agents"``). An explicit constraint forbids or limits the options it names
+(``forbids``/``limits``); one that names none binds as text.
 
 `Fact`, `fact_snippet` and `has_quantity` stay importable from here for the agents' policy.
 """
@@ -28,9 +31,7 @@ from hivemind_lab.problems.model import (
     Option,
 )
 from hivemind_lab.problems.reading import REFUSAL_HINT, read_decision
-from hivemind_lab.problems.reading.constraints import bound, kind_of
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet, has_quantity
-from hivemind_lab.problems.reading.yes_no import declining
 
 __all__ = ["Fact", "OptionsFrom", "decide", "fact_snippet", "has_quantity"]
 
@@ -41,8 +42,9 @@ OptionsFrom = Literal["reader", "agents"]
 def _constraints(
     specs: Sequence[ConstraintSpec], labels: Sequence[str], source: ConstraintSource
 ) -> tuple[Constraint, ...]:
-    """Explicit constraints: their named options, else linked by the reader's overlap rule
-    (which reads no order: only a problem's own ``not_first`` and ``after`` name those)."""
+    """Explicit constraints, each forbidding, limiting or barring as a first move the options
+    it names (``forbids``, ``limits``, ``not_first`` and ``after``); one that names none binds
+    as text."""
     built = []
     folded = [label.casefold() for label in labels]
 
@@ -52,15 +54,12 @@ def _constraints(
     for n, spec in enumerate(specs, start=1):
         named, limited, first = indexes(spec.forbids), indexes(spec.limits), indexes(spec.not_first)
         after = next(iter(indexes([spec.after] if spec.after else [])), None)
-        if not spec.forbids and not spec.limits and not spec.not_first:
-            forbids, limits = bound(spec.text, labels)
-            named, limited = list(forbids), list(limits)
         first = [i for i in first if i not in named and i != after]
         built.append(
             Constraint(
                 id=f"constraint.{n}",
                 text=spec.text,
-                kind=spec.kind or kind_of(spec.text),
+                kind=spec.kind or "other",
                 forbids=tuple(named),
                 limits=tuple(i for i in limited if i not in first),
                 not_first=tuple(first),
@@ -118,7 +117,8 @@ def decide(
         given, source = problem.options, problem.declared_in
     else:
         given, source = (), "reader"
-    if len(given) == 1:  # one option is a yes/no decision: weigh it against declining it
+    yes_no = len(given) == 1  # one option: weigh it against declining it, one of the two
+    if yes_no:
         given = (given[0], declining(given[0]))
     if given:
         chosen = tuple(Option(label=label, source=source) for label in given)
@@ -133,8 +133,10 @@ def decide(
         bound = _constraints(specs, labels, "flag")
     elif problem.constraints:
         bound = _constraints(problem.constraints, labels, problem.declared_in)
+    elif given:  # the reading's links name its own options, not these
+        bound = tuple(c.model_copy(update={"forbids": (), "limits": ()}) for c in read.constraints)
     else:
-        bound = read_decision_constraints(read, labels, relink=bool(given))
+        bound = read.constraints
     excl: bool | None
     quote: str | None
     excl_source: ExclusivitySource | None
@@ -142,14 +144,11 @@ def decide(
         excl, quote, excl_source = exclusive, None, exclusive_source
     elif problem.exclusive is not None:
         excl, quote, excl_source = problem.exclusive, None, problem.declared_in
-    elif reading is not None:
-        excl, quote, excl_source = read.exclusive, read.exclusive_quote, read.exclusive_source
+    elif yes_no:
+        excl, quote = True, None
+        excl_source = "flag" if source == "flag" else problem.declared_in
     else:
-        from hivemind_lab.problems.reading.exclusivity import read_exclusivity
-
-        found = read_exclusivity(problem.question, labels)
-        excl, quote = found.exclusive, found.quote
-        excl_source = None if found.exclusive is None else "reader"
+        excl, quote, excl_source = read.exclusive, read.exclusive_quote, read.exclusive_source
     facts = read.facts if not given or reading is not None else facts_for(problem, labels)
     return Decision(
         options=chosen,
@@ -165,20 +164,11 @@ def decide(
     )
 
 
-def read_decision_constraints(
-    read: Decision, labels: Sequence[str], *, relink: bool
-) -> tuple[Constraint, ...]:
-    """The reader's constraints, linked again to explicit options when they were given (by
-    the reader's overlap rule, which reads no order: the reading's ``not_first`` and ``after``
-    named its own options, so they go)."""
-    if not relink:
-        return read.constraints
-    relinked = []
-    for c in read.constraints:
-        forbids, limits = bound(c.text, labels)
-        update = {"forbids": forbids, "limits": limits, "not_first": (), "after": None}
-        relinked.append(c.model_copy(update=update))
-    return tuple(relinked)
+def declining(move: str) -> str:
+    """The other side of a yes/no decision: "Acquire Beta" → "Decline to acquire Beta"."""
+    word = move.split(" ", 1)[0]
+    lowered = move[:1].lower() + move[1:] if word[1:].islower() or word == "A" else move
+    return f"Decline to {lowered}"[:MAX_OPTION_CHARS]
 
 
 class DecisionRefused(HivemindError):

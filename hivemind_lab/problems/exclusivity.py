@@ -1,5 +1,5 @@
-"""Kept importable for run results: the reading now lives in `hivemind_lab.problems.reading.exclusivity`."""
+"""Kept importable for run results: where a request's exclusivity came from."""
 
-from hivemind_lab.problems.reading.exclusivity import ExclusiveSource, read_exclusive
+from hivemind_lab.problems.model import ExclusiveSource
 
-__all__ = ["ExclusiveSource", "read_exclusive"]
+__all__ = ["ExclusiveSource"]

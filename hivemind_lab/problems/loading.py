@@ -77,7 +77,7 @@ class Problem(BaseModel):
     """The courses of action the client weighs (read from the question when empty)."""
     exclusive: StrictBool | None = None
     """true: the client takes one of the options (alternatives, never sequenced); false: they
-    may be combined or sequenced; absent: read from the question (`hivemind_lab.problems.reading.exclusivity`)."""
+    may be combined or sequenced; absent: not stated (the model intake may read it from the question)."""
     constraints: tuple[ConstraintSpec, ...] = Field(default=(), max_length=12)
     """Binding constraints: a text each, or a table with text, kind, forbids, limits,
     not_first and after."""
@@ -178,25 +178,15 @@ _PATH_LIKE = re.compile(r"^\S+(?:[/\\]\S*|\.[A-Za-z0-9]{1,8})$")
 
 
 def _title(text: str) -> str:
-    """A text problem's title: an email's subject line, its first heading, else the question
-    that names its options (a first line is often a long paragraph), else its first line, cut
-    at a word."""
+    """A text problem's title: an email's subject line, else its first heading or first line,
+    cut at a word."""
     from hivemind_lab.problems.reading.text import subject
 
     said = subject(text)
     if said:
         return _cut(said)
     first = text.strip().splitlines()[0]
-    if first.lstrip().startswith("#"):
-        return _cut(first.lstrip("# ").strip())
-    from hivemind_lab.problems.reading.options import extract_options, question_sentences
-
-    questions = [
-        s
-        for s in question_sentences(text)
-        if s.endswith("?") and len(s) <= 120 and extract_options(s)
-    ]
-    return questions[-1] if questions else _cut(first.strip())
+    return _cut(first.lstrip("# ").strip() if first.lstrip().startswith("#") else first.strip())
 
 
 def _cut(line: str, limit: int = 120) -> str:

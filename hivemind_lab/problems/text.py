@@ -1,4 +1,4 @@
-"""Kept importable for the agents' policy: the text now lives in `hivemind_lab.problems.reading.text`."""
+"""Kept importable for the agents' policy: the text lives in `hivemind_lab.problems.reading.text`."""
 
 from hivemind_lab.problems.reading.text import FIGURE, Block, read_blocks, sentences
 

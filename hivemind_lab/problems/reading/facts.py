@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from hivemind_lab.problems.model import MAX_FACT_CHARS, Fact, FactSource
-from hivemind_lab.problems.reading.options import INLINE_MARK, LABEL_WORD, LEAD, extract_options
+from hivemind_lab.problems.reading.options import MARK
 from hivemind_lab.problems.reading.text import FIGURE, read_blocks, sentences
 
 __all__ = ["MAX_FACTS", "extract_facts", "fact_snippet", "has_quantity"]
@@ -34,76 +34,12 @@ def _words(text: str) -> list[str]:
 def _restates(statement: str, options: Sequence[str]) -> bool:
     """Whether a statement only restates an option ("Option 2 — hire 30 nurses."): the option
     is already in every prompt, so it is not a fact about the client."""
-    said = _words(LEAD.sub("", re.sub(LABEL_WORD, "", statement, count=1, flags=re.I).strip()))
+    said = _words(MARK.sub("", statement.strip(), count=1))
     for option in options:
         named = _words(option)
         if named and said and (said[: len(named)] == named or named[: len(said)] == said):
             return True
     return False
-
-
-def _figure_outside(sentence: str, options: Sequence[str]) -> bool:
-    """Whether a sentence gives a figure besides its options ("a firm with DKK 85m revenue is
-    torn between A and B"), so it still states a fact."""
-    rest = sentence.casefold()
-    for option in options:
-        rest = rest.replace(LEAD.sub("", option.casefold()), " ")
-    return bool(re.search(r"\d", rest))
-
-
-def _before_options(sentence: str, options: Sequence[str]) -> str:
-    """A sentence cut where it starts listing the options, when its figure comes before them
-    ("A firm with 9% margins is torn between A and B" → "A firm with 9% margins."), so a
-    quoted fact does not restate them."""
-    folded = sentence.casefold()
-    starts = [
-        folded.find(" ".join(option.casefold().split()[:3])) for option in options if option.strip()
-    ]
-    start = min((i for i in starts if i > 0), default=-1)
-    if start <= 0 or not re.search(r"\d", sentence[:start]):
-        return sentence
-    words = INLINE_MARK.sub("", sentence[:start]).split()
-    while words and words[-1].strip(",;:(–—-").casefold() in _LEAD_IN:
-        words.pop()  # "… is torn between" ends on the figure's clause, not mid-phrase
-    return " ".join(words).rstrip(" ,;:(–—-") + "."
-
-
-_LEAD_IN = frozenset(
-    [
-        "between",
-        "among",
-        "whether",
-        "or",
-        "not",
-        "to",
-        "either",
-        "is",
-        "are",
-        "was",
-        "were",
-        "torn",
-        "split",
-        "deciding",
-        "choosing",
-        "weighing",
-        "considering",
-        "choose",
-        "decide",
-        "weigh",
-        "consider",
-        "must",
-        "can",
-        "could",
-        "should",
-        "now",
-        "the",
-        "its",
-        "their",
-        "our",
-        "from",
-        "of",
-    ]
-)
 
 
 _DATE = re.compile(
@@ -121,22 +57,19 @@ def has_quantity(text: str) -> bool:
 
 
 def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
-    """A text's statements: prose sentences, bullet items and table rows, never its headings or
-    labels; of a question, never its questions or restated options either. Prose under a
-    heading that names an option speaks of that option ("Buy electric trucks: Costs $12m.")."""
+    """A text's statements: prose sentences, list items and table rows, never its headings or
+    labels; of a question, never its questions, the line that leads into a list or a restated
+    option either. Prose under a heading that names an option speaks of that option."""
     found = []
     for block in read_blocks(text):
         if block.kind in ("heading", "label"):
             continue
         prose = block.kind == "text"
-        named = next((o for o in options if question and _restates(block.label, [o])), None)
-        said = sentences(block.text) if prose else [block.text]
-        for at, part in enumerate(said):
-            if question and prose and at == len(said) - 1 and part.rstrip().endswith(":"):
-                continue  # "Three ways forward have been put to me:" leads into a list
+        named = next((o for o in options if question and _restates(block.lead, [o])), None)
+        for part in sentences(block.text) if prose else [block.text]:
             whole = " ".join(block.cells) if block.kind == "row" else part
             restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
-            if question and (part.rstrip().endswith("?") or restated):
+            if question and (part.rstrip().endswith(("?", ":")) or restated):
                 continue
             if named and prose:
                 part = f"{named}: {part}"
@@ -154,9 +87,9 @@ def extract_facts(
     *,
     options: Sequence[str] = (),
 ) -> tuple[Fact, ...]:
-    """Short, citable statements: every line, bullet or table row of client and market data,
-    then the question's own statements (figures first), never its questions, headings, the
-    sentence that lists the options or a restated option."""
+    """Short, citable statements: every line, item or table row of client and market data,
+    then the question's own statements (figures first), never its questions, headings or a
+    restated option."""
     facts: list[Fact] = []
     sources: tuple[tuple[FactSource, Sequence[tuple[str, str]]], ...] = (
         ("client", client_data),
@@ -166,14 +99,7 @@ def extract_facts(
         for doc_id, text in documents:
             for n, sentence in enumerate(_statements(text), start=1):
                 facts.append(Fact(id=f"{doc_id}.{n}", text=_short(sentence), source=source))
-    statements = []
-    for sentence in _statements(question, question=True, options=options):
-        listed = extract_options(sentence)
-        if not listed:
-            statements.append(sentence)
-        elif _figure_outside(sentence, listed):
-            # a sentence that lists the options states the decision; keep what it says first
-            statements.append(_before_options(sentence, listed))
+    statements = _statements(question, question=True, options=options)
     ranked = sorted(
         range(len(statements)),
         key=lambda i: (not has_quantity(statements[i]), not FIGURE.search(statements[i]), i),

@@ -1,12 +1,14 @@
-"""The client's options: the courses of action a problem's text enumerates.
+"""The client's options, where the text writes them as its options, and nothing else.
 
-Pure text functions. A problem file may list its options; a plain-text or Markdown problem
-states them in its own words — "whether to A, B or C", "should X A or B?", "weighing A against
-B", "Option 1 — …", "(a) … (b) …", "The first is to … The other is to …", a section under each
-option's mark, a bulleted list or a table — or sets stakeholders' positions
-against each other ("the CEO favours A while the CFO prefers B"), or asks a yes/no question
-(`hivemind_lab.problems.reading.yes_no`), which weighs the move against declining it. Reading them here lets
-every agent argue about this client's actual choice.
+Only written structure counts: items or sentences led by an option's mark ("Option A: …",
+"Option B is to …", "## Option C"), a table whose first column is headed Option (or
+Alternative …), a list whose lead names what it lists as options ("I have three choices:"),
+sub-headings under a heading that does ("## Options"), a sentence's own enumeration after a
+colon that names it ("three offers: a day-shift role …, a travel agency …, or a degree"), and
+ordinal sentences ("The first is to …", "One is to … Another is to …"). A count the text gives
+("three offers") must be the number of items. Options in free prose ("we could A, or B"),
+stakeholders' positions and yes/no questions are not read: the model intake reads them, or the
+user gives them (``--option``, ``options`` in TOML or front matter). Pure text functions.
 """
 
 from __future__ import annotations
@@ -15,313 +17,100 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from hivemind_lab.problems.model import MAX_OPTION_CHARS, MAX_OPTIONS
 from hivemind_lab.problems.model import OptionsSource as OptionsSource
-from hivemind_lab.problems.reading.option_text import LEAD, MAX_OPTION_CHARS, MAX_OPTIONS, SUBJECT
-from hivemind_lab.problems.reading.option_text import clean as _clean
-from hivemind_lab.problems.reading.option_text import lower_first as _lower
-from hivemind_lab.problems.reading.plausible import is_attribute, judge, trim
-from hivemind_lab.problems.reading.subjects import tie_subjects, untie, word_classes
-from hivemind_lab.problems.reading.text import FIGURE, Block, read_blocks, sentences
-from hivemind_lab.problems.reading.yes_no import declining, is_move, yes_no
+from hivemind_lab.problems.reading.text import Block, read_blocks, sentences
 
 __all__ = [
-    "INLINE_MARK",
-    "LABEL_WORD",
-    "LEAD",
-    "MAX_OPTIONS",
-    "MAX_OPTION_CHARS",
-    "Candidates",
     "OptionReading",
     "OptionsSource",
-    "candidate_sets",
-    "declining",
     "extract_options",
     "question_sentences",
     "read_options",
     "span",
 ]
 
-
-INLINE_MARK = re.compile(
-    r"(?:\(\s*(?:[a-h]|[1-9]|i{1,3}|iv|v)\s*\)|(?<![\w,.])(?:[1-9]|(?-i:[A-H]))\))\s*",
-    re.IGNORECASE,
+_NOUN = r"option|alternative|choice|possibility|path|route|offer|proposal|scenario|plan"
+_NOUNS = r"options|alternatives|choices|possibilities|paths|routes|offers|proposals|scenarios|courses\s+of\s+action|ways\s+forward"
+NAMES_OPTIONS = re.compile(rf"\b(?:{_NOUNS})\b", re.IGNORECASE)
+"""Words by which a text names what it lists as its options (a list under "Option A" is that
+option's details)."""
+_COUNT = re.compile(
+    rf"\b(?P<n>two|three|four|five|six|seven|eight|[2-8])\s+(?:[\w-]+\s+)?(?:{_NOUNS})\b", re.I
 )
-LABEL_WORD = (
-    r"\b(?:option|alternative|path|offer|choice|scenario|plan|proposal|strategy|route|approach)\s+"
-    r"(?:[A-H1-9]|one|two|three|four|five)"
-    r"\s*[:.)–—-]"
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+MARK = re.compile(
+    rf"^\W*(?:{_NOUN})\s+(?P<mark>[A-H1-9]|one|two|three|four|five)\b(?:\s*[:.)–—-]\s*|\s+(?:is|would\s+be|will\s+be)\s+to\s+|\W*$)",
+    re.I,
 )
-_LABELLED = re.compile(
-    LABEL_WORD + r"\s*(?P<item>[^;\n]+?)(?=[.;]?\s*(?:" + LABEL_WORD + r"|$|\n)|"
-    r"[.!?]\s+[\"“(]?[A-Z])",
-    re.IGNORECASE,
+"""An option's mark leading its text: "Option A: …", "Alternative 2 is to …", "Option C"."""
+_ORDINAL = re.compile(
+    rf"^(?:(?:so|and|then|finally|lastly)\s*,?\s+)?(?:(?:the|a|an)\s+)?(?P<nth>first|second|third|fourth|fifth|last|final|other|another|one|further)(?:\s+(?:{_NOUN}|idea|approach|course(?:\s+of\s+action)?))?\s+(?:is|would\s+be|will\s+be|could\s+be)\s+to\s+(?P<item>.+)$",
+    re.I,
 )
-_AUX = r"(?:do|does|should|shall|will|would|can|could|must)"
-_TRIGGERS: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (
-        3,
-        re.compile(
-            # "do we go public, or do we stay private?": one question per option.
-            r"\b(?P<aux>" + _AUX + r")\s+(?P<subj>we|i|they|it|you|he|she)\s+(?P<list>[^?]+?,?\s+"
-            r"or\s+(?P=aux)\s+(?P=subj)\s+[^?]+)\?",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        3,  # "Do we expand into Spain or stay home?" when its verb is a move (see yes_no.is_move)
-        re.compile(
-            r"^(?i:do)\s+(?i:we|i)\s+(?![^?]*\bor\s+do\s+(?i:we|i)\b)"
-            r"(?P<move>(?P<list>[^?]+\bor\b[^?]+))\?$"
-        ),
-    ),
-    (
-        3,
-        re.compile(
-            r"\b(?i:whether)\s+(?:or\s+not\s+)?(?:" + SUBJECT + r"\s+should\s+)?(?P<list>.+)"
-        ),
-    ),
-    (
-        3,
-        re.compile(
-            # the last "should <subject>" of the question: "Should X respond, and if so,
-            # should it A, B or C?" lists A, B and C.
-            r"^.*\b(?i:should|could|can|shall|must|would)\s+"
-            + SUBJECT
-            + r"(?::\s*|\s+)(?P<list>[^?]+)\?",
-        ),
-    ),
-    (
-        3,  # a typed one-liner may lack its "?": "Should we expand or sell" (no clause after)
-        re.compile(r"^(?i:should|shall)\s+" + SUBJECT + r"\s+(?P<list>[^?,;]+)$"),
-    ),
-    (
-        2,
-        re.compile(
-            r"\b(?:options?|alternatives?|choices?|paths?|routes?|offers?|courses? of action|"
-            r"possibilities|proposals)\b[^:.?]{0,60}?(?::|—|–|\s-\s|\binclude\b|\bincluding\b|\bare\b|"
-            r"\bis\b)\s*(?P<list>.+)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        2,
-        re.compile(
-            r"\b(?:weigh(?:s|ing)?\s+(?P<list>.+?\s(?:against|versus|vs\.?)\s.+)|"
-            r"compar(?:e|es|ing)\s+(?P<first>.+?)\s(?:with|to|against|versus|vs\.?)\s(?P<second>.+))",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        1,
-        re.compile(
-            r"\b(?:split\s+between|choose\s+between|choosing\s+between|deciding\s+between|"
-            r"torn\s+between|between|among|considering|weighing|weighs|choose|decide)(?::\s*|\s+)"
-            r"(?P<list>.+)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        2,
-        re.compile(
-            r"\b(?:better|best|wiser|preferable|smarter|right)\s+to\s+(?P<list>[^?]+\bor\b[^?]+)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        0,
-        re.compile(  # "Keep or kill the product line?" (not "Is this A or B?", a diagnosis)
-            r"^(?!(?i:is|are|was|were|do|does|did|has|have|had|will|would|can|could|should|"
-            r"shall|must|may|might|how|what|which|why|when|where|who)\b)"
-            r"(?P<list>(?:\S+\s+){0,10}?or\s+(?:\S+\s+){0,8}?\S+)\?$"
-        ),
-    ),
-    (0, re.compile(r"\b" + SUBJECT + r"\s+(?i:can|could|may|might)\s+(?P<list>[^?]+)\.?$")),
-    (
-        1,  # "the board asked us to evaluate: 1) status quo 2) a JV 3) an acquisition"
-        re.compile(
-            r"\b(?:evaluate|assess|consider|compare|choose|pick|select|recommend|weigh|decide)\w*"
-            r"[^.?]{0,40}?:\s*(?P<list>\(?(?:[1-9a-h]|i{1,3}|iv|v)\).+)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        1,  # "pros and cons of moving to Dublin versus staying in London?"
-        re.compile(r"\b(?:of|on|about)\s+(?P<list>[^?]+?\s(?:versus|vs\.?)\s[^?]+)", re.I),
-    ),
-    (
-        0,  # "What do you recommend: license the IP or spin it out?"
-        re.compile(
-            r"^(?!(?i:is|are|was|were|(?:what|which|where|who)\s+(?:is|are|was|were))\b)[^:—–?]*"
-            r"[:—–]\s*(?P<list>(?:\S+\s+){0,10}?or\s+(?:\S+\s+){0,8}?\S+)\?$"
-        ),
-    ),
+"""One option a sentence, led by its ordinal: "The first is to …", "A third path would be to …"."""
+_ENUMERATION = re.compile(
+    rf"\b(?:{_NOUNS})\b[^:.?!]{{0,60}}?(?::|\s[—–]\s)\s*(?P<list>\S.*)$", re.I
 )
-_PREPOSITIONS = frozenset(
-    ["in", "at", "to", "into", "from", "for", "with", "on", "by", "via", "through"]
-)
-_QUESTION_WORD = re.compile(r"^(?:how|what|which|why|when|where|who|whom)\b", re.IGNORECASE)
-_DETERMINER = re.compile(
-    r"^(?:a|an|the|its|their|his|her|our|my|more|fewer|less|several|many)\b", re.IGNORECASE
-)
-_PAUSE = "\ue000"
-"""Stands for a comma inside an option ("fewer, larger grants") while the list is split."""
+_INLINE_MARK = re.compile(r"(?:^|\s)\(?([a-h]|[1-9]|i{1,3}|iv)\)\s+", re.I)
+_SEQUENCES = ("abcdefgh", "12345678", ("i", "ii", "iii", "iv"))
+"""Inline marks count in their order only: (a) (b) (c), 1) 2) 3) or (i) (ii) (iii)."""
+_BOUNDARY = re.compile(r",\s|;|\s[—–-]\s|:\s|\s\(")
+"""Where an item's head clause ends: what follows is its cost, reason or detail."""
+HEAD_WORDS = 12
+"""An item longer than this is cut to its head clause (at least three words)."""
 
 
-def _is_adjective(word: str) -> bool:
-    classes = word_classes()(word.lower())
-    return "ADJ" in classes and word.lower() not in classes.get("VERB", ())
+class OptionReading(NamedTuple):
+    """The options a question weighs, each with the span it was read from, or why none."""
+
+    options: tuple[tuple[str, str | None], ...]
+    """(label, quote) pairs; the quote is None when the label is not the text's own words."""
+    rejected: tuple[str, ...] = ()
+    """What was found and not read as the options, each with why."""
 
 
-def _tie_adjectives(text: str) -> str:
-    """Commas between adjectives that go on to a noun join them: "fewer, larger grants or
-    more, smaller ones" lists two options, not four (a base-form verb after the comma starts
-    an option of its own: "stay closed, open new stores or sell")."""
-
-    def tie(match: re.Match[str]) -> str:
-        before, after, noun = match.group("before", "after", "noun")
-        if noun.lower() in {"or", "and", "nor", "but"}:
-            return match.group(0)
-        if _is_adjective(before) and _is_adjective(after):
-            return f"{before}{_PAUSE} {after} {noun}"
-        return match.group(0)
-
-    return re.sub(
-        r"\b(?P<before>[A-Za-z]+),\s+(?P<after>[A-Za-z]+)\s+(?P<noun>[A-Za-z]+)", tie, text
-    )
+def label(item: str) -> str:
+    """An item as an option: its first sentence, cut to its head clause when long, without
+    leading connectives or trailing punctuation, first letter capitalised."""
+    text = re.sub(r"\s+", " ", item).strip(" \t,;:.!?\"'“”")
+    text = re.sub(r"^(?:(?:either|or|and|to)\s+)+", "", (sentences(text) or [text])[0], flags=re.I)
+    for boundary in _BOUNDARY.finditer(text if len(text.split()) > HEAD_WORDS else ""):
+        if len(text[: boundary.start()].split()) >= 3:
+            text = text[: boundary.start()]
+            break
+    text = text.strip(" ,;:.!?\"'“”") + (")" if text.count("(") > text.count(")") else "")
+    if len(text) > MAX_OPTION_CHARS:
+        text = text[: MAX_OPTION_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return text[:1].upper() + text[1:]
 
 
-def _split_list(text: str, *, between: bool = False) -> list[str]:
-    """Items of an inline enumeration; [] when it is not one."""
-    text = _tie_adjectives(re.sub(r"\bvs\.", "vs", text))
-    text = re.split(r"[?]|\.(?:\s|$)", text, maxsplit=1)[0]
-    text = re.sub(r",?\s+and\s+if\s+so\b(?!,).*$", "", text, flags=re.IGNORECASE)
-    if between:  # "between A and B, and the board meets …": the pair ends at the clause
-        text = re.split(r",\s+(?:and|but|so|while|as|which|because)\s", text, maxsplit=1)[0]
-    # "would you recommend we A, B or C": the advice verb and its subject are no option
-    text = re.sub(
-        r"^(?:recommend|advise|suggest|propose)s?\s+(?:that\s+)?" + SUBJECT + r"\s+", "", text
-    )
-    for mark in (": ", " — ", " – ", " - "):  # "which should we pursue — A, B or C"
-        if mark in text:
-            after = _split_list(text.rsplit(mark, 1)[1], between=between)
-            if after:
-                return after
-    if INLINE_MARK.search(text):
-        first = INLINE_MARK.search(text)
-        lead = text[: first.start()] if first else ""
-        parts = [p for p in INLINE_MARK.split(text[len(lead) :]) if p.strip()]
-        parts = [re.sub(r"[,;]?\s*(?:and|or)?\s*$", "", p) for p in parts]
-        between = True  # numbered items are whole: no verb is shared among them
-    elif ";" in text:
-        parts = text.split(";")
-    elif re.search(r"\s(?:against|versus|vs)\s", text):
-        parts = re.split(r"\s(?:against|versus|vs)\s", text)  # "weighing A against B"
-        between = True  # two whole options: the first's verb does not govern the second
-    elif re.search(r",\s", text):
-        parts = re.split(r",(?=\s)", text)  # "2,400" is a number, not a list
-        if not any(re.match(r"\s*or\s", p) for p in parts[1:]) and " or " in parts[-1]:
-            # "A, B or C" (no serial comma): the last part holds two items.
-            parts = [*parts[:-1], *parts[-1].rsplit(" or ", 1)]
-        elif (
-            " or " not in text
-            and not any(re.match(r"\s*and\s", p) for p in parts[1:])
-            and " and " in parts[-1]
-        ):
-            parts = [*parts[:-1], *parts[-1].rsplit(" and ", 1)]  # "A, B and C"
-    elif between and " and " in text:
-        parts = text.split(" and ", 1)
-    elif " or " in text:
-        parts = text.split(" or ")
-        if len(parts) == 2 and " " not in parts[0].strip() and " " in parts[1].strip():
-            # "make or buy its delivery vans": both verbs share the object.
-            rest = parts[1].strip().partition(" ")[2]
-            parts = [f"{parts[0].strip()} {rest}", parts[1]]
-    else:
-        return []
-    bare = [re.sub(r"\s+", " ", p.strip(" ,;:.?!")) for p in parts]
-    bare = [re.sub(r"^(?:(?:either|or|and)\s+)+", "", b, flags=re.I) for b in bare]
-    if len(bare) >= 2 and all(
-        len(b.split()) <= 3 and b.split()[0] in _PREPOSITIONS and f" {b.split()[0]} " in bare[0]
-        for b in bare[1:]
-    ):
-        # "open a store in Malmö or in Göteborg": the first item's move goes to each place.
-        parts = [
-            bare[0],
-            *(bare[0][: bare[0].rfind(f" {b.split()[0]} ") + 1] + b for b in bare[1:]),
-        ]
-    raw = [re.sub(r"\s+", " ", LEAD.sub("", p.strip(" ,;:.?!"))).strip() for p in parts]
-    raw = [r for r in raw if r and not re.fullmatch(r"(?i)(?:and\s+)?if so|or|and", r)]
-    if any(re.fullmatch(r"(?i)not|no|not at all", r) for r in raw):
-        return []  # "should we go or not?" is a yes/no decision
-    if not 2 <= len(raw) <= MAX_OPTIONS or any(len(r.split()) > 24 for r in raw):
-        return []
-    if any(_QUESTION_WORD.match(r) or re.search(r"\bshould\b", r, re.I) for r in raw):
-        return []  # "what should X do, and how should it …": questions, not options
-    if any(not re.search(r"[^\W\d_]{2}|^[^\W\d_]$", r) for r in raw):
-        return []  # "between 2019 and 2024": figures, not courses of action
-    head = raw[0].split()
-    if (
-        not between
-        and len(head) >= 2
-        and head[0].islower()
-        and not _DETERMINER.match(raw[0])
-        and any(len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r)) for r in raw[1:])
-    ):
-        # "enter Germany, France or Spain", "expand to Ohio or Texas", "acquire a rival or a
-        # supplier": the first item's move, up to its object, governs the rest.
-        cut = next((k for k, w in enumerate(head) if _DETERMINER.match(w)), None)
-        if cut is None or not all(_DETERMINER.match(r) for r in raw[1:]):
-            cut = len(head)
-            while cut > 1 and head[cut - 1][:1].isupper():
-                cut -= 1
-        verb = " ".join(head[: max(cut, 1)]) if cut < len(head) else ""
-        # only noun phrases take the verb: in "go with A, B or build in-house" the last has its own
-        raw = [
-            raw[0],
-            *(
-                f"{verb} {r}"
-                if verb and len(r.split()) <= 3 and (r[:1].isupper() or _DETERMINER.match(r))
-                else r
-                for r in raw[1:]
-            ),
-        ]
-
-    items = [_clean(r).replace(_PAUSE, ",") for r in raw]
-    return items
+def _count(lead: str) -> int | None:
+    found = _COUNT.search(lead)
+    return None if found is None else _NUMBERS.get(found["n"].casefold()) or int(found["n"])
 
 
-_OPTION_LABEL = re.compile(
-    r"\b(?:options?|alternatives?|choices?|scenarios?|paths?|routes?|offers?|proposals?|"
-    r"courses? of action|candidates?|plans?|strateg(?:y|ies)|approach(?:es)?)\b",
-    re.IGNORECASE,
-)
-_DATA_LABEL = re.compile(
-    r"\b(?:facts?|context|data|background|figures?|numbers?|metrics?|constraints?|situation|"
-    r"financials?|finances|budget|assumptions?|notes?|details?|kpis?|statistics?|evidence|"
-    r"position|profile|about)\b",
-    re.IGNORECASE,
-)
-_DATUM = re.compile(r"^(?:[^:]{1,48}:\s*\S|[$€£¥]?\d)")
-_TASK_LABEL = re.compile(
-    r"\b(?:next\s+steps?|action\s+points?|actions?\s+(?:agreed|arising|required)|to[- ]?dos?|"
-    r"tasks?|follow[- ]?ups?|agenda|questions?|pros|cons|advantages|disadvantages|risks?|"
-    r"requirements?|goals?|objectives?|aims?|priorities|targets?|values|principles)\b|"
-    r"^\W*actions?\W*$",
-    re.IGNORECASE,
-)
-"""Labels of lists that are no options: a to-do list, questions, pros and cons, risks, goals."""
+def _units(blocks: Sequence[Block]) -> list[tuple[int, str]]:
+    """Each block's text, prose sentence by sentence, with the block's index."""
+    return [
+        (k, s)
+        for k, b in enumerate(blocks)
+        for s in (sentences(b.text) if b.kind == "text" else [b.text])
+    ]
 
 
-def _is_data(items: Sequence[str], label: str) -> bool:
-    """Whether a list holds the client's data rather than its options: its label says so
-    ("Facts", "Context", "Constraints", or "Next steps", "Questions", "Pros": tasks and
-    arguments), or most items read "Label: figure" or start with one."""
-    if (_DATA_LABEL.search(label) or _TASK_LABEL.search(label)) and not _OPTION_LABEL.search(label):
-        return True
-    if _OPTION_LABEL.search(label):
-        return False
-    data = [i for i in items if _DATUM.match(i) and FIGURE.search(i)]
-    return 2 * len(data) > len(items)
+def _marked(blocks: Sequence[Block]) -> list[str]:
+    """Options led by their marks, each mark once, in the text's order; a mark alone (a
+    heading "Option A") is followed by its option's first line."""
+    items: dict[str, str] = {}
+    for k, text in _units(blocks):
+        found = MARK.match(text) if blocks[k].kind != "detail" else None
+        if found is None or found["mark"].casefold() in items:
+            continue
+        rest = text[found.end() :].strip()
+        below = rest or next((b.text for b in blocks[k + 1 :] if b.kind in ("item", "text")), "")
+        items[found["mark"].casefold()] = below
+    return list(items.values())
 
 
 def _runs(blocks: Sequence[Block], kind: str) -> list[list[Block]]:
@@ -332,404 +121,145 @@ def _runs(blocks: Sequence[Block], kind: str) -> list[list[Block]]:
     return list(runs.values())
 
 
-def _bullets(blocks: Sequence[Block]) -> list[tuple[list[str], bool]]:
-    """Lists of two or more bullet or numbered lines that may hold options (never a list of the
-    client's data), longest first, each with whether its label names it as options."""
+def _lists(blocks: Sequence[Block], rejected: list[str]) -> list[list[str]]:
+    """Lists whose lead names them as options (and gives their number, when it gives one);
+    what other lists were found is noted in ``rejected``."""
     found = []
-    for run in _runs(blocks, "bullet"):
-        items = [_clean(b.text) for b in run]
-        if _ONE_OPTION.match(run[0].label):
-            continue  # a list under "Option A" describes that one option: not a list of options
-        if 2 <= len(items) <= MAX_OPTIONS and not _is_data(items, run[0].label):
-            found.append((items, bool(_OPTION_LABEL.search(run[0].label))))
-    return sorted(found, key=lambda f: len(f[0]), reverse=True)
+    for run in _runs(blocks, "item"):
+        lead, count = run[0].lead, _count(run[0].lead)
+        if not NAMES_OPTIONS.search(lead):
+            rejected.append(f"a list of {len(run)} under {lead[:60]!r}: not named as options")
+        elif count is not None and count != len(run):
+            rejected.append(f"a list of {len(run)} under {lead[:60]!r}, which announces {count}")
+        else:
+            found.append([b.text for b in run])
+    return found
 
 
-_ONE_OPTION = re.compile(
-    r"^\W*(?:option|alternative|choice|path|route|offer|scenario|proposal)\s+"
-    r"(?:[A-H1-9]|one|two|three|four|five)\W*$",
-    re.IGNORECASE,
-)
-"""A heading or label that is only one option's mark ("Option A", "**Alternative 2:**")."""
-
-
-def _sections(blocks: Sequence[Block]) -> list[str]:
-    """Options written as sections under their marks ("## Option A" then "- Build a store",
-    "Option B:" then a paragraph): the first line under each mark (its first sentence), the
-    rest being that option's details."""
-    items: list[str] = []
-    marks: set[str] = set()
-    for k, block in enumerate(blocks):
-        if block.kind not in ("heading", "label") or not _ONE_OPTION.match(block.text):
-            continue
-        mark = block.text.casefold().strip(" *:_")
-        below = next(
-            (b for b in blocks[k + 1 :] if b.kind in ("bullet", "text", "heading", "label")), None
-        )
-        if mark in marks or below is None or below.kind in ("heading", "label"):
-            return []  # a mark repeated, or one with nothing under it: not one option a section
-        marks.add(mark)
-        first = sentences(below.text)[0] if below.kind == "text" else below.text
-        items.append(_clean(first))
-    return items if 2 <= len(items) <= MAX_OPTIONS else []
-
-
-def _table_options(blocks: Sequence[Block]) -> list[str]:
-    """A table whose first column is headed Option (or Alternative, Choice …): one option a
-    row: its first cell, with the next column's prose description in brackets ("Freemium (keep
-    a free tier …)") so a plan naming two options still reads as one sentence."""
+def _table(blocks: Sequence[Block]) -> list[str]:
+    """A table whose first column is headed Option (or Alternative …): one option a row, its
+    first cell with the next cell's description in brackets when it is prose."""
     for run in _runs(blocks, "row"):
-        if not _OPTION_LABEL.search(run[0].header[0]) or not 2 <= len(run) <= MAX_OPTIONS:
-            continue
-        items = []
-        for row in run:
-            cells = row.cells
-            name = cells[0] if cells else ""
-            detail = cells[1] if len(cells) > 1 and len(cells[1].split()) >= 3 else ""
-            items.append(_clean(f"{name} ({_lower(detail)})" if detail else name))
-        if all(items):
-            return items
+        if run[0].header and re.match(rf"\W*(?:{_NOUN})", run[0].header[0], re.I):
+            return [
+                f"{r.cells[0]} ({r.cells[1][:1].lower()}{r.cells[1][1:]})"
+                if len(r.cells) > 1 and len(r.cells[1].split()) >= 3
+                else r.cells[0]
+                for r in run
+            ]
     return []
 
 
-def _heading_options(blocks: Sequence[Block]) -> list[str]:
-    """Sub-headings under a heading that announces options ("## Choices" / "### Expand" /
-    "### Hold"): one option each."""
+def _headings(blocks: Sequence[Block]) -> list[str]:
+    """Sub-headings, one level down, under a heading that is the name of options ("## Choices",
+    "## Our three options"; not "# Options for growth", whose sections are its parts)."""
     for k, block in enumerate(blocks):
-        if block.kind != "heading" or not _OPTION_LABEL.search(block.text):
+        if block.kind == "heading" and re.search(rf"\b(?:{_NOUNS})\W*$", block.text, re.I):
+            items = []
+            for below in blocks[k + 1 :]:
+                if below.kind == "heading" and below.level <= block.level:
+                    break
+                if below.kind == "heading" and below.level == block.level + 1:
+                    items.append(below.text)
+            if items:
+                return items
+    return []
+
+
+def _enumeration(blocks: Sequence[Block], rejected: list[str]) -> list[str]:
+    """A sentence's own list: marked in order ("assess: (a) …, (b) … or (c) …") after a colon or
+    a word that names options, or after a colon or dash that follows such a word ("four paths:
+    A; B; C; or D"), split at its semicolons, else its commas and last "or"; a count it gives
+    must be the number of items."""
+    for _, text in _units(blocks):
+        marks = [m.casefold() for m in _INLINE_MARK.findall(text)]
+        lead = text[: _INLINE_MARK.search(text).start()] if marks else ""  # type: ignore[union-attr]
+        ordered = len(marks) >= 2 and any(list(s[: len(marks)]) == marks for s in _SEQUENCES)
+        found = _ENUMERATION.search(text)
+        if ordered and (lead.rstrip().endswith(":") or NAMES_OPTIONS.search(lead)):
+            items = _INLINE_MARK.split(text)[2::2]
+        elif found is not None and not marks:
+            listed = found["list"]
+            lead = text[: found.start("list")]
+            items = (
+                listed.split(";")
+                if ";" in listed
+                else re.split(r",\s+(?:(?:or|and)\s+)?|\s+or\s+", listed)
+            )
+            if (
+                ";" not in listed
+                and " or " not in listed
+                and len(items) >= 2
+                and " and " in items[-1]
+            ):
+                items = [*items[:-1], *items[-1].rsplit(" and ", 1)]
+        else:
             continue
-        items: list[str] = []
-        for below in blocks[k + 1 :]:
-            if below.kind == "heading" and below.level <= block.level:
-                break
-            if below.kind == "heading" and below.level == block.level + 1:
-                items.append(_clean(below.text))
-        if 2 <= len(items) <= MAX_OPTIONS and not any(
-            _DATA_LABEL.search(i) or _SECTION.search(i) for i in items
-        ):
+        items = [
+            re.sub(r"^\s*(?:and|or)\s+|[,;\s]+(?:and|or)?\s*$", "", i.rstrip(" .?!"))
+            for i in items
+            if i.strip(" ,;")
+        ]
+        count = _count(lead)
+        if count is not None and count != len(items):
+            rejected.append(f"{text[:60]!r}: {len(items)} items where it announces {count}")
+        elif len(items) >= 2:
             return items
     return []
 
 
-_SECTION = re.compile(
-    r"^(?:the\s+)?(?:question|summary|introduction|overview|recommendations?|decision|appendix|"
-    r"conclusions?|next steps|risks?|timeline|ask|problem|goals?|objectives?|scope)\b",
-    re.IGNORECASE,
-)
-"""Sub-headings that structure a brief rather than name an option."""
-
-
-def _sentences(blocks: Sequence[Block]) -> list[str]:
-    """The prose of a problem, sentence by sentence (bullets and rows are their own)."""
-    return [
-        sentence
-        for block in blocks
-        if block.kind != "label"
-        for sentence in (sentences(block.text) if block.kind == "text" else [block.text])
-    ]
-
-
-_STANCE = (
-    r"(?:favou?rs?|prefers?|wants?|backs?|supports?|advocates?|proposes?|urges?|"
-    r"(?:pushe?s?|argues?|calls?|lobb(?:y|ies))\s+for|would\s+rather|leans?\s+towards?|"
-    r"(?:is|are)\s+(?:in\s+favou?r\s+of|keen\s+on|for)|"
-    r"(?:says?|said|thinks?|thought|believes?|feels?|reckons?|suggests?|advises?)\s+(?:that\s+)?"
-    r"(?:we|i|you|they|us|he|she)\s+(?:should|ought\s+to|must|need\s+to))"
-)
-_POSITION = re.compile(
-    r"^(?:[^,;]{0,60},\s+)?(?P<who>(?:[\w'’.&-]+\s+){0,3}?[\w'’.&-]+),?\s+" + _STANCE + r"\s+"
-    r"(?P<item>.+?)[.!]?$",
-    re.IGNORECASE,
-)
-_REQUEST = re.compile(
-    r"^(?:(?:independent|your|our|some|expert|urgent)\s+)?(?:advice|help|guidance|input|"
-    r"views?|opinions?|an?\s+(?:recommendation|answer|opinion|view|steer)|to\s+(?:know|hear|"
-    r"understand|be\s+advised|be\s+told))\b",
-    re.IGNORECASE,
-)
-"""What someone wants from the adviser ("the board wants advice on which to back"): a request,
-not a position on the options."""
-_TURN = re.compile(r"(\s*;\s*|,?\s+(?:while|whereas|but|and)\s+|,\s+)", re.IGNORECASE)
-_NOT_WHO = re.compile(r"\b(?:not|no|nobody|none|should|would|could|if|what|which)\b", re.I)
-
-
-def _positions(said: Sequence[str]) -> list[str]:
-    """Stakeholders' positions as the options: "the CEO favours A while the CFO prefers B",
-    "the board wants A; the unions want B" (the last sentence that states two or more)."""
-    for sentence in reversed(said):
-        pieces = _TURN.split(sentence.strip())
-        items: list[str] = []
-        for k in range(0, len(pieces), 2):
-            match = _POSITION.match(pieces[k])
-            if (
-                match
-                and not _NOT_WHO.search(match.group("who"))
-                and not _REQUEST.match(match.group("item"))
-            ):
-                items.append(match.group("item"))
-            elif items:  # "… A, B and C while …": the clause goes on
-                items[-1] += pieces[k - 1] + pieces[k]
-            else:
-                break
-        found = [_clean(i) for i in items]
-        if 2 <= len(found) <= MAX_OPTIONS and all(found):
-            return found
-    return []
-
-
-def _positions_apart(said: Sequence[str]) -> list[str]:
-    """Stakeholders' positions stated one a sentence ("Karen wants to lease the trucks." …
-    "Phil wants us to buy them."): two or more, in the text's order."""
-    items = []
-    for sentence in said:
-        match = _POSITION.match(sentence.strip())
-        if (
-            match
-            and not _NOT_WHO.search(match.group("who"))
-            and not _REQUEST.match(match.group("item"))
-        ):
-            items.append(_clean(match.group("item")))
-    return items if 2 <= len(items) <= MAX_OPTIONS else []
-
-
-_ORDINAL = re.compile(
-    r"^(?:\(?\d+(?:\.\d+)*\)?\s+)?"  # a numbered paragraph ("3.2 Option 1 is to …")
-    r"(?:(?:so|and|then|finally|lastly|firstly|secondly|thirdly)\s*,?\s+)?"
-    r"(?:(?:the|a|an)\s+)?"
-    r"(?:(?P<nth>first|second|third|fourth|fifth|last|final|other|another|one|further)"
-    r"(?:\s+(?:option|alternative|path|choice|route|course(?:\s+of\s+action)?|scenario|"
-    r"proposal|idea|possibility|approach|way(?:\s+forward)?))?|"
-    r"(?:option|alternative|path|choice|route|scenario|proposal)\s+"
-    r"(?P<mark>[A-H1-9]|one|two|three|four|five))"
-    r"(?:\s+(?:open\s+to|for|before|on\s+the\s+table\s+for)\s+[^,]{1,40}?)?"
-    r"\s+(?:is|was|would\s+be|will\s+be|could\s+be|involves|means)\s+to\s+"
-    r"(?P<item>.+)$",
-    re.IGNORECASE,
-)
-"""One option a sentence, led by its ordinal or mark: "The first is to …", "One is to …",
-"The other is to …", "A third course would be to …", "Option 2 is to …". Not "The first
-scenario is that I retire …, take …, and draw …": such a scenario is a chain of moves whose
-first clause alone under-states it (measured on the development set, it cost precision)."""
-_ALTERNATIVELY = re.compile(
-    r"^(?:or\s*,?\s+)?alternatively\s*,?\s+(?:" + SUBJECT + r"\s+)?"
-    r"(?:could|might|may|can|would)\s+(?P<item>.+)$",
-    re.IGNORECASE,
-)
-"""A further option in a run of ordinal ones: "Alternatively, the trustees could close …"."""
-_STARTS = frozenset({"first", "one", "a", "1"})
-
-
-def _ordinals(said: Sequence[str]) -> list[str]:
-    """Options stated one a sentence with their ordinals ("The first is to A. … The second is
-    to B."), in the text's order: the longest run that a first ordinal starts ("first", "one",
-    "Option A" or "1"), an "Alternatively, X could B" sentence counting inside a run."""
+def _ordinals(blocks: Sequence[Block]) -> list[str]:
+    """Options stated one a sentence with their ordinals, in the text's order: the longest run
+    that a first ordinal ("first", "one") starts."""
     runs: list[list[str]] = []
-    for sentence in said:
-        text = sentence.strip()
-        found = _ORDINAL.match(text)
+    for _, text in _units(blocks):
+        found = _ORDINAL.match(text.strip())
         if found is not None:
-            nth = (found.group("nth") or found.group("mark") or "").casefold()
-            if nth in _STARTS or not runs:
+            if found["nth"].casefold() in ("first", "one") or not runs:
                 runs.append([])
-            runs[-1].append(found.group("item"))
-            continue
-        further = _ALTERNATIVELY.match(text)
-        if further is not None and runs and runs[-1]:
-            runs[-1].append(further.group("item"))
-    best = max(runs, key=len, default=[])
-    items = [_clean(i) for i in best]
-    return items if 2 <= len(items) <= MAX_OPTIONS and all(items) else []
+            runs[-1].append(found["item"])
+    return max(runs, key=len, default=[])
 
 
 def question_sentences(text: str) -> list[str]:
     """A problem's sentences, read block by block (a line break ends a heading or a list item,
     so "Line one" and the question below it are two sentences)."""
-    return _sentences(read_blocks(text))
-
-
-class Candidates(NamedTuple):
-    """One way of reading a problem's options: what was found, and how."""
-
-    method: str
-    """bullets, table, headings, labelled, trigger, positions or yes/no."""
-    items: tuple[str, ...]
-    named: bool
-    """The text calls them options (a label, a heading, a table column, "Option A")."""
-
-
-_DISCOURSE = re.compile(
-    r"^((?:[A-Z][\w .'’-]{0,30}:\s*)?)(?:(?:so|well|ok|okay|right|anyway|look|honestly|alright|"
-    r"hmm+|um+|er+)\s*,\s*)+",
-    re.IGNORECASE,
-)
-"""A discourse marker that opens a sentence, after a speaker's name or not ("Ana: so, expand
-or stay?"): it is no item of the list that follows."""
-
-
-def candidate_sets(question: str) -> list[Candidates]:
-    """Every reading of a question's options, strongest first.
-
-    A list of options (bullets or a table, but never a list of the client's data) comes
-    first, then "Option A: …" labels, then the inline enumerations by strength (a "whether to
-    …", "should X …?" or "do we A, or do we B?" clause, then "options …: …" or "weighing A
-    against B", then "between …"; later sentences first), then stakeholders' positions, then
-    a bare yes/no question, which weighs the move against declining it.
-    """
-    found: list[Candidates] = []
-    blocks = read_blocks(question)
-    prose = "\n".join(b.text for b in blocks)  # "### Option A: …" headings name options too
-    labelled = [_clean(m.group("item")) for m in _LABELLED.finditer(prose)]
-    if 2 <= len(labelled) <= MAX_OPTIONS:  # "Option A: … Option B: …"
-        found.append(Candidates("labelled", tuple(labelled), True))
-    for items, named in _bullets(blocks):
-        marked = [i for i in items if _OPTION_MARK.match(i)]
-        if 2 <= len(marked) < len(items):  # "5. Three options were assessed. 6. Option A is …"
-            found.append(Candidates("labelled items", tuple(marked), True))
-        found.append(Candidates("bullets", tuple(items), named))
-    table = _table_options(blocks)
-    if table:
-        found.append(Candidates("table", tuple(table), True))
-    headings = _heading_options(blocks)
-    if headings:
-        found.append(Candidates("headings", tuple(headings), True))
-    marked = _sections(blocks)
-    if marked:
-        found.append(Candidates("sections", tuple(marked), True))
-    said = [tie_subjects(_DISCOURSE.sub(r"\1", sentence)) for sentence in _sentences(blocks)]
-    ordinals = _ordinals(said)
-    if ordinals:
-        found.append(Candidates("ordinals", tuple(ordinals), False))
-    triggered: list[tuple[int, int, bool, list[str]]] = []
-    for position, sentence in enumerate(said):
-        for priority, pattern in _TRIGGERS:
-            for match in pattern.finditer(sentence):
-                if _OPTION_MARK.search(match.group(0)[:40]):
-                    continue  # "Option C is to A, at B": one labelled option, not a list
-                items = _trigger_items(match)
-                if items:
-                    named = True  # the objects of a choice ("among A, B and C"): noun phrases count
-                    triggered.append((priority, position, named, items))
-    for _, _, named, items in sorted(triggered, key=lambda t: t[:2], reverse=True):
-        found.append(Candidates("trigger", tuple(items), named))
-    positions = _positions(said)
-    if positions:
-        found.append(Candidates("positions", tuple(positions), True))
-    apart = _positions_apart(said)
-    if apart:
-        found.append(Candidates("positions", tuple(apart), False))
-    asked = yes_no(said)
-    if asked:
-        found.append(Candidates("yes/no", tuple(asked), False))
-    return [
-        Candidates(c.method, unique, c.named)
-        for c in found
-        if len(unique := _distinct(c.items)) >= 2
-    ]
-
-
-_OPTION_MARK = re.compile(
-    r"^\W*(?:option|alternative|choice|path|route|offer|scenario|proposal)\s+"
-    r"(?:[A-H1-9]|one|two|three|four|five)\b",
-    re.IGNORECASE,
-)
-"""An item labelled as one option ("Option A is to …", "Alternative 2: …")."""
-_NAMED_TRIGGER = 5
-"""Index in `_TRIGGERS` of "options …: A, B": the text names its list as options."""
-
-
-def _trigger_items(match: re.Match[str]) -> list[str]:
-    found = match.group("list") or ""
-    if "aux" in match.groupdict():  # "do we A, or do we B?"
-        found = re.sub(
-            r",?\s+or\s+"
-            + re.escape(match.group("aux"))
-            + r"\s+"
-            + re.escape(match.group("subj"))
-            + r"\s+",
-            " or ",
-            found,
-            flags=re.IGNORECASE,
-        )
-    if match.groupdict().get("second"):  # "comparing A with B"
-        found = f"{match.group('first')} versus {match.group('second')}"
-    if "move" in match.groupdict() and not is_move(found):
-        return []  # "Do we need a CFO or a COO?" asks about a state
-    return _split_list(found, between="between" in match.group(0))
-
-
-def _distinct(items: Sequence[str]) -> tuple[str, ...]:
-    """Items untied and without repeats (case-insensitive), in order."""
-    seen: set[str] = set()
-    kept = []
-    for item in (untie(i) for i in items):
-        if item.casefold() not in seen:
-            seen.add(item.casefold())
-            kept.append(item)
-    return tuple(kept)
-
-
-class OptionReading(NamedTuple):
-    """The options a question weighs, each with the span it was read from, or why none."""
-
-    options: tuple[tuple[str, str | None], ...]
-    """(label, quote) pairs; the quote is None when the label is not the text's own words."""
-    rejected: tuple[str, ...] = ()
-    """Candidate sets that were not trusted, each with why."""
+    return [s for _, s in _units([b for b in read_blocks(text) if b.kind != "label"])]
 
 
 def read_options(question: str) -> OptionReading:
-    """The first reading of a question's options in which every candidate is a plausible course
-    of action (see `hivemind_lab.problems.reading.plausible`); none when no reading is.
-
-    One implausible item condemns its whole set: a list that holds a figure or a question is
-    not a list of options, and a wrong option is worse than none.
-    """
+    """The options the text writes as its options, strongest form first (marks, a table, a
+    named list, headings, an enumeration, ordinals); none, with what was found and why it was
+    not read, when it writes none. Two to eight distinct options, or none."""
+    blocks = read_blocks(question)
     rejected: list[str] = []
-    for found in candidate_sets(question):
-        labels, reasons = [], []
-        for item in found.items:
-            label = trim(item)
-            reason = judge(label, named=found.named)
-            if reason is None and is_attribute(item):  # its label was cut at a later comma
-                reason = "a label and its value (an attribute), not a course of action"
-            if reason is None and len(label) > MAX_OPTION_CHARS:
-                reason = "a paragraph or over-long clause, not one course of action"
-            if reason:
-                reasons.append(f"{item[:80]!r}: {reason}")
-            labels.append(label)
-        forms = {_verb_form(label) for label in labels} - {None}
-        inline = found.method in ("trigger", "positions", "yes/no")
-        if not reasons and inline and forms == {"base", "ing"}:  # "Lease A, adding 40 lists"
-            reasons.append("base and -ing forms mixed: a participle clause, not an option")
-        if reasons:
-            rejected.append(f"{found.method}: " + "; ".join(reasons))
+    readings = [("marked", _marked(blocks)), ("table", _table(blocks))]
+    readings += [("list", items) for items in _lists(blocks, rejected)]
+    readings += [("headings", _headings(blocks)), ("enumeration", _enumeration(blocks, rejected))]
+    readings.append(("ordinals", _ordinals(blocks)))
+    for method, items in readings:
+        labels = [label(i) for i in items]
+        if not items or (len(items) == 1 and method == "marked"):
             continue
-        if len({label.casefold() for label in labels}) < len(labels):
-            rejected.append(f"{found.method}: two candidates read as one option")
-            continue
-        return OptionReading(tuple((label, span(question, label)) for label in labels))
+        if not 2 <= len(labels) <= MAX_OPTIONS or not all(labels):
+            rejected.append(f"{method}: {len(labels)} options (two to {MAX_OPTIONS} are read)")
+        elif len({x.casefold() for x in labels}) < len(labels):
+            rejected.append(f"{method}: the same option twice")
+        else:
+            return OptionReading(tuple((x, span(question, x)) for x in labels))
     return OptionReading((), tuple(rejected))
-
-
-def _verb_form(label: str) -> str | None:
-    first = label.split()[0].lower() if label.split() else ""
-    if not first.endswith("ing"):
-        return "base" if word_classes()(first).get("VERB") else None
-    return "ing" if word_classes()(first).get("VERB") else None
 
 
 def span(text: str, phrase: str) -> str | None:
     """The exact span of ``text`` that says ``phrase`` (case of its first letter and spacing
     aside), or None when the text does not say it in these words."""
-    words = phrase.split()
-    if not words:
+    words = phrase.rstrip("…").split()
+    if not words or phrase.endswith("…"):
         return None
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    match = re.search(pattern, text, re.IGNORECASE)
+    match = re.search(r"\s+".join(re.escape(w) for w in words), text, re.IGNORECASE)
     return match.group(0) if match else None
 
 
 def extract_options(question: str) -> tuple[str, ...]:
-    """The courses of action a question weighs, in its order; () when it names none or the
-    reader does not trust what it found (see `read_options`)."""
+    """The options a question writes as its options, in its order; () when it writes none."""
     return tuple(label for label, _ in read_options(question).options)

@@ -1,29 +1,16 @@
-"""Where a question's subject ends: "Should the village bakery | add a café or stay as it is?".
+"""Where a question's subject ends, for the stand-in's policy (its own course on an open
+question): "Should the village bakery | add a café or stay as it is?".
 
-Option reading drops the subject of a decision question and keeps what follows as the options.
 A pattern cannot tell how many words a subject introduced by a determiner has ("the city |
-build", "the village bakery | add", "our small firm | enter"), so a dictionary of English word
-classes decides: the subject's last word can be a noun and the next word is a verb in its base
-form (or a modal, "whether the bakery | should add"). The subject's words are then tied
-together so the option patterns see a one-word subject.
+build", "the village bakery | add"), so a dictionary of English word classes decides: the
+subject's last word can be a noun and the next word is a verb in its base form (or a modal).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 
-JOINER = "\u02cd"
-"""Ties a subject's words into one token: a letter to regular expressions (``\\w``), never
-typed by a client; `untie` turns it back into spaces."""
-
-_BEFORE = re.compile(
-    r"\b(?P<lead>should|shall|ought|can|could|may|might|will|would|must|do|does|whether|that|if)"
-    r"\s+(?P<det>the|a|an|our|my|your|their|this|that|its|his|her)\s+"
-    r"(?P<words>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){1,4})",
-    re.IGNORECASE,
-)
 _MODALS = frozenset({"should", "shall", "can", "could", "may", "might", "will", "would", "must"})
 _MAX_SUBJECT_WORDS = 4
 
@@ -55,23 +42,3 @@ def subject_length(words: list[str], lemmas: Lemmas | None = None) -> int | None
         if best is None or key < best:
             best = key
     return None if best is None else best[2]
-
-
-def tie_subjects(sentence: str, lemmas: Lemmas | None = None) -> str:
-    """``sentence`` with each determiner-led subject of more than one word tied into one token
-    (the determiner stays a word of its own)."""
-
-    def tie(match: re.Match[str]) -> str:
-        words = match.group("words").split()
-        k = subject_length(words, lemmas)
-        if k is None or k < 2:
-            return match.group(0)
-        return f"{match.group('lead')} {match.group('det')} {JOINER.join(words[:k])} " + " ".join(
-            words[k:]
-        )
-
-    return _BEFORE.sub(tie, sentence)
-
-
-def untie(text: str) -> str:
-    return text.replace(JOINER, " ")

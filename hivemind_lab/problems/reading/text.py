@@ -1,41 +1,55 @@
-"""A problem's text as Markdown blocks: headings, label lines, bullets, table rows, paragraphs.
+"""A problem's text as written blocks: headings, list items, table rows, label lines and prose.
 
-Clients hand in Markdown as often as prose. Reading its structure first keeps a heading from
-being glued to the sentence below it, a list of figures from passing as a list of options, and
-a table from being one long sentence. Pure text functions.
+Markdown is parsed by markdown-it-py (CommonMark with tables). A plain-text problem's own
+structure is read from its lines, since CommonMark lets only a list that starts at 1 interrupt
+a paragraph: a line opened by a list mark ("3.", "(b)", "4.1", "-") is an item, and a short
+line without a stop ("Options", "Facts:") labels what follows. Pure text functions.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal, NamedTuple
 
+from markdown_it import MarkdownIt
+
 from hivemind_lab.text import split_sentences
 
-BULLET = re.compile(r"^\s*(?:[-*•▪]|\d{1,2}[.)]|\(?[a-hA-H1-9]\))\s+(?P<item>\S.*)$")
-"""A bullet (-, *, •), numbered (1. 1)) or lettered ((a) a)) line."""
+__all__ = ["FIGURE", "Block", "read_blocks", "sentences", "subject"]
 
-
+_MARK = re.compile(
+    r"^\s*(?P<mark>[-*•▪]|\d{1,2}[.)](?:\d{1,2}\.?)?|\(?(?:[a-h]|i{1,3}|iv|v)\))\s+(?=\S)", re.I
+)
+"""A list mark opening a line: a bullet, a number ("3." "3)" "4.1"), a letter ("(b)" "b)")."""
 FIGURE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     r"forty|fifty|hundred|thousand|million|billion|half|third|quarter|twice|double)\b",
     re.IGNORECASE,
 )
 """A figure in words or digits: facts that carry one are quoted first."""
+_HEADER = re.compile(
+    r"^\s*(?P<key>from|to|cc|date|sent|subject|re|fwd?)\s*:\s*(?P<value>.*)$", re.I
+)
+"""An email header line: the header is no fact, its subject is the problem's title."""
+LABEL_WORDS = 8
+"""A line of at most this many words without a stop ("Options", "What I could do:") labels
+what follows."""
+
+BlockKind = Literal["heading", "label", "item", "detail", "row", "text"]
 
 
 class Block(NamedTuple):
-    """One unit of a problem's text once Markdown is read: a heading, a label line ("Facts:"),
-    a bullet, a table row or a paragraph (hard-wrapped lines joined)."""
+    """One written unit of a problem's text."""
 
-    kind: Literal["heading", "label", "bullet", "detail", "row", "text"]
-    """A detail is a nested bullet: it qualifies the bullet above it ("- Expand" / "  - needs
-    €4m") and is read as "Expand: needs €4m", never as an item of the list."""
+    kind: BlockKind
+    """A detail is a nested item: it qualifies the item above it and is never an option."""
     text: str
-    label: str
-    """The nearest heading or label line above it ("" when none)."""
+    lead: str
+    """What introduces it: for an item, the line right above its list; for any other block,
+    the nearest heading or label above ("" when none)."""
     run: int
-    """Bullets and rows of one list or table share a run number."""
+    """Items of one list, and rows of one table, share a run number."""
     cells: tuple[str, ...] = ()
     header: tuple[str, ...] = ()
     """A table row's cells and its table's header."""
@@ -43,154 +57,164 @@ class Block(NamedTuple):
     """A heading's level (1 for "#")."""
 
 
-_HEADING = re.compile(r"^\s{0,3}(?P<marks>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
-_ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
-_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_EMPHASIS = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
+@functools.cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _list_of(mark: str) -> str:
+    """Which list a mark opens: bullets, numbers, sub-numbers ("4.1") or letters."""
+    if not mark[0].isalnum() and mark[0] != "(":
+        return "bullet"
+    if mark[0].isdigit():
+        return "sub-number" if mark[-1].isdigit() or mark.count(".") > 1 else "number"
+    return "letter"
+
+
+def _is_label(line: str) -> bool:
+    text = line.strip()
+    return 0 < len(text.split()) <= LABEL_WORDS and not text.endswith((".", "!", "?", ";", ","))
+
+
+class _Blocks:
+    """Blocks as they are read, with the label and list run they fall under."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.label = ""
+        self.run = 0
+
+    def add(self, kind: BlockKind, text: str, lead: str | None = None, **more: object) -> None:
+        lead = self.label if lead is None else lead
+        self.blocks.append(Block(kind, text.strip(), lead, self.run, **more))  # type: ignore[arg-type]
+
+    def before(self) -> str:
+        """The text right above what comes next: a list's lead when nothing in its own
+        paragraph leads it."""
+        last = self.blocks[-1] if self.blocks else None
+        return (
+            ""
+            if last is None
+            else (sentences(last.text) or [""])[-1]
+            if last.kind == "text"
+            else last.text
+        )
+
+    def lines(self, lines: list[str], lead: str) -> None:
+        """A paragraph's lines: marked lines are items (one list a kind of mark, led by the
+        line above it), a line that follows an item continues it, a short line without a stop
+        labels what follows, the rest is prose (a line break ends a sentence unless the next
+        line starts in lower case, a hard-wrapped one)."""
+        prose: list[str] = []
+        kind = ""
+        for k, line in enumerate(lines):
+            mark = _MARK.match(line)
+            if mark is not None:
+                self.flush(prose)
+                if _list_of(mark["mark"]) != kind:
+                    kind, self.run = _list_of(mark["mark"]), self.run + 1
+                    lead = _MARK.sub("", lines[k - 1]).strip() if k else lead
+                self.add("item", line[mark.end() :], lead)
+            elif kind and not (line.strip().endswith(":") and _is_label(line)):
+                last = self.blocks.pop()  # a wrapped item goes on
+                self.blocks.append(last._replace(text=f"{last.text} {line.strip()}"))
+            elif prose and line[:1].islower():
+                prose.append(f"{prose.pop()} {line.strip()}")
+            elif _is_label(line):
+                self.flush(prose)
+                kind, self.label = "", line.strip().rstrip(":").strip()
+                self.add("label", self.label)
+            else:
+                prose.append(line.strip())
+        self.flush(prose)
+
+    def flush(self, prose: list[str]) -> None:
+        if prose:
+            ended = [p if p.endswith((".", "!", "?", ":", ";")) else f"{p}." for p in prose]
+            self.add("text", " ".join(ended))
+            prose.clear()
 
 
 def read_blocks(text: str) -> list[Block]:
-    """Read Markdown (or plain text) into blocks, so headings, lists and tables are not mistaken
-    for prose and a heading is never glued to the sentence below it."""
-    blocks: list[Block] = []
-    label, run = "", 0
-    paragraph: list[str] = []
-    header: list[str] = []
-    indent = 0
-    width = max((len(raw.strip()) for raw in text.splitlines()), default=0)
-
-    def flush() -> None:
-        if paragraph:
-            blocks.append(Block("text", " ".join(paragraph), label, 0))
-            paragraph.clear()
-
+    """Read Markdown (or plain text) into blocks, so headings, lists and tables are never taken
+    for prose and a heading is never glued to the sentence below it. An email's header goes,
+    its subject heading the text."""
+    found = _Blocks()
     lines = text.replace("\ufeff", "").splitlines()
-    for at, raw in enumerate(lines):
-        field = _header(lines, at)
-        if field is not None:  # an email's header: its subject heads the text, the rest goes
-            flush()
-            if field.group("key").casefold() in _SUBJECT_KEYS and field.group("value").strip():
-                label = field.group("value").strip()
-                blocks.append(Block("heading", label, label, 0, level=1))
-                run += 1
+    top = next((k for k, line in enumerate(lines) if line.strip() and not _HEADER.match(line)), 0)
+    said = subject(text)
+    if said and top:
+        found.label = said
+        found.add("heading", said, level=1)
+    opened: list[str] = []
+    cells: list[str] = []
+    header: tuple[str, ...] = ()
+    pending = False  # a list item whose first line is still to come
+    level, lead = 0, ""
+    for token in _parser().parse("\n".join(lines[top:])):
+        if token.nesting == 1:
+            opened.append(token.type)
+            if (
+                token.type in ("bullet_list_open", "ordered_list_open")
+                and opened.count("list_item_open") == 0
+            ):
+                found.run += 1
+                lead = found.before()
+            pending = pending or token.type == "list_item_open"
+            level = int(token.tag[1]) if token.type == "heading_open" else level
+            cells = [] if token.type == "tr_open" else cells
             continue
-        heading, row, bullet = _HEADING.match(raw), _ROW.match(raw), BULLET.match(raw)
-        line = _EMPHASIS.sub("", raw).strip()
-        in_table = bool(header) and bool(row or _RULE.match(raw))
-        header = header if in_table else []
-        if not line or heading or row or bullet or _RULE.match(raw):
-            flush()
-        if not line or _RULE.match(raw):
+        if token.nesting == -1:
+            opened.pop()
+            if token.type == "tr_close" and "thead_open" in opened:
+                header, found.run = tuple(cells), found.run + 1
+            elif token.type == "tr_close" and cells:
+                detail = "; ".join(
+                    f"{h}: {c}" if h else c
+                    for h, c in zip(header[1:], cells[1:], strict=False)
+                    if c
+                )
+                found.add(
+                    "row",
+                    f"{cells[0]} — {detail}" if detail else cells[0],
+                    cells=tuple(cells),
+                    header=header,
+                )
             continue
-        if heading:
-            label = _EMPHASIS.sub("", heading.group("text")).strip()
-            blocks.append(Block("heading", label, label, 0, level=len(heading.group("marks"))))
-            run += 1
-        elif row:
-            cells = [_EMPHASIS.sub("", c).strip() for c in row.group("cells").split("|")]
-            if not in_table:  # a table's first row is its header
-                run, header = run + 1, cells
-                continue
-            fields = zip(header[1:], cells[1:], strict=False)
-            detail = "; ".join(f"{h}: {c}" if h else c for h, c in fields if c)
-            whole = f"{cells[0]} — {detail}" if detail else cells[0]
-            blocks.append(Block("row", whole, label, run, tuple(cells), tuple(header)))
-        elif bullet:
-            item = _EMPHASIS.sub("", bullet.group("item")).strip()
-            depth = len(raw) - len(raw.lstrip())
-            parent = next((b for b in reversed(blocks) if b.kind == "bullet"), None)
-            if parent is not None and blocks[-1].kind in ("bullet", "detail") and depth > indent:
-                blocks.append(Block("detail", f"{parent.text}: {item}", label, parent.run))
-                continue
-            run += not blocks or blocks[-1].kind not in ("bullet", "detail")
-            indent = depth
-            blocks.append(Block("bullet", item, label, run))
-        elif paragraph and _continues(paragraph[-1], line, width):
-            # a hard-wrapped line continues its sentence ("…have been" / "put to me:"), before
-            # it can pass for a label line
-            paragraph.append(line)
-        elif len(line.split()) <= 8 and (
-            line.endswith(":") or re.fullmatch(r"(?:\*\*[^*]+\*\*|__[^_]+__):?", raw.strip())
-        ):
-            flush()  # "Facts:", "**Context**": a label for what follows
-            label = line.rstrip(":").strip()
-            blocks.append(Block("label", label, label, 0))
+        if token.type != "inline":
+            continue
+        content = token.content.replace("**", "").replace("__", "").replace("`", "")
+        first, *rest = content.splitlines() or [""]
+        depth = opened.count("list_item_open")
+        if "heading_open" in opened:
+            found.run += 1
+            found.label = content.strip()
+            found.add("heading", found.label, level=level)
+        elif "th_open" in opened or "td_open" in opened:
+            cells.append(content.strip())
+        elif pending and depth > 1:
+            parent = next(b for b in reversed(found.blocks) if b.kind == "item")
+            found.add("detail", f"{parent.text}: {first}", parent.lead)
+            pending = False
+            found.lines(rest, first)
+        elif pending:
+            found.add("item", first, lead)
+            pending = False
+            found.lines(rest, first)
         else:
-            flush()
-            paragraph.append(line)
-    flush()
-    return blocks
-
-
-_HEADER = re.compile(
-    r"^\s*(?P<key>from|to|cc|bcc|date|sent|subject|subj|re|fwd?)\s*:\s*(?P<value>.*)$",
-    re.IGNORECASE,
-)
-_SUBJECT_KEYS = frozenset({"subject", "subj", "re"})
-_FIELD = re.compile(r"^\s*[A-Z][\w.'’&()/ -]{0,30}:\s")
-_FORWARDED = re.compile(
-    r"^\s*-{2,}\s*(?P<key>forwarded|original)\s+message\s*-{2,}\s*$(?P<value>)", re.IGNORECASE
-)
-"""The line that opens a forwarded or quoted email's header: no fact either."""
-_HEADER_LINES = 12
-"""Header lines stand among a text's first lines."""
-
-
-def _header(lines: list[str], at: int) -> re.Match[str] | None:
-    """An email header line ("From: …", "To: …", "Subject: …"): among the text's first lines,
-    at its top, after a blank line or after another "Field: …" line, never inside a paragraph."""
-    found = _HEADER.match(lines[at]) if at < _HEADER_LINES else None
-    if found is None:
-        return _FORWARDED.match(lines[at]) if at < _HEADER_LINES else None
-    above = lines[at - 1] if at else ""
-    return found if not above.strip() or _FIELD.match(above) or _FORWARDED.match(above) else None
+            found.lines(content.splitlines(), found.label)
+    return found.blocks
 
 
 def subject(text: str) -> str | None:
     """An email's subject line, when its header has one: the text's title."""
-    lines = text.replace("\ufeff", "").splitlines()
-    for at in range(min(len(lines), _HEADER_LINES)):
-        found = _header(lines, at)
-        if found and found.group("key").casefold() in _SUBJECT_KEYS and found["value"].strip():
-            return str(found["value"]).strip()
+    for line in text.replace("\ufeff", "").strip().splitlines():
+        header = _HEADER.match(line)
+        if header is None:
+            return None
+        if header["key"].casefold() in ("subject", "re") and header["value"].strip():
+            return str(header["value"]).strip()
     return None
-
-
-_SPEAKER = re.compile(
-    r"^[A-Z][\w.'’&()/ -]{0,40}:(?:\s|$)|^\[|^\d{1,2}:\d\d\b|^\d{1,2}/\d{1,2}/|"
-    r"^\d{1,2}\.\d{1,2}\s+[A-Z]"
-)
-"""A line that opens a turn, a field, a timestamp or a numbered paragraph ("Mo: …", "Date: …",
-"[03/05] …", "19:06 …", "2.1 Members …"): it never continues the line above."""
-
-
-_OPEN_END = re.compile(
-    r"(?:,|\b(?:and|or|but|nor|the|a|an|of|to|in|on|at|by|for|with|from|into|between|than|"
-    r"as|that|which|who|whose|our|their|its|his|her|my|your|this|these|those|is|are|was|were|"
-    r"be|been|has|have|had|will|would|could|should|can|may|must|about|over|under|per|via))$",
-    re.IGNORECASE,
-)
-"""How a hard-wrapped line ends mid-phrase: a comma or a word that needs what follows."""
-
-
-def _continues(previous: str, line: str, width: int) -> bool:
-    """Whether ``line`` carries on a hard-wrapped sentence of ``previous``: the previous line
-    ends with no stop, and the line starts in lower case ("…, down from" / "74,000 in 2019."),
-    or, after a line too long to be a heading (over 8 words), with a figure; or with a capital
-    after such a line that fills most of the text's widest line (``width``) and ends
-    mid-phrase, on a comma or a word that needs what follows ("…the lease was signed by the" /
-    "Harbour Board in 2019"). A line that ends on a content word before a capital is left
-    alone: lines of one item each ("Sell the farm …" / "Keep the farm …") look the same. A line
-    that opens a turn or a field never continues."""
-    if re.search(r"[.!?:;]$", previous):
-        return False
-    if line[:1].islower():
-        return True
-    if len(previous.split()) <= 8 or _SPEAKER.match(line):
-        return False
-    return bool(re.match(r"[$€£¥]?\d", line)) or (
-        line[:1].isupper() and len(previous) >= 0.6 * width and bool(_OPEN_END.search(previous))
-    )
 
 
 _ABBREVIATION = re.compile(
