@@ -66,9 +66,9 @@ def test_a_combinable_decision_may_still_be_sequenced(tmp_path):
 def test_a_yes_no_question_is_never_sequenced(tmp_path):
     problem = problem_from_text(
         "A regional grocer faces a discounter. Should it acquire the discounter?"
-    )
+    ).model_copy(update={"options": ("Acquire the discounter",)})
     result = run(tmp_path / "run", problem, limits=Limits(max_rounds=2))
-    assert (result.exclusive, result.exclusive_source) == (True, "question")
+    assert (result.exclusive, result.exclusive_source) == (True, "problem")
     assert all("later" not in _stances(s) for s in _solutions(tmp_path / "run"))
 
 
@@ -155,6 +155,7 @@ def test_cli_exclusive_reaches_manifest_result_and_report(tmp_path):
             "deliberate",
             "--problem",
             str(problem),
+            *("--option", FARES.options[0], "--option", FARES.options[1]),
             "--exclusive",
             "--max-rounds",
             "2",
@@ -182,6 +183,7 @@ def test_cli_combinable_overrides_a_one_of_question(tmp_path):
             "deliberate",
             "--problem",
             "Should Acme either enter Ohio or enter Texas?",
+            *("--option", "Enter Ohio", "--option", "Enter Texas"),
             "--combinable",
             "--max-rounds",
             "1",

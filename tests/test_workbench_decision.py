@@ -26,8 +26,8 @@ from hivemind_lab.workbench import (
 from tests.support import REPO
 
 BAKERY = (
-    "Should we open a second shop in the old town, sell bread online, or keep the single "
-    "shop? A regional decree bans new shops in the old town. Cash covers 14 months of costs."
+    "Our options:\n- Open a second shop in the old town\n- Sell bread online\n- Keep the single "
+    "shop\n\nA regional decree bans new shops in the old town. Cash covers 14 months of costs."
 )
 REFUSED = "What should we do about our falling sales? Cash covers 14 months of costs."
 
@@ -67,11 +67,12 @@ def test_a_refusal_prefills_no_options_says_why_and_blocks_the_run() -> None:
 def test_edited_rows_become_the_decision_with_what_the_user_changed_recorded() -> None:
     problem = problem_from_text(BAKERY)
     read = decision_as_read(problem)
-    assert read.options_source == "reader" and read.forbidden() == (0,)
+    assert read.options_source == "reader" and read.constraints == ()  # none read from prose
     rows = decision_rows(read)
     edited = DecisionRows.from_text(
         rows.options_text.replace("Sell bread online", "Open a bakery café"),
-        rows.constraints_text + "\nThe bank covenant caps new debt | forbids 2 | limits 3",
+        "A regional decree bans new shops in the old town. | forbids 1\n"
+        "The bank covenant caps new debt | forbids 2 | limits 3",
         "combinable",
     )
     decision = edited_decision(edited, read=read, problem=problem)
@@ -82,7 +83,7 @@ def test_edited_rows_become_the_decision_with_what_the_user_changed_recorded() -
     ]
     assert decision.options[0].quote == read.options[0].quote
     ban, covenant = decision.constraints
-    assert (ban.source, ban.forbids, ban.quote) == ("reader", (0,), read.constraints[0].quote)
+    assert (ban.source, ban.forbids, ban.quote) == ("notebook", (0,), None)
     assert (covenant.source, covenant.forbids, covenant.limits) == ("notebook", (1,), (2,))
     assert (decision.exclusive, decision.exclusive_source) == (False, "notebook")
     assert decision.refusal is None and decision.options_source == "notebook"

@@ -58,8 +58,8 @@ def has_quantity(text: str) -> bool:
 
 def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
     """A text's statements: prose sentences, list items and table rows, never its headings or
-    labels; of a question, never its questions, the line that leads into a list or a restated
-    option either. Prose under a heading that names an option speaks of that option."""
+    labels; of a question, never its questions, the line that leads into a list, a restated
+    option or the sentence that lists the options either. Prose under a heading that names an option speaks of that option."""
     found = []
     for block in read_blocks(text):
         if block.kind in ("heading", "label"):
@@ -69,6 +69,7 @@ def _statements(text: str, *, question: bool = False, options: Sequence[str] = (
         for part in sentences(block.text) if prose else [block.text]:
             whole = " ".join(block.cells) if block.kind == "row" else part
             restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
+            restated |= sum(o.casefold() in part.casefold() for o in options) >= 2  # it lists them
             if question and (part.rstrip().endswith(("?", ":")) or restated):
                 continue
             if named and prose:

@@ -120,7 +120,7 @@ class _Blocks:
                 self.blocks.append(last._replace(text=f"{last.text} {line.strip()}"))
             elif prose and line[:1].islower():
                 prose.append(f"{prose.pop()} {line.strip()}")
-            elif _is_label(line):
+            elif _is_label(line) and not "".join(lines[k + 1 : k + 2])[:1].islower():
                 self.flush(prose)
                 kind, self.label = "", line.strip().rstrip(":").strip()
                 self.add("label", self.label)
