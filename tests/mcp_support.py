@@ -3,6 +3,7 @@ explicit environment, and read tool results."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -36,6 +37,15 @@ def free_port() -> int:
 @contextmanager
 def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> Iterator[int]:
     """`hivemind-lab mcp serve` in a subprocess on a free port, until the block ends."""
+    with served_process(tmp_path, transport, env, *extra) as (port, _):
+        yield port
+
+
+@contextmanager
+def served_process(
+    tmp_path: Path, transport: str, env: dict[str, str], *extra: str
+) -> Iterator[tuple[int, subprocess.Popen]]:
+    """`served`, yielding the server's process beside its port."""
     port = free_port()
     log = (tmp_path / f"{transport}-{port}.log").open("w")
     command = [sys.executable, "-m", "hivemind_lab", "mcp", "serve", "--transport", transport]
@@ -54,7 +64,7 @@ def served(tmp_path: Path, transport: str, env: dict[str, str], *extra: str) -> 
                 break
             except OSError:
                 time.sleep(0.2)
-        yield port
+        yield port, proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -68,6 +78,12 @@ def stdio_params(env: dict[str, str]) -> StdioServerParameters:
         args=["-m", "hivemind_lab", "mcp", "serve"],
         env=child_env(home, **env),
     )
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def data(result) -> dict:

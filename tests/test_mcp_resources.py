@@ -101,7 +101,10 @@ async def test_an_unknown_conflict_is_a_clean_resource_error(tmp_path):
     env = {"SOURCE_MODEL": "claude", "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb")}
     async with Client(stdio_params(env), mode="legacy") as client:
         with pytest.raises(Exception, match="unknown conflict") as caught:
-            await client.read_resource(conflict_uri("x" * 50_000))
+            await client.read_resource(conflict_uri("x" * 5_000))
+        assert len(str(caught.value)) < 1_000
+        with pytest.raises(Exception, match="uri: 50,021 characters, at most") as caught:
+            await client.read_resource(conflict_uri("x" * 50_000))  # refused before any lookup
         assert len(str(caught.value)) < 1_000
 
 

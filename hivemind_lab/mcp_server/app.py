@@ -48,6 +48,7 @@ from hivemind_lab.mcp_server.arguments import (
 )
 from hivemind_lab.mcp_server.bridge import add_bridge
 from hivemind_lab.mcp_server.exposure import Exposure, exposure
+from hivemind_lab.mcp_server.limits import BoundedRequests, RequestLimits
 from hivemind_lab.mcp_server.reporting import Reporter, serve_log_levels
 from hivemind_lab.mcp_server.resources import add_resources
 from hivemind_lab.mcp_server.settings import ServerSettings
@@ -76,6 +77,10 @@ RETRACT = ToolAnnotations(
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
 )
+
+
+async def _prompt_names(server: MCPServer) -> set[str]:
+    return {prompt.name for prompt in await server.list_prompts()}
 
 
 def build_server(
@@ -315,6 +320,12 @@ def build_server(
         )
         return result
 
+    server.middleware.append(
+        BoundedRequests(
+            RequestLimits.for_graph(graph.config),
+            lambda: _prompt_names(server),
+        )
+    )
     if verifier is not None:
         add_bridge(
             server,

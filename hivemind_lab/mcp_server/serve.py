@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import socket
 import sys
 import threading
+
+import anyio
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
 from hivemind_lab.mcp_server.app import build_server
 from hivemind_lab.mcp_server.conformance import add_conformance_fixtures
 from hivemind_lab.mcp_server.exposure import exposure
+from hivemind_lab.mcp_server.serverlog import configure_logging
 from hivemind_lab.mcp_server.settings import ServerSettings
-from hivemind_lab.mcp_server.transport import serve_http
+from hivemind_lab.mcp_server.transport import Stop, serve_http, serve_stdio
 from hivemind_lab.tokens import TokenCounter, default_counter
 
 
@@ -50,7 +54,10 @@ def free_port(host: str) -> int:
 
 
 def serve(settings: ServerSettings, config: GraphConfig) -> None:
-    """Serve the hivemind tools until interrupted; closes the store on the way out."""
+    """Serve the hivemind tools until interrupted; closes the store on the way out. Logs go to
+    stderr, one plain line per record (before the SDK installs its rich handler)."""
+    configure_logging()
+    stop = Stop()
     store = open_store(config)
     try:
         names = exposure(settings)
@@ -59,7 +66,11 @@ def serve(settings: ServerSettings, config: GraphConfig) -> None:
         if settings.conformance_fixtures:
             add_conformance_fixtures(server)
         if settings.transport == "stdio":
-            server.run("stdio")
+            anyio.run(
+                functools.partial(
+                    serve_stdio, server, max_message_bytes=settings.max_request_bytes, stop=stop
+                )
+            )
             return
         path = "/mcp" if settings.transport == "http" else "/sse"
         who = (
@@ -88,6 +99,7 @@ def serve(settings: ServerSettings, config: GraphConfig) -> None:
             port=settings.port,
             read_timeout_s=settings.read_timeout_s,
             idle_timeout_s=settings.idle_timeout_s,
+            stop=stop,
         )
     finally:
         store.close()

@@ -47,6 +47,8 @@ class ServerSettings(EnvSettings):
     max_request_bytes: int = Field(
         default=1_000_000, ge=1_000, le=100_000_000, validation_alias="HIVEMIND_MAX_REQUEST_BYTES"
     )
+    """HIVEMIND_MAX_REQUEST_BYTES: the largest HTTP request body or stdio message (a longer one is
+    refused unread); names, URIs and argument values have limits of their own (`limits`)."""
     read_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, validation_alias="HIVEMIND_READ_TIMEOUT_S"
     )
