@@ -50,7 +50,7 @@ def report_markdown(r: RunReport) -> str:
     if r.question:
         lines += [f"**Question.** {md(r.question)}", ""]
     lines += ["## The decision", ""]
-    lines += [f"{k}. {md(o.text)} ({md(o.source)})" for k, o in enumerate(r.decision.options, 1)]
+    lines += [f"- {o.letter}. {md(o.text)} ({md(o.source)})" for o in r.decision.options]
     lines += ["", md(r.decision.kind), ""]
     if r.decision.warning:
         lines += [f"**Warning.** {md(r.decision.warning)}", ""]
@@ -75,8 +75,14 @@ def report_markdown(r: RunReport) -> str:
             *(f"{k}. {said(step)}" for k, step in enumerate(rec.recommendations, 1)),
             "",
         ]
-        if r.why:
-            lines += ["### Why", "", *_bullets(r.why)]
+        if r.why or r.rationale:
+            lines += ["### Why", ""]
+            if r.rationale:
+                lines += [
+                    f"The backers' reasons, as the monitor drew them together: {said(r.rationale)}",
+                    "",
+                ]
+            lines += _bullets(r.why) if r.why else []
         lines += ["### Risks: each constraint's score and reason", "", *_scores(rec, r.feasibility)]
     else:
         lines += ["**No recommendation.**", ""]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from hivemind_lab.agents.schemas import option_letter
 from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.problems.model import Constraint
 from hivemind_lab.reports.evidence import (
@@ -124,6 +125,9 @@ class Closest:
 class OptionLine:
     text: str
     source: str
+    letter: str = ""
+    """The option's letter, as the agents were shown it (A for the first): their own words
+    name options by it."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,10 @@ class RunReport:
     support: str = ""
     one_agent: bool = False
     why: list[str] = field(default_factory=list)
+    rationale: str = ""
+    """The monitor's combined rationale of the recommended plan (the model's synthesis of its
+    backers' shared reasons and the objection still standing): quoted, never the report's own
+    words."""
     risks: list[ScoreLine] = field(default_factory=list)
     change: list[str] = field(default_factory=list)
     closest: Closest | None = None
@@ -266,7 +274,8 @@ def _decision_card(evidence: RunEvidence) -> DecisionCard:
     the client's constraints with the options each rules out."""
     decision, req = evidence.decision, evidence.request
     options = tuple(
-        OptionLine(o.label, _OPTION_SOURCES.get(o.source, o.source)) for o in decision.options
+        OptionLine(o.label, _OPTION_SOURCES.get(o.source, o.source), option_letter(i))
+        for i, o in enumerate(decision.options)
     )
     if not options:
         kind = "Open question: no options were found, so the agents proposed their own courses."
@@ -596,8 +605,14 @@ def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
 
 
 def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
-    """Why the backers chose the plan, from what they relied on (not their own prose)."""
+    """Why the backers chose the plan, besides the monitor's combined rationale (quoted on its
+    own, `RunReport.rationale`): the client's facts the shown plan relies on that neither its
+    steps nor that rationale already quote, then where the backers differ."""
     facts = _facts(evidence)
+    out = []
+    rationale = plain(" ".join(top.combined_rationale.split()))
+    own = evidence.own_justifications(top)
+    shown = evidence.solutions.get(own[0].solution_id) if own else None
     used: dict[str, int] = {}
     stances: dict[int, dict[str, int]] = {}
     for sid in top.solution_ids:
@@ -609,21 +624,18 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
         for st in solution.stances:
             counts = stances.setdefault(st.option, {})
             counts[st.stance] = counts.get(st.stance, 0) + 1
-    out = []
-    steps = normalise(" ".join(top.recommendations))
-    ranked = [facts[f] for f, _ in sorted(used.items(), key=lambda x: -x[1]) if f in facts]
-    # The steps quote the rest (a quote may drop the fact's final full stop).
-    unquoted = [t for t in ranked if normalise(t.rstrip(".")) not in steps][:2]
+    steps = normalise(" ".join(top.recommendations) + " " + rationale)
+    first = list(shown.facts_used) if shown is not None else []
+    ranked = [f for f in first if f in facts] + [
+        f for f, _ in sorted(used.items(), key=lambda x: -x[1]) if f in facts and f not in first
+    ]
+    # The steps or the rationale quote the rest (a quote may drop the fact's final full stop).
+    unquoted = [facts[f] for f in ranked if normalise(facts[f].rstrip(".")) not in steps][:3]
     if unquoted:
-        out.append("It also rests on: " + "; ".join(f"“{t.rstrip('.')}”" for t in unquoted) + ".")
-    elif ranked:
-        out.append(f"It rests on {len(ranked)} of the client's figures, quoted in its steps.")
-    sources = evidence.cited(top)
-    every = {evidence.source(c) for j in top.justifications for c in j.citations}
-    if sources:
         out.append(
-            f"The plan as shown cites {plural(len(sources), 'source')} (listed under Sources)"
-            + (f"; its backers cite {len(every)} in all." if len(every) > len(sources) else ".")
+            "The client's facts it rests on: "
+            + "; ".join(f"“{t.rstrip('.')}”" for t in unquoted)
+            + "."
         )
     options = evidence.decision.labels
     verbs = {"pursue": "pursue it now", "later": "keep it for later", "avoid": "rule it out"}
@@ -697,6 +709,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
                     "the split below)."
                 )
             report.why = _why(evidence, top, plain)
+            report.rationale = plain(" ".join(top.combined_rationale.split()))
             ordered = sorted(scores, key=lambda s: s.score)
             report.risks = [s for s in ordered if s.below] or ordered[:2]
             report.minority = _minority(evidence, top, plain)
@@ -761,15 +774,19 @@ def summarise(evidence: RunEvidence) -> RunReport:
     return report
 
 
-SAME_FACT = "[the client fact quoted above]"
-"""What stands, inside an agent's quoted words, for a client fact the body already quoted (square
-brackets: the report's words inside a quotation)."""
+def same_fact(fact: str) -> str:
+    """What stands, inside an agent's quoted words, for a client fact the body already quoted:
+    its first words, so the reader knows which (square brackets: the report's words inside a
+    quotation)."""
+    lead = " ".join(fact.split()[:6]).rstrip(",;:")
+    return f"[the client fact quoted above that begins “{lead}”]"
 
 
 def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
-    """Each long client fact is quoted once in the body, in reading order: where a later
-    constraint reason or concern quotes it again it reads as `SAME_FACT` (in one sample run five
-    constraint agents each quoted the same 130-character fact in their reasons and concerns)."""
+    """Each long client fact is quoted once in the body, in reading order: where the plan's
+    combined rationale, a later constraint reason or a concern quotes it again it reads as
+    `same_fact` (in one sample run five constraint agents each quoted the same 130-character
+    fact in their reasons and concerns)."""
     long = sorted({f.strip().rstrip(".") for f in facts if len(f) > 60}, key=len, reverse=True)
     seen: set[str] = set()
 
@@ -777,7 +794,7 @@ def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
         for fact in long:
             if fact in text:
                 if fact in seen:
-                    text = text.replace(fact, SAME_FACT)
+                    text = text.replace(fact, same_fact(fact))
                 seen.add(fact)
         return text
 
@@ -791,10 +808,13 @@ def _quote_facts_once(report: RunReport, facts: list[str]) -> None:
     # only, so a fact in its steps is not yet quoted (its first reason must quote it whole).
     rec, unbacked = report.recommendation, report.unbacked
     if rec is not None:
-        first = [*rec.recommendations, *report.why]
+        first = [*rec.recommendations]
     else:
         first = list(unbacked.recommendations) if unbacked is not None else []
     for text in first:
+        once(text)
+    report.rationale = once(report.rationale)
+    for text in report.why:
         once(text)
     report.recommendation = plan(report.recommendation)
     report.unbacked = plan(report.unbacked)
