@@ -1,6 +1,7 @@
 """Resources, prompts and contest subscriptions with real SDK client sessions: a handshake-era
 client over stdio, token clients over streamable HTTP (one subscribes, others' votes settle the
-contest) and a 2026-07-28 client listening on a `subscriptions/listen` stream."""
+contest), a 2026-07-28 client listening on a `subscriptions/listen` stream, and the life cycle
+of a subscription (repeated, ended, bounded, dropped with its session) in process."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ import json
 import anyio
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import ResourceUpdatedNotification
 
-from hivemind_lab.mcp_server.resources import conflict_uri
+from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+from hivemind_lab.mcp_server.resources import add_resources, conflict_uri
 from hivemind_lab.mcp_server.tokens import add_token
 from tests.mcp_support import T, data, served, stdio_params
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:resources/subscribe is removed"  # what handshake-era clients (most today) call
-)
+pytestmark = [  # what handshake-era clients (most today) call
+    pytest.mark.filterwarnings("ignore:resources/subscribe is removed"),
+    pytest.mark.filterwarnings("ignore:resources/unsubscribe is removed"),
+]
 CLAIM = {"subject": "Pricing power", "predicate": "is", "obj": "durable", "confidence": 0.9}
 
 
@@ -160,3 +165,45 @@ async def test_http_subscribers_hear_a_contest_settled_by_another_clients_vote(t
     assert listened == [uri]
     assert seen.count(uri) == 1  # once, at settlement: not for the votes before it
     assert unsubscribed == []  # grok voted but never subscribed
+
+
+async def test_subscriptions_end_repeat_as_one_are_bounded_and_go_with_their_session(tmp_path):
+    # In process, to see the subscription table itself.
+    config = GraphConfig(db_path=tmp_path / "g.lbdb", conflict_threshold=1)
+    store = open_store(config)
+    graph = HivemindGraph(store, config)
+    server = MCPServer("t")
+    subscribers = add_resources(server, graph, InMemorySubscriptionBus())
+    subscribers.per_session = 5
+    ids = []
+    for subject in ("pricing power", "switching costs"):
+        graph.assert_claim(subject, "is", "durable", 0.9, T, model="claude")
+        hit = graph.assert_claim(subject, "is", "fragile", 0.8, T, model="grok")
+        ids.append(hit.conflicts_detected[0].conflict_id)
+    kept, ended = (conflict_uri(i) for i in ids)
+    seen: list[str] = []
+    try:
+        async with Client(server, mode="legacy", message_handler=_updates(seen)) as client:
+            for _ in range(3):
+                await client.subscribe_resource(kept)  # one subscription, not three
+            await client.subscribe_resource(ended)
+            assert len(subscribers) == 2
+            await client.unsubscribe_resource(ended)
+            assert len(subscribers) == 1
+            for conflict_id in ids:  # both holders vote: the contest is decided
+                for model in ("claude", "grok"):
+                    await anyio.to_thread.run_sync(
+                        lambda c=conflict_id, m=model: graph.resolve(c, "accept_a", model=m)
+                    )
+            await _wait_for(seen, kept)
+            await anyio.sleep(0.5)  # time for any further notification to arrive
+            assert seen == [kept]
+            for n in range(4):
+                await client.subscribe_resource(conflict_uri(f"other-{n}"))
+            with pytest.raises(Exception, match="holds 5 subscriptions, the most allowed"):
+                await client.subscribe_resource(conflict_uri("one-too-many"))
+            await client.subscribe_resource(kept)  # held already: not a sixth
+            assert len(subscribers) == 5
+        assert len(subscribers) == 0  # the session ended: its subscriptions are gone
+    finally:
+        store.close()

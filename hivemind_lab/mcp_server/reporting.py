@@ -10,10 +10,12 @@ dropped it; 2026-07-28 clients opt in per request (the SDK filters those by the 
 from __future__ import annotations
 
 import warnings
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
@@ -22,8 +24,14 @@ LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 LEVEL_KEY = "hivemind.log_level"
 
 
+def connection_of(session: ServerSession) -> Connection:
+    """The client connection a request's session belongs to (one per stdio client or HTTP
+    session; not yet public on request contexts, which get a new session per request)."""
+    return cast(Connection, session._connection)
+
+
 def _connection_state(session: Any) -> dict[str, Any] | None:
-    """The SDK's per-connection scratch state (not yet public on request contexts)."""
+    """The SDK's per-connection scratch state."""
     connection = getattr(session, "_connection", None)
     return getattr(connection, "state", None)
 

@@ -20,24 +20,33 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import UserMessage
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
-from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_REQUEST,
+    EmptyResult,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.graph import HivemindGraph
 from hivemind_lab.graph.models import Assertion, ConflictView, Settlement
 from hivemind_lab.mcp_server.arguments import brief
+from hivemind_lab.mcp_server.reporting import connection_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CONFLICT_URI = "hivemind://conflicts/{conflict_id}"
 ENTITY_URI = "hivemind://entities/{subject}/assertions"
 TRACK_RECORD_URI = "hivemind://models/{model}/track-record/{domain}"
+SUBSCRIPTIONS_PER_SESSION = 100
+"""Most resources one client session may subscribe to at once."""
 PROMPT_CLAIMS = 60
 """Most assertions a prompt quotes (the highest-confidence ones)."""
 
@@ -46,27 +55,76 @@ def conflict_uri(conflict_id: str) -> str:
     return CONFLICT_URI.format(conflict_id=quote(conflict_id, safe=""))
 
 
+class SubscriptionLimit(MCPError):
+    """A session holds as many subscriptions as it may."""
+
+
 class Subscribers:
-    """Which connections subscribed to which resource URI, and the delivery of updates.
+    """Which client connections subscribed to which resource URI, and the delivery of updates.
+
+    A subscription belongs to the client's connection (one MCP session), not to the request
+    that made it: subscribing again to a URI is the same subscription, unsubscribing ends it,
+    and the connection's end (stdio closed, HTTP session deleted or expired) drops all of its
+    subscriptions. A connection holds at most ``per_session`` of them.
 
     The graph calls `settled` from whatever thread committed the vote; delivery happens on the
-    server's event loop, to ``resources/subscribe`` sessions and to the SDK's listen streams.
+    server's event loop, to ``resources/subscribe`` connections and to the SDK's listen streams.
     """
 
-    def __init__(self, bus: SubscriptionBus) -> None:
+    def __init__(
+        self, bus: SubscriptionBus, *, per_session: int = SUBSCRIPTIONS_PER_SESSION
+    ) -> None:
         self.bus = bus
-        self._by_uri: dict[str, set[ServerSession]] = {}
+        self.per_session = per_session
+        self._by_uri: dict[str, set[Connection]] = {}
+        self._by_connection: dict[Connection, set[str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def bind(self) -> None:
         """Remember the server's event loop (called on it, at the first request that needs it)."""
         self._loop = asyncio.get_running_loop()
 
-    def subscribe(self, uri: str, session: ServerSession) -> None:
-        self._by_uri.setdefault(uri, set()).add(session)
+    def __len__(self) -> int:
+        """How many subscriptions are held, over all connections."""
+        return sum(len(uris) for uris in self._by_connection.values())
 
-    def unsubscribe(self, uri: str, session: ServerSession) -> None:
-        self._by_uri.get(uri, set()).discard(session)
+    def subscribe(self, uri: str, connection: Connection) -> None:
+        """Subscribe ``connection`` to ``uri`` (again: nothing changes).
+
+        Raises:
+            SubscriptionLimit: the connection already holds ``per_session`` other URIs.
+        """
+        held = self._by_connection.get(connection)
+        if held is None:
+            held = self._by_connection[connection] = set()
+            connection.exit_stack.callback(self.drop, connection)
+        if uri in held:
+            return
+        if len(held) >= self.per_session:
+            raise SubscriptionLimit(
+                INVALID_REQUEST,
+                f"this session holds {len(held)} subscriptions, the most allowed: unsubscribe "
+                "from one first",
+            )
+        held.add(uri)
+        self._by_uri.setdefault(uri, set()).add(connection)
+
+    def unsubscribe(self, uri: str, connection: Connection) -> None:
+        """End ``connection``'s subscription to ``uri`` (none: nothing changes)."""
+        self._by_connection.get(connection, set()).discard(uri)
+        self._release(uri, connection)
+
+    def drop(self, connection: Connection) -> None:
+        """Forget every subscription of a connection that ended."""
+        for uri in self._by_connection.pop(connection, set()):
+            self._release(uri, connection)
+
+    def _release(self, uri: str, connection: Connection) -> None:
+        holders = self._by_uri.get(uri)
+        if holders is not None:
+            holders.discard(connection)
+            if not holders:
+                del self._by_uri[uri]
 
     def settled(self, settlements: Sequence[Settlement]) -> None:
         """The graph's settlement listener: any thread, never blocks."""
@@ -76,15 +134,15 @@ class Subscribers:
         self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self.send(uris)))  # type: ignore[union-attr]
 
     async def send(self, uris: Sequence[str]) -> None:
-        """``notifications/resources/updated`` for each URI to everyone subscribed to it."""
+        """``notifications/resources/updated`` for each URI to every connection subscribed."""
         for uri in uris:
             await self.bus.publish(ResourceUpdated(uri=uri))
-            for session in list(self._by_uri.get(uri, ())):
+            for connection in list(self._by_uri.get(uri, ())):
                 try:
-                    await session.send_resource_updated(uri)
+                    await connection.send_resource_updated(uri)
                 except Exception:  # a closed connection: forget it, keep notifying others
                     log.info("dropping a closed subscriber of %s", uri)
-                    self.unsubscribe(uri, session)
+                    self.drop(connection)
 
 
 def _dump(value: Any) -> str:
@@ -153,13 +211,13 @@ def add_resources(server: MCPServer, graph: HivemindGraph, bus: SubscriptionBus)
         ctx: ServerRequestContext[Any], params: SubscribeRequestParams
     ) -> EmptyResult:
         subscribers.bind()
-        subscribers.subscribe(str(params.uri), ctx.session)
+        subscribers.subscribe(str(params.uri), connection_of(ctx.session))
         return EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
     ) -> EmptyResult:
-        subscribers.unsubscribe(str(params.uri), ctx.session)
+        subscribers.unsubscribe(str(params.uri), connection_of(ctx.session))
         return EmptyResult()
 
     # Handshake-era clients subscribe per URI; 2026-07-28 clients use subscriptions/listen,
