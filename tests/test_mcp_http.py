@@ -5,6 +5,7 @@ reloading, short errors for huge values and read/idle timeouts."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -633,3 +634,63 @@ def test_idle_and_stalled_connections_are_closed(tmp_path):
                 assert _closed_within(sock, 30)
         # The server still serves new connections.
         assert httpx2.get(f"http://127.0.0.1:{port}/nowhere").status_code == 404
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One whole HTTP response (head and Content-Length body) from ``sock``; b"" if closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return b""
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return b""
+        body += chunk
+    return data
+
+
+def _trickled(sock: socket.socket, head: bytes, pad: int, every_s: float) -> bytes:
+    """Sends a GET's head with ``pad`` header bytes one every ``every_s`` seconds, then its end;
+    the server's response, or b"" if it closed the connection first."""
+    sock.sendall(head + b"X-Pad: ")
+    for _ in range(pad):
+        time.sleep(every_s)
+        try:
+            sock.sendall(b"a")
+        except (BrokenPipeError, ConnectionResetError):
+            return b""
+    try:
+        sock.sendall(b"\r\n\r\n")
+        return _response(sock)
+    except (BrokenPipeError, ConnectionResetError):
+        return b""
+
+
+def test_the_read_deadline_is_per_request_on_a_reused_connection(tmp_path):
+    env = {
+        "SOURCE_MODEL": "claude",
+        "HIVEMIND_DB_PATH": str(tmp_path / "g.lbdb"),
+        "HIVEMIND_READ_TIMEOUT_S": "3",
+        "HIVEMIND_IDLE_TIMEOUT_S": "20",
+    }
+    head = b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    with (
+        served(tmp_path, "http", env) as port,
+        socket.create_connection(("127.0.0.1", port)) as sock,
+    ):
+        sock.settimeout(10)
+        sock.sendall(head + b"\r\n")
+        assert _response(sock).startswith(b"HTTP/1.1 404")
+        time.sleep(2)
+        # Sent from 2 s to 3.6 s after the connection opened: past 3 s of the connection's
+        # life but within 3 s of the request's own first byte, so it is answered.
+        assert _trickled(sock, head, pad=8, every_s=0.2).startswith(b"HTTP/1.1 404")
+        # A request on the same connection that takes longer than 3 s is still cut.
+        start = time.monotonic()
+        assert _trickled(sock, head, pad=40, every_s=0.2) == b""
+        assert 2.5 < time.monotonic() - start < 6

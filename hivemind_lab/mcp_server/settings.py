@@ -52,8 +52,9 @@ class ServerSettings(EnvSettings):
     read_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, validation_alias="HIVEMIND_READ_TIMEOUT_S"
     )
-    """HIVEMIND_READ_TIMEOUT_S: an HTTP request (head and body) must arrive within this many
-    seconds of its first byte, or of the connection's opening; else the connection is closed."""
+    """HIVEMIND_READ_TIMEOUT_S: each HTTP request (head and body) must arrive within this many
+    seconds of its own first byte (of the connection's opening, for the first), on a new or a
+    kept-alive connection; else the connection is closed."""
     idle_timeout_s: int = Field(
         default=15, ge=1, le=3600, validation_alias="HIVEMIND_IDLE_TIMEOUT_S"
     )

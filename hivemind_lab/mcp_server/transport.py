@@ -5,12 +5,13 @@ stdio: the SDK reads whole lines, however long; here each message is at most
 ``max_request_bytes`` (the limit HTTP request bodies have), and a longer one is skipped unread and
 answered with an error (`BoundedLines`).
 
-HTTP: uvicorn closes a keep-alive connection that stays idle after a response, but not one that
-never finishes sending its request: a client may open a connection and send nothing, or trickle a
-header or a body a byte at a time, and hold a socket and a slot forever. Here every request must
-arrive whole (head and body) within ``read_timeout_s`` of its first byte (or of the connection's
-opening); otherwise the connection is closed. Responses are never timed: an SSE stream lasts as
-long as the client listens.
+HTTP: uvicorn closes a keep-alive connection that stays idle after a response (``idle_timeout_s``),
+but not one that never finishes sending its request: a client may open a connection and send
+nothing, or trickle a header or a body a byte at a time, and hold a socket and a slot forever.
+Here every request must arrive whole (head and body) within ``read_timeout_s`` of its own first
+byte (or of the connection's opening, for the first), on a new or a reused connection; otherwise
+the connection is closed. Responses are never timed: an SSE stream lasts as long as the client
+listens.
 
 Stopping: SIGTERM asks the server to stop gracefully (HTTP streams are given half the time) and
 arms a timer that ends the process at `STOP_WITHIN_S` whatever the event loop is doing.
@@ -30,6 +31,7 @@ from types import FrameType
 from typing import Any, BinaryIO, NamedTuple, cast
 
 import anyio
+import h11
 import uvicorn
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
@@ -194,7 +196,13 @@ async def serve_stdio(server: MCPServer, *, max_message_bytes: int, stop: Stop) 
 
 
 class ReadTimeoutProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, closing connections whose request is not received in time."""
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request is not received in time.
+
+    The deadline is per request: armed at a request's first byte (or when the connection opens,
+    for its first), met once h11 has the whole request (head and body), and armed again at the
+    next request's first byte on a kept-alive connection. Between a response and the next
+    request, uvicorn's keep-alive limit applies (the idle limit per connection).
+    """
 
     read_timeout_s: float = 30.0
 
@@ -207,29 +215,41 @@ class ReadTimeoutProtocol(H11Protocol):
         self._arm()
 
     def data_received(self, data: bytes) -> None:
-        if self._read_deadline is None and self._awaiting_request():
-            self._arm()  # the first byte of a new request on a kept-alive connection
         super().data_received(data)
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()  # a pipelined request may have started meanwhile
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self._read_deadline is not None:
-            self._read_deadline.cancel()
-            self._read_deadline = None
+        self._disarm()
         super().connection_lost(exc)
 
-    def _awaiting_request(self) -> bool:
-        """No request head yet: a fresh connection, or one whose last response is complete."""
-        return self.cycle is None or self.cycle.response_complete
+    def _receiving(self) -> bool:
+        """A request has begun and is not yet whole: part of its head, or its body."""
+        state = self.conn.their_state
+        return state is h11.SEND_BODY or (state is h11.IDLE and bool(self.conn.trailing_data[0]))
+
+    def _track(self) -> None:
+        if self._receiving():
+            if self._read_deadline is None:
+                self._arm()
+        elif self.conn.their_state is not h11.IDLE:
+            self._disarm()  # the request is in: its deadline is met
 
     def _arm(self) -> None:
         self._read_deadline = self.loop.call_later(self.read_timeout_s, self._expire)
 
+    def _disarm(self) -> None:
+        if self._read_deadline is not None:
+            self._read_deadline.cancel()
+            self._read_deadline = None
+
     def _expire(self) -> None:
         self._read_deadline = None
-        if self.transport.is_closing():
-            return
-        if self._awaiting_request() or self.cycle.more_body:
-            self.transport.close()
+        if not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
+            self.transport.close()  # nothing sent since the opening, or a request still partial
 
 
 def protocol(read_timeout_s: float) -> type[ReadTimeoutProtocol]:
