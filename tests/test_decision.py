@@ -257,9 +257,14 @@ def test_intake_json_follows_the_decision_schema_and_flags_are_recorded():
 
 
 def test_intake_refusal_exits_2_with_how_to_give_options():
-    result = runner.invoke(app, ["intake", "Advise us what to do, and in what order?"])
+    text = "Our bakery has 3 shops.\n\nThings to do:\n- Call the landlord\n- Fix the oven\n"
+    result = runner.invoke(app, ["intake", text])
     assert result.exit_code == 2
     assert "--option" in result.output and "front matter" in result.output
+    # the decision card comes first: why, what was found, and what was read
+    assert result.stdout.startswith("Options refused: what the text lists is not written")
+    assert "found a list of 2 under 'Things to do': not named as options" in result.stdout
+    assert "Facts (3):" in result.stdout and "question.1: Our bakery has 3 shops." in result.stdout
 
 
 def test_a_refused_deliberation_exits_2_and_writes_nothing(tmp_path):

@@ -179,15 +179,16 @@ def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
     run = tmp_path / "run"
     common = ["--kb", str(KNOWLEDGE), "--practicality-kb", str(PRACTICALITY), "--max-rounds", "2"]
     question = "Should a small bakery open a second shop?"
+    one = ("--option", "Open a second shop")  # weighed against declining it: a yes/no decision
     subprocess.run(
-        _cli("deliberate", "--problem", question, "--out", str(run), *common),
+        _cli("deliberate", "--problem", question, *one, "--out", str(run), *common),
         env=child_env(tmp_path),
         check=True,
         capture_output=True,
         timeout=300,
     )
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["request"]["exclusive"] is True  # a yes/no question, read today
+    assert manifest["request"]["exclusive"] is True  # a yes/no decision, by construction
     for key in ("exclusive", "exclusive_source", "decision"):
         del manifest["request"][key]
     del manifest["decision"]  # a version-2 manifest from before decisions were recorded

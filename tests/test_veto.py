@@ -198,15 +198,16 @@ def test_the_stand_in_never_puts_a_forbidden_option_first(exclusive: bool) -> No
     free = offline_propose(_propose((), exclusive=exclusive), 0)
     assert 0 in {s.option for s in free.stances if s.stance == "pursue"}  # the evidence favours it
     recorded = offline_propose(_propose((BAN,), exclusive=exclusive), 0)
+    assert 0 not in _first(recorded)
+    assert (0, "avoid") in {(s.option, s.stance) for s in recorded.stances}
+    # A ban only in a fact's words is no binding constraint: the decision records it or not.
     fact = Fact(
         id="client.1",
         text="A regional decree bans any new bakery shop in the old town.",
         source="client",
     )
     read = offline_propose(_propose((), (fact,), exclusive=exclusive), 0)
-    for out in (recorded, read):
-        assert 0 not in _first(out)
-        assert (0, "avoid") in {(s.option, s.stance) for s in out.stances}
+    assert 0 in {s.option for s in read.stances if s.stance == "pursue"}
 
 
 def test_the_stand_in_critique_and_score_see_the_ban() -> None:

@@ -264,6 +264,9 @@ def deliberate(
             # A used --out is refused before a local server starts and loads its model.
             check_run_dir(run_dir, resume=resume is not None)
         except HivemindError as exc:
+            from hivemind_lab.cli.intake import refused
+
+            refused(exc)
             raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
         from hivemind_lab.agents.backends import open_model
         from hivemind_lab.agents.usage import CallMeter, CallPlan, ProgressEstimate, format_left

@@ -70,13 +70,20 @@ _SOURCE = {
 
 
 def card(decision: Decision) -> str:
-    """The decision card as plain text (one fact, option or constraint a line)."""
-    lines = [f"Options ({_SOURCE[decision.options_source]}):"]
+    """The decision card as plain text (one fact, option or constraint a line); a refused
+    decision's says why, and what was found."""
+    refusal = decision.refusal
+    lines = [
+        f"Options refused: {refusal.reason}"
+        if refusal
+        else f"Options ({_SOURCE[decision.options_source]}):"
+    ]
+    lines += [f"  found {found}" for found in (refusal.found if refusal else ())]
     labels = decision.labels
     for n, option in enumerate(decision.options, start=1):
         quoted = f'  ← "{option.quote}"' if option.quote else ""
         lines.append(f"  {n}. {option.label}{quoted}")
-    if not decision.options:
+    if not decision.options and refusal is None:
         lines.append("  none: the agents propose their own courses of action")
     if decision.exclusive is None:
         lines.append("Exclusivity: not stated (the options may be combined or sequenced)")
@@ -100,6 +107,14 @@ def card(decision: Decision) -> str:
     lines += [f"  {f.id}: {f.text}" for f in decision.facts]
     lines.append(f"Reader: {decision.reader_version}")
     return "\n".join(lines)
+
+
+def refused(exc: HivemindError) -> None:
+    """For a refused decision, print what was read (its card) before the error says why."""
+    from hivemind_lab.problems.decision import DecisionRefused
+
+    if isinstance(exc, DecisionRefused):
+        console.print(escape(card(exc.decision)), highlight=False, soft_wrap=True)
 
 
 def reading_for(
@@ -183,6 +198,7 @@ def intake(
             reading=reading,
         )
     except HivemindError as exc:
+        refused(exc)
         raise _fail(exc) from None
     if json_out:
         print(decision.model_dump_json(indent=2))

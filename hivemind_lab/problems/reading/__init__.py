@@ -25,8 +25,9 @@ READER_VERSION = "structure-1"
 REFUSAL_HINT = (
     "give the options explicitly: --option 'first course' --option 'second course' (repeat "
     "for each), `options = [...]` in a .toml problem, or `options:` in a Markdown problem's "
-    "front matter; write them as a list under a line that names them ('Our options:'); or "
-    "let the agents propose their own with --options-from agents"
+    "front matter; write them as a list under a line that names them ('Our options:'); "
+    "let a language model read the text (--backend openai or local); or let the agents "
+    "propose their own with --options-from agents"
 )
 """How to go on after a refusal (the CLI prints it)."""
 

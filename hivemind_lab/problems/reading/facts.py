@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from hivemind_lab.problems.model import MAX_FACT_CHARS, Fact, FactSource
 from hivemind_lab.problems.reading.options import MARK
 from hivemind_lab.problems.reading.text import FIGURE, read_blocks, sentences
+from hivemind_lab.text import overlap, stems
 
 __all__ = ["MAX_FACTS", "extract_facts", "fact_snippet", "has_quantity"]
 
@@ -42,6 +43,14 @@ def _restates(statement: str, options: Sequence[str]) -> bool:
     return False
 
 
+def _lists(sentence: str, options: Sequence[str]) -> bool:
+    """Whether a sentence states two or more of the options whole (every content word of each,
+    stemmed: "is split between matching the discounter on price, repositioning …"): it states
+    the decision, which every prompt already carries."""
+    said = frozenset(stems(sentence))
+    return sum(overlap(frozenset(stems(o)), said) == 1 for o in options) >= 2
+
+
 _DATE = re.compile(
     r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
@@ -69,7 +78,7 @@ def _statements(text: str, *, question: bool = False, options: Sequence[str] = (
         for part in sentences(block.text) if prose else [block.text]:
             whole = " ".join(block.cells) if block.kind == "row" else part
             restated = block.kind != "detail" and _restates(whole, options)  # a detail adds to it
-            restated |= sum(o.casefold() in part.casefold() for o in options) >= 2  # it lists them
+            restated |= _lists(part, options)
             if question and (part.rstrip().endswith(("?", ":")) or restated):
                 continue
             if named and prose:
