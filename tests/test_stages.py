@@ -139,6 +139,34 @@ def test_aggregate_ranks_by_agents_then_mean_score_and_keeps_every_justification
     assert [c.mean_score for c in unscored] == [0.0, 0.0, 0.0] and unscored[0].scores == {}
 
 
+def test_a_conclusion_in_breach_of_a_binding_constraint_never_heads_the_list():
+    """The larger cluster pursues an option a binding constraint bars: it ranks below the
+    smaller lawful one, so the report never leads with a barred first move."""
+    from hivemind_lab.runs.results import BindingVeto
+
+    solutions = [
+        solution("a", RAISE, ["pursue", "avoid"]),
+        solution("b", RAISE, ["pursue", "avoid"]),
+        solution("c", MATCH, ["avoid", "pursue"]),
+    ]
+    report = monitor.observe(
+        solutions, threshold=0.8, sufficiency=3, embedder=EMBEDDER, regeneration=0, round=0
+    )
+    veto = (BindingVeto(constraint="constraint.1", option=0, by="decision"),)
+    scores = [
+        _score("g0.r0.a", "legal", 0).model_copy(update={"vetoes": veto}),
+        _score("g0.r0.b", "legal", 0).model_copy(update={"vetoes": veto}),
+        _score("g0.r0.c", "legal", 60),
+    ]
+    verdict = practicality.judge(scores, feasibility=10, severity=0.5, regeneration=0)
+    conclusions = monitor.aggregate(report, solutions, verdict)
+    assert [c.agents for c in conclusions] == [("c",), ("a", "b")]
+    # without the veto, size ranks first as before
+    lawful = [s.model_copy(update={"vetoes": (), "score": 70}) for s in scores[:2]] + scores[2:]
+    verdict = practicality.judge(lawful, feasibility=10, severity=0.5, regeneration=0)
+    assert [c.agents for c in monitor.aggregate(report, solutions, verdict)][0] == ("a", "b")
+
+
 # -- practicality ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def agents() -> list[practicality.ConstraintAgent]:

@@ -283,15 +283,20 @@ def aggregate(
 ) -> tuple[Conclusion, ...]:
     """The ranked aggregate list: each cluster with its members' justifications side by side.
 
-    Clusters rank by size (how many agents reached the conclusion), then mean feasibility. The
-    combined rationale is the model's (``rationales``, by cluster index) when the run asked
+    A cluster any of whose solutions a binding constraint vetoed (it pursues now an option the
+    client may not take first) ranks below every cluster without such a veto, whatever its
+    size: a recommendation never leads with a barred option. Then clusters rank by size (how
+    many agents reached the conclusion), then mean feasibility. The combined rationale is the model's (``rationales``, by cluster index) when the run asked
     for one, else a plain count of agents and passages.
     """
     by_id = {s.id: s for s in solutions}
     scores_by_solution: dict[str, dict[str, int]] = {}
+    barred: set[str] = set()
     if verdict is not None:
         for score in verdict.scores:
             scores_by_solution.setdefault(score.solution_id, {})[score.constraint] = score.score
+            if score.vetoes:
+                barred.add(score.solution_id)
     drafts = []
     for cluster in report.clusters:
         members = [by_id[i] for i in cluster.solution_ids]
@@ -313,10 +318,20 @@ def aggregate(
             f"{len(members)} agent(s) ({', '.join(cluster.agent_ids)}) reached this conclusion "
             f"from different knowledge slices, citing {len(cited)} passage(s)."
         )
+        in_breach = any(m.id in barred for m in members)
         drafts.append(
-            (len(members), mean, cluster, representative, justifications, combined, scores)
+            (
+                in_breach,
+                len(members),
+                mean,
+                cluster,
+                representative,
+                justifications,
+                combined,
+                scores,
+            )
         )
-    drafts.sort(key=lambda d: (-d[0], -d[1], d[2].index))
+    drafts.sort(key=lambda d: (d[0], -d[1], -d[2], d[3].index))
     return tuple(
         Conclusion(
             rank=rank + 1,
@@ -329,5 +344,5 @@ def aggregate(
             scores=scores,
             mean_score=mean,
         )
-        for rank, (_, mean, cluster, rep, justs, combined, scores) in enumerate(drafts)
+        for rank, (_, _, mean, cluster, rep, justs, combined, scores) in enumerate(drafts)
     )

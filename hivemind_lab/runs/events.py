@@ -302,7 +302,7 @@ class RescoreResult(Event):
 LlmKind = Literal[
     "llm.propose",
     "llm.critique",
-    "llm.batch_critique",
+    "llm.critique_batch",
     "llm.revise",
     "llm.score",
     "llm.synthesize",

@@ -1,0 +1,205 @@
+"""The calibrations and the call bill, measured on recorded capable-model runs (zero calls).
+
+Each run under ``tests/fixtures/recorded/`` was deliberated through the ``openai`` backend with
+a capable model answering every request by hand. What acts after the model is measured again
+here from the recorded replies, with no new call:
+
+- **severity** (0, 0.25, 0.5, 0.75, 1): every judged set re-scored by the engine's own
+  practicality path (`hivemind_lab.compliance.rescore` on the run's cache in replay mode):
+  the set means and how many sets are vetoed;
+- **similarity threshold** (0.5, 0.65, 0.8, 0.9): the monitor's distinct conclusions after each
+  recorded round of the final generation, with the run's own embedder, and the round it would
+  halt at (``>R``: not within the recorded rounds, so it would need new calls);
+- **stubbornness** (0, 0.3, 0.6, 0.9): the engine's side only — how many recorded critique
+  points each reviser must answer or may weigh (`weigh_points`) and whether the recorded
+  revision would be taken whole (`hold_unanswered`). The model's own revision at another
+  stubbornness would need new revise calls (it is shown other lists), so this is a lower
+  bound on how the calibration acts, not a curve of outcomes;
+- **calls and tokens** per deliberation, by task.
+
+Usage: python benchmarks/recorded_runs.py [--out reports/recorded-runs.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from hivemind_lab.agents.schemas import CritiqueTask, ReviseTask  # noqa: E402
+from hivemind_lab.compliance import recorded_solutions, rescore  # noqa: E402
+from hivemind_lab.deliberation import monitor  # noqa: E402
+from hivemind_lab.deliberation.embedders import make_embedder  # noqa: E402
+from hivemind_lab.deliberation.theory import hold_unanswered, licence, weigh_points  # noqa: E402
+from hivemind_lab.runs.rundir import RunDir  # noqa: E402
+from tests.recorded import calls, manifest, recorded_runs, replay_model  # noqa: E402
+
+SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
+THRESHOLDS = (0.5, 0.65, 0.8, 0.9)
+STUBBORNNESS = (0.0, 0.3, 0.6, 0.9)
+
+
+def _severity_rows(run: Path) -> list[str]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        by: dict[float, list[tuple[float, bool]]] = {}
+        for severity in SEVERITIES:
+            with replay_model(run) as model:
+                report = rescore(
+                    run,
+                    practicality_kb=REPO / "data" / "practicality",
+                    out=Path(tmp) / str(severity),
+                    model=model,
+                    severity=severity,
+                )
+                assert model.misses == 0, "a severity re-score needed a new call"
+            by[severity] = [(s.after.mean_score, s.after.vetoed) for s in report.sets]
+    feasibility = manifest(run).request.feasibility
+    for index in range(len(by[SEVERITIES[0]])):
+        cells = []
+        for severity in SEVERITIES:
+            mean, vetoed = by[severity][index]
+            cells.append(f"{mean:.1f}{' **veto**' if vetoed else ''}")
+        rows.append(f"| {run.name} | {index + 1} | {feasibility} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def _similarity_row(run: Path) -> str:
+    recorded = manifest(run)
+    embedder = make_embedder(recorded.embedder.name)
+    solutions = recorded_solutions(RunDir(run).audit_path).values()
+    last = max(s.regeneration for s in solutions)
+    rounds: dict[int, list] = {}
+    for solution in solutions:
+        if solution.regeneration == last:
+            rounds.setdefault(solution.round, []).append(solution)
+    sufficiency = recorded.request.sufficiency
+    cells = []
+    for threshold in THRESHOLDS:
+        counts = [
+            len(monitor.cluster_solutions(rounds[r], threshold, embedder)) for r in sorted(rounds)
+        ]
+        halt = next((r for r, n in zip(sorted(rounds), counts, strict=True) if n <= sufficiency), None)
+        said = "/".join(map(str, counts))
+        cells.append(f"{said} (halt {halt if halt is not None else f'>{max(rounds)}'})")
+    return f"| {run.name} | {sufficiency} | " + " | ".join(cells) + " |"
+
+
+def _stubbornness_row(run: Path) -> str | None:
+    shown: dict[str, frozenset[str]] = {}
+    revisions = []
+    for call in calls(run):
+        task = call.task
+        if isinstance(task, CritiqueTask) or task.task == "critique_batch":
+            ids = {e.id for e in task.evidence} | {f.id for f in task.facts}
+            shown[task.critic_id] = shown.get(task.critic_id, frozenset()) | frozenset(ids)
+        if isinstance(task, ReviseTask) and task.not_taken is None:
+            revisions.append(task)
+    if not revisions:
+        return None
+    solutions = recorded_solutions(RunDir(run).audit_path)
+    cells = []
+    for stubbornness in STUBBORNNESS:
+        must = may = taken = 0
+        for task in revisions:
+            weighing = weigh_points(task.critiques, shown, stubbornness)
+            must += len(weighing.must_answer)
+            may += len(weighing.may_weigh)
+            before = next(
+                (
+                    s
+                    for s in solutions.values()
+                    if s.agent_id == task.agent_id and s.title == task.current.title
+                ),
+                None,
+            )
+            after = [
+                s
+                for s in solutions.values()
+                if s.agent_id == task.agent_id and before is not None and s.round == before.round + 1
+            ]
+            if before is None or not after:
+                continue
+            peers = {s.agent_id: s for s in solutions.values() if s.round == before.round}
+            hold = hold_unanswered(
+                before,
+                after[0],
+                licence(before, after[0], weighing, peers, task.critiques),
+                exclusive=task.exclusive,
+            )
+            taken += not hold.held
+        cells.append(f"{must}/{may}/{taken}")
+    return f"| {run.name} | {len(revisions)} | " + " | ".join(cells) + " |"
+
+
+def _calls_row(run: Path) -> str:
+    result = RunDir(run).read_result()
+    kinds = Counter(c.kind.removeprefix("llm.") for c in calls(run))
+    usage = result.usage
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    return (
+        f"| {run.name} | {result.status} | {result.n_agents} | {1 + sum(kinds.values())} "
+        f"| {shown} | {usage.prompt_tokens:,} | {usage.completion_tokens:,} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    runs = recorded_runs()
+    load = os.getloadavg()[0]
+    lines = [
+        "# Calibrations and calls on recorded capable-model runs",
+        "",
+        f"*{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, load {load:.2f}; `python benchmarks/recorded_runs.py`; "
+        f"{len(runs)} runs in tests/fixtures/recorded (zero model calls).*",
+        "",
+        "## Severity: set means (and vetoes) re-scored by the engine",
+        "",
+        "| run | set | feasibility | " + " | ".join(f"severity {s}" for s in SEVERITIES) + " |",
+        "|---|---|---|" + "---|" * len(SEVERITIES),
+    ]
+    for run in runs:
+        lines += _severity_rows(run)
+    lines += [
+        "",
+        "## Similarity threshold: distinct conclusions per recorded round (final generation)",
+        "",
+        "| run | sufficiency | " + " | ".join(f"threshold {t}" for t in THRESHOLDS) + " |",
+        "|---|---|" + "---|" * len(THRESHOLDS),
+    ]
+    lines += [_similarity_row(run) for run in runs]
+    lines += [
+        "",
+        "## Stubbornness, the engine's side: points to answer / to weigh / revisions taken whole",
+        "",
+        "| run | revisions | " + " | ".join(f"stubbornness {s}" for s in STUBBORNNESS) + " |",
+        "|---|---|" + "---|" * len(STUBBORNNESS),
+    ]
+    lines += [row for run in runs if (row := _stubbornness_row(run))]
+    lines += [
+        "",
+        "## Calls and tokens per deliberation (intake included in calls)",
+        "",
+        "| run | status | agents | calls | by task | prompt tokens | completion tokens |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [_calls_row(run) for run in runs]
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

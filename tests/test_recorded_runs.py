@@ -1,0 +1,318 @@
+"""The engine's rules judged on recorded capable-model runs, with zero model calls.
+
+Every test reads the fixtures of `tests.recorded` (whole runs whose replies a capable model
+wrote by hand, answering each request alone) and asks whether what the engine did with those
+replies is right: it never pins a model's wording. Severity, the monitor and the report act
+after the model, so they are computed again from the recorded replies; a replay re-runs the
+whole engine on the run's own cache.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab.agents.prompts import PROMPT_VERSION, split_task_block
+from hivemind_lab.agents.schemas import (
+    IntakeOutput,
+    OptionStance,
+    ProposalOutput,
+    ScoreOutput,
+    ScoreTask,
+)
+from hivemind_lab.compliance import recorded_solutions, rescore
+from hivemind_lab.deliberation import practicality
+from hivemind_lab.experiments.replays import replay
+from hivemind_lab.problems import Problem
+from hivemind_lab.problems.intake import checked, quoted
+from hivemind_lab.reports.evidence import gather
+from hivemind_lab.reports.summary import summarise
+from hivemind_lab.runs import events
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.rundir import RunDir
+from tests.recorded import calls, intake_reply, manifest, recorded_runs, replay_model
+from tests.support import PRACTICALITY
+
+RUNS = recorded_runs()
+IDS = [r.name for r in RUNS]
+SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
+OPTION_KEYS = {"option", "instead", "forbids", "limits", "not_first", "after", "about"}
+
+pytestmark = pytest.mark.skipif(not RUNS, reason="no recorded runs in tests/fixtures/recorded")
+
+
+def test_the_recorded_runs_cover_what_a_deliberation_meets():
+    """At least eight runs: both profiles, exclusive and combinable decisions, an open
+    question, a binding constraint that bars an option, one that only limits, and a veto."""
+    made = [manifest(r) for r in RUNS]
+    assert len(made) >= 8
+    assert {m.request.profile for m in made} >= {"enterprise", "individual"}
+    decisions = [m.decision for m in made]
+    assert any(d.exclusive is True for d in decisions)
+    assert any(d.exclusive is False for d in decisions)
+    assert any(not d.options for d in decisions)
+    assert any(c.forbids or c.not_first for d in decisions for c in d.constraints)
+    assert any(c.limits and not c.forbids for d in decisions for c in d.constraints)
+    results = [RunDir(r).read_result() for r in RUNS]
+    assert any(result.vetoes and result.vetoes[0].vetoed for result in results)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_a_recorded_run_says_what_model_it_was_and_is_current(run: Path):
+    recorded = manifest(run)
+    assert (recorded.backend, recorded.model) == ("openai", "hand")
+    # A prompt change makes every recorded request stale: record the runs again.
+    assert recorded.prompt_version == PROMPT_VERSION
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_a_recorded_run_replays_exactly_with_zero_calls(run: Path):
+    report = replay(run)
+    assert report.network_calls == 0
+    assert report.identical, report.first_difference
+
+
+# -- severity acts once ------------------------------------------------------------------------
+
+
+def _score_calls(run: Path) -> list[tuple[ScoreTask, ScoreOutput]]:
+    out = []
+    for call in calls(run, "llm.score"):
+        assert isinstance(call.task, ScoreTask) and isinstance(call.reply, ScoreOutput)
+        out.append((call.task, call.reply))
+    return out
+
+
+def test_at_the_default_severity_a_constraint_agent_score_stands():
+    """The rubric's score already weighs the agent's concerns: the engine takes it as given at
+    the default severity, and moves it the same way for every model above and below."""
+    replies = [out for run in RUNS for _, out in _score_calls(run)]
+    assert len(replies) >= 40
+    for out in replies:
+        assert practicality.constraint_score(out, 0.5) == out.score
+        moved = [practicality.constraint_score(out, s) for s in SEVERITIES]
+        assert moved == sorted(moved, reverse=True)
+    # severity has something to act on: the capable model's unmitigated concerns
+    assert sum(any(not c.mitigated for c in out.concerns) for out in replies) >= 10
+
+
+def _rescored(run: Path, tmp: Path, severity: float):
+    with replay_model(run) as model:
+        report = rescore(
+            run,
+            practicality_kb=PRACTICALITY,
+            out=tmp / f"{run.name}-{severity}",
+            model=model,
+            severity=severity,
+        )
+        assert model.misses == 0
+    return report
+
+
+@pytest.mark.slow
+def test_plans_the_constraint_agents_judge_feasible_pass_at_the_default_severity(tmp_path):
+    """Re-judged by the engine on the recorded replies (zero calls): a set whose constraint
+    agents' own scores average above the client's feasibility, with no binding veto, passes at
+    the default severity, and severity moves set means and veto counts monotonically."""
+    moved_somewhere = judged = 0
+    for run in RUNS:
+        replies = {(t.constraint, t.solution.text()): out for t, out in _score_calls(run)}
+        solutions = recorded_solutions(RunDir(run).audit_path)
+        by_severity = {s: _rescored(run, tmp_path, s) for s in SEVERITIES}
+        for verdict in by_severity[0.5].sets:
+            after = verdict.after
+            if any(score.vetoes for score in after.scores):
+                continue  # a binding veto is 0 whatever the model judged
+            own = [
+                replies[score.constraint, solutions[score.solution_id].view().text()].score
+                for score in after.scores
+            ]
+            model_mean = sum(own) / len(own)
+            assert after.mean_score == pytest.approx(model_mean, abs=0.5)
+            assert after.vetoed is (after.mean_score <= after.feasibility), (run.name, verdict)
+            if model_mean > after.feasibility + 1:
+                assert not after.vetoed, (run.name, model_mean, after.feasibility)
+            judged += 1
+        means = [[v.after.mean_score for v in by_severity[s].sets] for s in SEVERITIES]
+        for column in zip(*means, strict=True):
+            assert list(column) == sorted(column, reverse=True), (run.name, column)
+            moved_somewhere += column[0] != column[-1]
+        vetoes = [sum(v.after.vetoed for v in by_severity[s].sets) for s in SEVERITIES]
+        assert vetoes == sorted(vetoes), (run.name, vetoes)
+    assert judged and moved_somewhere
+
+
+def test_a_plan_that_pursues_a_barred_option_scores_zero_whatever_the_model_wrote():
+    """For every recorded score reply of a decision with a binding constraint that bars an
+    option now, the same reply on a plan pursuing that option is 0: the decision's own record
+    decides, not the model's number or words."""
+    checked_any = False
+    for run in RUNS:
+        network = manifest(run).constraints
+        for task, out in _score_calls(run):
+            for constraint in task.constraints:
+                for option in (*constraint.forbids, *constraint.not_first):
+                    if not practicality.answers_for(constraint.kind, task.constraint, network):
+                        continue
+                    view = task.solution.model_copy(
+                        update={"stances": (OptionStance(option=option, stance="pursue"),)}
+                    )
+                    bound = practicality.apply_binding(
+                        round(practicality.constraint_score(out, 0.5)),
+                        out,
+                        task,
+                        view,
+                        agent=task.constraint,
+                        network=network,
+                    )
+                    assert bound.score == 0 and bound.vetoes, (run.name, constraint.id)
+                    checked_any = True
+    assert checked_any
+
+
+# -- the model's reading stands ------------------------------------------------------------------
+
+
+def _problem(run: Path) -> Problem:
+    request = manifest(run).request
+    return Problem(
+        id=request.problem_id,
+        title=request.problem_title or request.problem_id,
+        question=request.problem,
+        client_data=request.client_data,
+        market_data=request.market_data,
+    )
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_every_option_the_model_quoted_is_kept(run: Path):
+    """Read again by today's intake checks, the recorded reading keeps every option whose
+    quote is in the text (nothing but the quote is checked), and the text's own facts stay
+    with the model's added."""
+    reply = IntakeOutput.model_validate(intake_reply(run))
+    problem = _problem(run)
+    decision, dropped = checked(reply, problem, reader_version="recheck")
+    text = problem.question
+    kept = {o.label for o in decision.options}
+    for option in reply.options:
+        if quoted(option.quote, text) and len(option.quote.split()) >= 2:
+            assert option.label.strip() in kept or any(
+                option.label.strip().casefold() == k.casefold() for k in kept
+            ), (option, dropped)
+    for reason in dropped:
+        assert "quote" in reason or "twice" in reason, reason
+    facts = {f.text for f in decision.facts}
+    model_facts = [f for f in reply.facts if quoted(f.quote, text)]
+    assert len(decision.facts) >= len(model_facts)
+    assert all(" ".join(f.text.split())[:200] in " ".join(facts) for f in model_facts[:3])
+
+
+# -- a solution says one thing -------------------------------------------------------------------
+
+
+def _said(title: str, recommendations, stances) -> tuple[str, tuple[str, ...], frozenset]:
+    return (
+        title,
+        tuple(recommendations),
+        frozenset((s.option, s.stance) for s in stances),
+    )
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_every_solution_is_one_reply_whole_or_the_previous_one(run: Path):
+    """A solution's title, steps and stances come from one model reply of its agent, or are
+    its previous solution whole (a revision held): never stances edited under other words."""
+    replies: dict[str, set] = {}
+    for call in calls(run):
+        if isinstance(call.reply, ProposalOutput):
+            agent = getattr(call.task, "agent_id", "")
+            n = len(getattr(call.task, "options", ()))
+            stances = [s for s in call.reply.stances if s.option < n]
+            replies.setdefault(agent, set()).add(
+                _said(call.reply.title, call.reply.recommendations, stances)
+            )
+    previous: dict[str, tuple] = {}
+    seen = 0
+    for record in read_records(RunDir(run).audit_path):
+        event = record.event
+        if not isinstance(event, events.Proposal):
+            continue
+        said = _said(event.title, event.recommendations, event.stances)
+        assert said in replies.get(event.agent_id, set()) or said == previous.get(event.agent_id), (
+            run.name,
+            event.id,
+        )
+        previous[event.agent_id] = said
+        seen += 1
+    assert seen
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_report_headline_and_its_plan_come_from_one_solution(run: Path):
+    evidence = gather(run)
+    result = evidence.result
+    if not result.conclusions:
+        pytest.skip("no conclusion to head the report")  # a veto-out run shows the closest
+    top = result.conclusions[0]
+    own = evidence.own_justifications(top)
+    shown = evidence.solutions[own[0].solution_id]
+    assert tuple(shown.recommendations) == tuple(top.recommendations)
+    report = summarise(evidence)
+    plan = report.recommendation or report.unbacked
+    assert plan is not None
+    labels = list(evidence.decision.labels)
+    for st in shown.stances:
+        if st.stance == "pursue" and st.option < len(labels):
+            assert labels[st.option] in plan.title, (plan.title, labels[st.option])
+
+
+# -- the wire ------------------------------------------------------------------------------------
+
+
+def _option_refs(node: object, key: str = "") -> list[object]:
+    if isinstance(node, dict):
+        return [v for k, child in node.items() for v in _option_refs(child, k)]
+    if isinstance(node, list):
+        return [v for child in node for v in _option_refs(child, key)]
+    return [node] if key in OPTION_KEYS and node is not None else []
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_no_request_names_an_option_by_a_zero_based_index(run: Path):
+    """Options reach the model as letters (the client reads the list from A), whatever the
+    engine keeps inside."""
+    found = 0
+    for record in read_records(RunDir(run).audit_path):
+        event = record.event
+        if not isinstance(event, events.ModelCall):
+            continue
+        user = next(m["content"] for m in event.prompt if m["role"] == "user")
+        block = split_task_block(user)
+        assert block is not None
+        refs = _option_refs(json.loads(block.data))
+        assert all(isinstance(r, str) and len(r) == 1 and r.isupper() for r in refs), refs
+        found += len(refs)
+    if manifest(run).decision.options:
+        assert found
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_a_score_request_carries_only_its_own_knowledge_signals(run: Path):
+    """Red flags and mitigations come from the documents the constraint agent retrieved for
+    that solution, not from the whole constraint corpus."""
+    agents = {
+        a.constraint: a
+        for a in practicality.build_constraint_agents(PRACTICALITY, manifest(run).constraints)
+    }
+    for task, _ in _score_calls(run):
+        flags, mitigations = agents[task.constraint].signals(task.evidence)
+        assert set(task.red_flags) == set(flags) and set(task.mitigations) == set(mitigations)
+
+
+def test_every_recorded_call_kind_is_read():
+    kinds = {c.kind for run in RUNS for c in calls(run)}
+    assert {"llm.propose", "llm.revise", "llm.score"} <= kinds
+    assert kinds >= {"llm.critique", "llm.critique_batch", "llm.synthesize"}
