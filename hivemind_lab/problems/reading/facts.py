@@ -68,7 +68,8 @@ def has_quantity(text: str) -> bool:
 def _statements(text: str, *, question: bool = False, options: Sequence[str] = ()) -> list[str]:
     """A text's statements: prose sentences, list items and table rows, never its headings or
     labels; of a question, never its questions, the line that leads into a list, a restated
-    option or the sentence that lists the options either. Prose under a heading that names an option speaks of that option."""
+    option or the sentence that lists the options either. Prose under a heading that names an
+    option speaks of that option."""
     found = []
     for block in read_blocks(text):
         if block.kind in ("heading", "label"):

@@ -31,7 +31,10 @@ __all__ = [
 ]
 
 _NOUN = r"option|alternative|choice|possibility|path|route|offer|proposal|scenario|plan"
-_NOUNS = r"options|alternatives|choices|possibilities|paths|routes|offers|proposals|scenarios|courses\s+of\s+action|ways\s+forward"
+_NOUNS = (
+    r"options|alternatives|choices|possibilities|paths|routes|offers|proposals|scenarios|"
+    r"courses\s+of\s+action|ways\s+forward"
+)
 NAMES_OPTIONS = re.compile(rf"\b(?:{_NOUNS})\b", re.IGNORECASE)
 """Words by which a text names what it lists as its options (a list under "Option A" is that
 option's details)."""
@@ -40,15 +43,20 @@ _COUNT = re.compile(
 )
 _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 MARK = re.compile(
-    rf"^\W*(?:{_NOUN})\s+(?P<mark>[A-H1-9]|one|two|three|four|five)\b(?:\s*[:.)–—-]\s*|\s+(?:is|would\s+be|will\s+be)\s+to\s+|\W*$)",
+    rf"^\W*(?:{_NOUN})\s+(?P<mark>[A-H1-9]|one|two|three|four|five)\b"
+    r"(?:\s*[:.)–—-]\s*|\s+(?:is|would\s+be|will\s+be)\s+to\s+|\W*$)",
     re.I,
 )
 """An option's mark leading its text: "Option A: …", "Alternative 2 is to …", "Option C"."""
 _ORDINAL = re.compile(
-    rf"^(?:(?:so|and|then|finally|lastly)\s*,?\s+)?(?:(?:the|a|an)\s+)?(?P<nth>first|second|third|fourth|fifth|last|final|other|another|one|further)(?:\s+(?:{_NOUN}|idea|approach|course(?:\s+of\s+action)?))?\s+(?:is|would\s+be|will\s+be|could\s+be)\s+to\s+(?P<item>.+)$",
+    r"^(?:(?:so|and|then|finally|lastly)\s*,?\s+)?(?:(?:the|a|an)\s+)?"
+    r"(?P<nth>first|second|third|fourth|fifth|last|final|other|another|one|further)"
+    rf"(?:\s+(?:{_NOUN}|idea|approach|course(?:\s+of\s+action)?))?"
+    r"\s+(?:is|would\s+be|will\s+be|could\s+be)\s+to\s+(?P<item>.+)$",
     re.I,
 )
-"""One option a sentence, led by its ordinal: "The first is to …", "A third path would be to …"."""
+"""One option a sentence, led by its ordinal: "The first is to …", "A third path would be to
+…"."""
 _ENUMERATION = re.compile(
     rf"\b(?:{_NOUNS})\b[^:.?!]{{0,60}}?(?::|\s[—–]\s)\s*(?P<list>\S.*)$", re.I
 )
@@ -167,13 +175,14 @@ def _headings(blocks: Sequence[Block]) -> list[str]:
 
 
 def _enumeration(blocks: Sequence[Block], rejected: list[str]) -> list[str]:
-    """A sentence's own list: marked in order ("assess: (a) …, (b) … or (c) …") after a colon or
-    a word that names options, or after a colon or dash that follows such a word ("four paths:
-    A; B; C; or D"), split at its semicolons, else its commas and last "or"; a count it gives
-    must be the number of items."""
+    """A sentence's own list: marked in order ("assess: (a) …, (b) … or (c) …") after a colon
+    or a word that names options, or after a colon or dash that follows such a word ("four
+    paths: A; B; C; or D"), split at its semicolons, else its commas and last "or"; a count it
+    gives must be the number of items."""
     for _, text in _units(blocks):
+        first = _INLINE_MARK.search(text)
         marks = [m.casefold() for m in _INLINE_MARK.findall(text)]
-        lead = text[: _INLINE_MARK.search(text).start()] if marks else ""  # type: ignore[union-attr]
+        lead = text[: first.start()] if first else ""
         ordered = len(marks) >= 2 and any(list(s[: len(marks)]) == marks for s in _SEQUENCES)
         found = _ENUMERATION.search(text)
         if ordered and (lead.rstrip().endswith(":") or NAMES_OPTIONS.search(lead)):

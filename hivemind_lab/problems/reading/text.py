@@ -19,7 +19,8 @@ from hivemind_lab.text import split_sentences
 __all__ = ["FIGURE", "Block", "read_blocks", "sentences", "subject"]
 
 _MARK = re.compile(
-    r"^\s*(?P<mark>[-*•▪]|\d{1,2}[.)](?:\d{1,2}\.?)?|\(?(?:[a-h]|i{1,3}|iv|v)\))\s+(?=\S)", re.I
+    r"^\s*(?P<mark>[-*•▪]|\d{1,2}[.)](?:\d{1,2}\.?)?|\(?(?:[a-h]|i{1,3}|iv|v)\))\s+(?=\S)",
+    re.I,
 )
 """A list mark opening a line: a bullet, a number ("3." "3)" "4.1"), a letter ("(b)" "b)")."""
 FIGURE = re.compile(
@@ -86,19 +87,16 @@ class _Blocks:
 
     def add(self, kind: BlockKind, text: str, lead: str | None = None, **more: object) -> None:
         lead = self.label if lead is None else lead
-        self.blocks.append(Block(kind, text.strip(), lead, self.run, **more))  # type: ignore[arg-type]
+        block = Block(kind, text.strip(), lead, self.run, **more)  # type: ignore[arg-type]
+        self.blocks.append(block)
 
     def before(self) -> str:
         """The text right above what comes next: a list's lead when nothing in its own
-        paragraph leads it."""
-        last = self.blocks[-1] if self.blocks else None
-        return (
-            ""
-            if last is None
-            else (sentences(last.text) or [""])[-1]
-            if last.kind == "text"
-            else last.text
-        )
+        paragraph leads it (of prose, its last sentence)."""
+        if not self.blocks:
+            return ""
+        last = self.blocks[-1]
+        return (sentences(last.text) or [""])[-1] if last.kind == "text" else last.text
 
     def lines(self, lines: list[str], lead: str) -> None:
         """A paragraph's lines: marked lines are items (one list a kind of mark, led by the
@@ -192,8 +190,7 @@ def read_blocks(text: str) -> list[Block]:
             found.add("heading", found.label, level=level)
         elif "th_open" in opened or "td_open" in opened:
             cells.append(content.strip())
-        elif pending and depth > 1:
-            parent = next(b for b in reversed(found.blocks) if b.kind == "item")
+        elif pending and depth > 1 and (parent := _last_item(found.blocks)) is not None:
             found.add("detail", f"{parent.text}: {first}", parent.lead)
             pending = False
             found.lines(rest, first)
@@ -204,6 +201,10 @@ def read_blocks(text: str) -> list[Block]:
         else:
             found.lines(content.splitlines(), found.label)
     return found.blocks
+
+
+def _last_item(blocks: list[Block]) -> Block | None:
+    return next((b for b in reversed(blocks) if b.kind == "item"), None)
 
 
 def subject(text: str) -> str | None:
