@@ -149,7 +149,7 @@ def test_a_constraint_can_bar_an_option_as_a_first_move_only() -> None:
     decision, _ = checked(IntakeOutput.model_validate(reading), problem, reader_version="v")
     (constraint,) = decision.constraints
     assert (constraint.not_first, constraint.after, constraint.forbids) == ((1,), 0, ())
-    assert constraint.limits == (2,)  # barred first is more than bounded
+    assert constraint.limits == (1, 2)  # barred first and bounded in size: both stand
     assert decision.not_first() == (1,) and decision.forbidden() == ()
 
 

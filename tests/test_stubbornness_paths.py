@@ -334,3 +334,32 @@ def test_on_an_open_question_a_changed_course_is_taken_when_a_point_cleared_the_
     nothing = Licence(raised=frozenset(), away=frozenset(), reach=0.0, listed=False)
     kept, _, *_ = hold_unanswered(before, after, nothing, exclusive=False)
     assert kept.course == before.course
+
+
+async def test_a_reviser_of_an_open_question_is_shown_its_own_course():
+    """On an open question the plan is its course: the revise task carries it (a recorded
+    capable-model run was shown ``course: null`` and had to write its course again)."""
+    context = DecisionContext(problem="How should the museum approach the next five years?")
+    own = OwnCourse(action="Run a scenario session, then decide on the grant by March.")
+    current = _solution("t").model_copy(update={"course": own})
+    asked: list[ReviseTask] = []
+
+    def reply(task: Task, seed: int | None) -> RevisionOutput:
+        assert isinstance(task, ReviseTask)
+        asked.append(task)
+        return RevisionOutput(
+            title="t", course=task.current.course, recommendations=["r"], rationale=""
+        )
+
+    out = await revise(
+        AgentCaller(FunctionModel(reply)),
+        [_agent("t")],
+        {"t": current},
+        [],
+        context,
+        stubbornness=0.3,
+        round=1,
+        is_repeat=lambda view: False,
+    )
+    assert asked[0].current.course == own
+    assert out.solutions["t"].course == own

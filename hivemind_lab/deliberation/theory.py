@@ -701,6 +701,7 @@ async def revise(
                 citations=list(current.citations),
                 facts_used=list(current.facts_used),
                 constraints_used=list(current.constraints_used),
+                course=current.course,
             ),
             critiques=received,
             stubbornness=stubbornness,

@@ -128,7 +128,9 @@ def checked(
                 kind=c.kind,
                 forbids=tuple(sorted(forbids)),
                 limits=tuple(
-                    sorted({index[i] for i in c.limits if i in index} - forbids - not_first)
+                    # a dividend lawful only after the leaseback may also be capped in
+                    # size: not first and limited are both true of it
+                    sorted({index[i] for i in c.limits if i in index} - forbids)
                 ),
                 not_first=tuple(sorted(not_first)),
                 after=after if not_first else None,
