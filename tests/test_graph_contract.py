@@ -193,8 +193,16 @@ def test_invalid_asserts_are_refused_and_store_nothing(graph, kwargs, field):
         (("Paris", "is", "capital"), ("Paris", "is", "c\u0430pital"), None),  # Cyrillic a
         (("Paris", "is", "capital"), ("Paris", "is", "capi\u200dtal"), None),
         (("Paris", "is", "capital"), ("Paris", "is", "CAPITAL\u00ad"), None),  # soft hyphen
-        (("mind", "is", "\u0441\u043e\u0440"), ("mind", "is", "cop"), None),  # all look-alikes
+        # a word in one script is never folded, even when every letter has a Latin look-alike
+        (("mind", "is", "\u0441\u043e\u0440"), ("mind", "is", "cop"), "contradicts"),
         (("mind", "is", "\u043c\u0438\u0440"), ("mind", "is", "mup"), "contradicts"),  # Russian
+        (("pet", "is", "кот"), ("pet", "is", "kot"), "contradicts"),  # Russian cat, Latin kot
+        (("word", "is", "και"), ("word", "is", "kai"), "contradicts"),  # Greek and, Latin kai
+        # a word mixing scripts is written in the one that can write all of it
+        (("pet", "is", "kot"), ("pet", "is", "k\u043et"), None),  # one Cyrillic о
+        (("pet", "is", "кот"), ("pet", "is", "ко\u0074"), None),  # one Latin t
+        (("pet", "is", "kai"), ("pet", "is", "k\u03b1i"), None),  # one Greek α
+        (("Paris", "is", "capital"), ("\u0420\u0430r\u0456s", "is", "village"), "contradicts"),
         (("x", "is", "a  b"), ("x", "is", "a\u00a0\tb"), None),  # whitespace collapsed
     ],
 )
@@ -212,6 +220,24 @@ def test_keys_are_normalised_for_subjects_predicates_and_conflicts(graph, first,
             {"id": result.assertion_id},
         )[0]
         assert (row["s"], row["p"]) == second[:2]  # the text is kept as given for display
+
+
+def test_read_paths_key_names_as_writes_do(graph):
+    graph.assert_claim("Paris", "is", "capital", 0.9, T, model="claude")
+    graph.assert_claim("кот", "is", "a cat", 0.9, T, model="claude")
+    graph.assert_claim("kot", "is", "a surname", 0.9, T, model="claude")
+    for spelling in ("P\u0430ris", "Pa\u200bris", "\u0420\u0430r\u0456s", "ＰＡＲＩＳ"):
+        answer = graph.query(f"What is {spelling}?", 400, T, model="claude")
+        assert "capital" in answer, spelling
+    # Latin kot with one Cyrillic о is kot, and Russian кот (a cat) is another word
+    latin = graph.query("k\u043et", 400, T, model="claude")
+    assert "a surname" in latin and "a cat" not in latin
+    # grok's look-alike spelling is the same subject: not unique to either, not exclusive
+    graph.assert_claim("P\u0430ris", "is", "a capital city", 0.8, T, model="grok")
+    report = graph.divergence("claude", "grok", T)
+    assert "Paris" not in {c.subject for c in report.unique_to_a}
+    assert not report.unique_to_b
+    assert "Paris" not in {a.subject for a in graph.exclusive_to("claude")}
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ of a subscription (repeated, ended, bounded, dropped with its session) in proces
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import anyio
 import pytest
@@ -205,5 +206,32 @@ async def test_subscriptions_end_repeat_as_one_are_bounded_and_go_with_their_ses
             await client.subscribe_resource(kept)  # held already: not a sixth
             assert len(subscribers) == 5
         assert len(subscribers) == 0  # the session ended: its subscriptions are gone
+    finally:
+        store.close()
+
+
+async def test_the_entity_resource_and_prompt_key_subjects_as_writes_do(tmp_path):
+    config = GraphConfig(db_path=tmp_path / "g.lbdb")
+    store = open_store(config)
+    graph = HivemindGraph(store, config)
+    server = MCPServer("t")
+    add_resources(server, graph, InMemorySubscriptionBus())
+    paris = graph.assert_claim("Paris", "is", "capital", 0.9, T, model="claude").assertion_id
+    cat = graph.assert_claim("кот", "is", "a cat", 0.9, T, model="claude").assertion_id
+    name = graph.assert_claim("kot", "is", "a surname", 0.9, T, model="claude").assertion_id
+
+    async def about(subject: str) -> set[str]:
+        uri = f"hivemind://entities/{quote(subject, safe='')}/assertions"
+        return {c["id"] for c in json.loads((await client.read_resource(uri)).contents[0].text)}
+
+    try:
+        async with Client(server, mode="legacy") as client:
+            for spelling in ("paris", "P\u0430ris", "Pa\u200bris", "ＰＡＲＩＳ"):
+                assert await about(spelling) == {paris}, spelling
+            assert await about("кот") == {cat}  # Russian: another word than Latin kot
+            assert await about("kot") == {name}
+            assert await about("k\u043et") == {name}  # Latin with one Cyrillic о
+            prompt = await client.get_prompt("summarise_subject", {"subject": "P\u0430ri\u200bs"})
+            assert paris in prompt.messages[0].content.text
     finally:
         store.close()

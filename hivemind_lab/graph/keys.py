@@ -3,9 +3,10 @@
 Two texts that a reader cannot tell apart must get one key, or an invisible character lets a
 claim slip past conflict detection (``Pa\\u200bris`` beside ``Paris``) and a look-alike letter
 makes a false conflict (Cyrillic ``Раris`` against ``Paris``). A key is the text after Unicode
-NFKC, without zero-width, bidi and other format or control characters, case-folded, with
-Cyrillic and Greek look-alikes of Latin letters folded inside words that are Latin or made only
-of look-alikes, and with whitespace collapsed. The original text is stored as given for display.
+NFKC, without zero-width, bidi and other format or control characters, case-folded, with the
+Latin, Cyrillic and Greek look-alikes of a word that mixes those scripts folded into its
+dominant script (a word in one script is never folded: Russian ``кот`` is not Latin ``kot``),
+and with whitespace collapsed. The original text is stored as given for display.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
+from typing import Literal
 
 _SEP = re.compile(r"[\s_-]+")
 _WORDS = re.compile(r"\w+")
@@ -30,49 +33,70 @@ _INVISIBLE_EXTRA = frozenset(
     }
 )
 
-# Cyrillic and Greek letters (case-folded) that look like a Latin letter in common fonts, upper
-# or lower case (the uppercase look-alike decides: Cyrillic Н looks like H, so н keys as h).
-_LOOK_ALIKES = str.maketrans(
-    {
-        "а": "a",
-        "в": "b",
-        "е": "e",
-        "ё": "ë",
-        "к": "k",
-        "м": "m",
-        "н": "h",
-        "о": "o",
-        "р": "p",
-        "с": "c",
-        "т": "t",
-        "у": "y",
-        "х": "x",
-        "і": "i",
-        "ї": "ï",
-        "ј": "j",
-        "ѕ": "s",
-        "ԁ": "d",
-        "һ": "h",
-        "ӏ": "l",
-        "ԛ": "q",
-        "ԝ": "w",
-        "α": "a",
-        "β": "b",
-        "ε": "e",
-        "ζ": "z",
-        "η": "h",
-        "ι": "i",
-        "κ": "k",
-        "μ": "m",
-        "ν": "n",
-        "ο": "o",
-        "ρ": "p",
-        "τ": "t",
-        "υ": "y",
-        "χ": "x",
-    }
+Script = Literal["latin", "cyrillic", "greek"]
+SCRIPTS: tuple[Script, ...] = ("latin", "cyrillic", "greek")
+"""The scripts whose look-alikes are folded, in the order that breaks a tie for dominance."""
+
+# Letters (case-folded) of Latin, Cyrillic and Greek that look alike in common fonts, upper or
+# lower case (the uppercase look-alike decides: Cyrillic Н looks like H, so н is h's), one row
+# per Latin letter: its Cyrillic look-alikes (the first is the one folded to) and Greek one.
+_CONFUSABLES: tuple[tuple[str, str, str], ...] = (
+    ("a", "а", "α"),
+    ("b", "в", "β"),
+    ("c", "с", ""),
+    ("d", "ԁ", ""),
+    ("e", "е", "ε"),
+    ("ë", "ё", ""),
+    ("h", "нһ", "η"),
+    ("i", "і", "ι"),
+    ("ï", "ї", ""),
+    ("j", "ј", ""),
+    ("k", "к", "κ"),
+    ("l", "ӏ", ""),
+    ("m", "м", "μ"),
+    ("n", "", "ν"),
+    ("o", "о", "ο"),
+    ("p", "р", "ρ"),
+    ("q", "ԛ", ""),
+    ("s", "ѕ", ""),
+    ("t", "т", "τ"),
+    ("w", "ԝ", ""),
+    ("x", "х", "χ"),
+    ("y", "у", "υ"),
+    ("z", "", "ζ"),
 )
-_FOLDABLE = frozenset(chr(c) for c in _LOOK_ALIKES)
+
+
+def _fold_tables() -> dict[Script, dict[int, str]]:
+    """For each script, the translation of the other scripts' look-alikes into its letters."""
+    tables: dict[Script, dict[int, str]] = {script: {} for script in SCRIPTS}
+    for latin, cyrillic, greek in _CONFUSABLES:
+        row: dict[Script, str] = {"latin": latin, "cyrillic": cyrillic, "greek": greek}
+        for target in SCRIPTS:
+            if not row[target]:
+                continue
+            for source in SCRIPTS:
+                if source != target:
+                    tables[target].update((ord(ch), row[target][0]) for ch in row[source])
+    return tables
+
+
+_FOLD_INTO = _fold_tables()
+_CYRILLIC_OR_GREEK = re.compile(r"[\u0370-\u03ff\u0400-\u052f\u1c80-\u1c8f\u1f00-\u1fff]")
+
+
+@functools.lru_cache(maxsize=8192)
+def script_of(ch: str) -> Script | None:
+    """The script of a letter among `SCRIPTS` (None for any other character)."""
+    if ch.isascii():
+        return "latin" if ch.isalpha() else None
+    if not ch.isalpha():
+        return None
+    name = unicodedata.name(ch, "")
+    for script in SCRIPTS:
+        if name.startswith(script.upper()):
+            return script
+    return None
 
 
 _ASCII_CONTROLS = {c: None for c in range(0x20) if not chr(c).isspace()} | {0x7F: None}
@@ -93,13 +117,33 @@ def strip_invisible(text: str) -> str:
     return "".join(ch for ch in text if _visible(ch))
 
 
+def fold_mixed_script(word: str) -> str:
+    """A word whose letters mix Latin, Cyrillic and Greek, written in one of its scripts by
+    folding the others' look-alikes into it; a word in one script is returned as it is.
+
+    The idea of Unicode's confusable skeleton (UTS #39), applied only where scripts mix: a Latin
+    word with one Cyrillic letter (``kоt``) is the Latin word, while Russian ``кот`` and Latin
+    ``kot`` stay two words. The script folded into is one that can write every letter of the
+    word (``Раrіs`` has a Latin ``r`` no Cyrillic letter looks like, so it is Latin ``paris``);
+    among several, or when none can, the one with most letters (a tie goes to the first of
+    `SCRIPTS`).
+    """
+    if len(set(map(script_of, word)) - {None}) < 2:
+        return word
+    counts = Counter(script for script in map(script_of, word) if script is not None)
+    present = [script for script in SCRIPTS if counts[script]]
+    writable = [
+        target
+        for target in present
+        if all(script_of(ch) in (None, target) or ord(ch) in _FOLD_INTO[target] for ch in word)
+    ]
+    target = max(writable or present, key=lambda script: counts[script])
+    return word.translate(_FOLD_INTO[target])
+
+
 def _fold_word(match: re.Match[str]) -> str:
     word = match.group(0)
-    letters = [ch for ch in word if ch.isalpha()]
-    latin = any(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in letters)
-    if latin or (letters and all(ch in _FOLDABLE for ch in letters)):
-        return word.translate(_LOOK_ALIKES)
-    return word
+    return word if word.isascii() else fold_mixed_script(word)
 
 
 def text_key(text: str) -> str:
@@ -108,7 +152,7 @@ def text_key(text: str) -> str:
         return " ".join(text.translate(_ASCII_CONTROLS).casefold().split())
     flat = strip_invisible(unicodedata.normalize("NFKC", text))
     folded = unicodedata.normalize("NFKC", flat.casefold())
-    if not _FOLDABLE.isdisjoint(folded):
+    if _CYRILLIC_OR_GREEK.search(folded):
         folded = _WORDS.sub(_fold_word, folded)
     return " ".join(folded.split())
 

@@ -10,6 +10,7 @@ from typing import overload
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
 from hivemind_lab.graph.core import GraphCore
+from hivemind_lab.graph.keys import text_key
 from hivemind_lab.graph.models import Assertion
 from hivemind_lab.graph.packing import Item, pack, priced
 from hivemind_lab.text import strip_control, terms
@@ -137,7 +138,8 @@ class QueryOps(GraphCore):
         to what it matches, not to the size of the graph.
         """
         n = max(1, len(snap.by_entity))
-        postings = {w: snap.word_index[w] for w in set(terms(question)) if w in snap.word_index}
+        words = set(terms(text_key(question)))  # the words of entity keys, keyed alike
+        postings = {w: snap.word_index[w] for w in words if w in snap.word_index}
         if not postings:
             return set()
         rare = [w for w, keys in postings.items() if len(keys) <= max(50, n // 20)]

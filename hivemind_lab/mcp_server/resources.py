@@ -36,6 +36,7 @@ from mcp.types import (
 
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.graph import HivemindGraph
+from hivemind_lab.graph.keys import text_key
 from hivemind_lab.graph.models import Assertion, ConflictView, Settlement
 from hivemind_lab.mcp_server.arguments import brief
 from hivemind_lab.mcp_server.reporting import connection_of
@@ -179,13 +180,10 @@ def add_resources(server: MCPServer, graph: HivemindGraph, bus: SubscriptionBus)
         raise ResourceNotFoundError(brief(f"unknown conflict {conflict_id!r}"))
 
     def about(subject: str) -> list[Assertion]:
-        wanted = " ".join(subject.casefold().split())
+        """The assertions whose subject has the key ``subject`` has (the key writes use)."""
+        wanted = text_key(subject)
         snap = graph.snapshot()
-        found = [
-            a
-            for a in snap.assertions.values()
-            if " ".join(a.subject.casefold().split()) == wanted or a.subject_key == wanted
-        ]
+        found = [a for a in snap.assertions.values() if a.subject_key == wanted]
         return sorted(found, key=lambda a: (a.status != "active", -a.confidence, a.id))
 
     @server.resource(CONFLICT_URI, mime_type="application/json", title="Conflict")
