@@ -265,6 +265,10 @@ def test_intake_refusal_exits_2_with_how_to_give_options():
     assert result.stdout.startswith("Options refused: what the text lists is not written")
     assert "found a list of 2 under 'Things to do': not named as options" in result.stdout
     assert "Facts (3):" in result.stdout and "question.1: Our bakery has 3 shops." in result.stdout
+    as_json = runner.invoke(app, ["intake", text, "--json"])
+    assert as_json.exit_code == 2
+    refusal = Decision.model_validate_json(as_json.stdout).refusal
+    assert refusal is not None and refusal.found[0].startswith("a list of 2 under 'Things to do'")
 
 
 def test_a_refused_deliberation_exits_2_and_writes_nothing(tmp_path):

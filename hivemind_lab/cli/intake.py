@@ -109,11 +109,14 @@ def card(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-def refused(exc: HivemindError) -> None:
-    """For a refused decision, print what was read (its card) before the error says why."""
+def refused(exc: HivemindError, *, json_out: bool = False) -> None:
+    """For a refused decision, print what was read (its card, or the `Decision` as JSON)
+    before the error says why."""
     from hivemind_lab.problems.decision import DecisionRefused
 
-    if isinstance(exc, DecisionRefused):
+    if isinstance(exc, DecisionRefused) and json_out:
+        print(exc.decision.model_dump_json(indent=2))
+    elif isinstance(exc, DecisionRefused):
         console.print(escape(card(exc.decision)), highlight=False, soft_wrap=True)
 
 
@@ -198,7 +201,7 @@ def intake(
             reading=reading,
         )
     except HivemindError as exc:
-        refused(exc)
+        refused(exc, json_out=json_out)
         raise _fail(exc) from None
     if json_out:
         print(decision.model_dump_json(indent=2))
