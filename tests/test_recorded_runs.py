@@ -10,6 +10,8 @@ whole engine on the run's own cache.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -316,3 +318,20 @@ def test_every_recorded_call_kind_is_read():
     kinds = {c.kind for run in RUNS for c in calls(run)}
     assert {"llm.propose", "llm.revise", "llm.score"} <= kinds
     assert kinds >= {"llm.critique", "llm.critique_batch", "llm.synthesize"}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_a_recorded_run_report_is_sized_for_an_executive(run: Path, tmp_path: Path):
+    """The body (before the appendix) stays under a word budget; each concern of the plan is
+    said once; the engine's ids (agents, constraints, facts) never reach the reader."""
+    from hivemind_lab.reports import render_markdown
+
+    copy = tmp_path / run.name
+    shutil.copytree(run, copy)
+    body = render_markdown(copy).split("## Appendix")[0]
+    words = len(body.split())
+    assert words <= 3000, words
+    assert not re.search(r"\btheory-\d+\b|\bconstraint\.\d+\b|\bquestion\.\d+\b", body)
+    concerns = re.findall(r"raised by [^:]+: “(.{40,}?)”", body)
+    assert len(concerns) == len(set(concerns))
+    assert re.search(r"^- A\. ", body, re.MULTILINE) or not manifest(run).decision.options

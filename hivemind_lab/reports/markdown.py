@@ -55,10 +55,15 @@ def report_markdown(r: RunReport) -> str:
     if r.decision.warning:
         lines += [f"**Warning.** {md(r.decision.warning)}", ""]
     if r.decision.constraints:
-        names = ", ".join(md(n) + (f" ({md(f)})" if f else "") for n, f in r.decision.constraints)
+        lines += ["Each plan is judged against the client's constraints:", ""]
         lines += [
-            f"Each plan is judged against these constraints: {names}. A set of plans whose mean "
-            f"score is at or below the client's feasibility ({r.feasibility}) is vetoed.",
+            f"{n}. {md(text)}" + (f" ({md(bars)})" if bars else "")
+            for n, (text, bars) in enumerate(r.decision.constraints, 1)
+        ]
+        lines += [
+            "",
+            f"A set of plans whose mean score is at or below the client's feasibility "
+            f"({r.feasibility}) is vetoed.",
             "",
         ]
     lines += ["## Summary", "", f"**{md(r.status_label)}.** {md(r.happened)}", ""]
@@ -137,12 +142,18 @@ def report_markdown(r: RunReport) -> str:
         lines += [""]
     if r.sources:
         lines += ["## Sources the recommendation cites", "", *_bullets(r.sources)]
-    if r.review:
+    grave = [c for c in r.review if c.grade != "minor"]
+    minor = [c for c in r.review if c.grade == "minor"]
+    if grave or minor:
         lines += ["## Feasibility review: the concerns behind the scores", ""]
         lines += [
             f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
-            for c in r.review
+            for c in grave
         ]
+        if minor:
+            lines += [
+                f"- {len(minor)} minor concerns (costs or conditions) are listed in the appendix."
+            ]
         lines += [""]
     if r.any_veto:
         lines += ["## Vetoed attempts", ""]
@@ -167,6 +178,13 @@ def report_markdown(r: RunReport) -> str:
     lines += ["## Appendix: research settings and audit", ""]
     lines += [f"- {md(name)}: {md(value)}" for name, value in r.settings]
     lines += [""]
+    if minor:
+        lines += ["### Minor concerns on the plan", ""]
+        lines += [
+            f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
+            for c in minor
+        ]
+        lines += [""]
     if r.agent_notes:
         lines += ["### The agents' own justifications, for auditors", ""]
         lines += [f"- {md(n.agent)} for “{md(n.conclusion)}”: {md(n.text)}" for n in r.agent_notes]

@@ -179,6 +179,8 @@ class ReviewLine:
     text: str
     """The constraint agents' own words (shown quoted)."""
     constraints: tuple[str, ...]
+    grade: str = "major"
+    """minor concerns go to the appendix: the body keeps the ones that could sink the plan."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,9 @@ class Plain:
         self.evidence = evidence
         facts = _facts(evidence)
         self.names: dict[str, str] = {fid: f"“{text}”" for fid, text in facts.items()}
+        # constraint ids as the decision card numbers them (its list is in the same order)
+        for n, constraint in enumerate(evidence.decision.constraints, 1):
+            self.names[constraint.id] = f"the client's constraint {n}"
         agents = {a for c in evidence.result.conclusions for a in c.agents}
         agents |= {c.critic_id for c in evidence.critiques}
         agents |= {c.target_id for c in evidence.critiques}
@@ -386,6 +391,7 @@ def _review(
     options = list(evidence.decision.labels)
     found: dict[tuple[str, str, str], list[str]] = {}
     order: dict[tuple[str, str, str], tuple[bool, int]] = {}
+    grades: dict[tuple[str, str, str], str] = {}
     for s in solutions:
         for constraint, concerns in s.concerns.items():
             for x in concerns:
@@ -396,8 +402,12 @@ def _review(
                 if constraint not in found.setdefault(key, []):
                     found[key].append(constraint)
                 order[key] = (x.mitigated, _GRAVITY[x.grade])
+                grades[key] = x.grade
     ranked = sorted(found, key=lambda k: (*order[k], -len(found[k])))
-    return [ReviewLine(a, text, tuple(sorted(found[(a, n, text)]))) for a, n, text in ranked]
+    return [
+        ReviewLine(a, text, tuple(sorted(found[(a, n, text)])), grades[(a, n, text)])
+        for a, n, text in ranked
+    ]
 
 
 def _decision_words(stances: dict[int, str], options: list[str]) -> dict[int, str]:
@@ -674,6 +684,13 @@ def summarise(evidence: RunEvidence) -> RunReport:
         top = r.conclusions[0]
         last = evidence.generations()[-1].solutions if evidence.generations() else []
         members = [s for s in last if s.solution_id in set(top.solution_ids)]
+        # The plan shown is one backer's: its reasons and concerns come first, and the review
+        # lists its concerns alone (each backer's plan drew its own, near-identical wording
+        # from every constraint agent: one concern printed once per backer).
+        own = evidence.own_justifications(top)
+        shown_id = own[0].solution_id if own else None
+        members.sort(key=lambda m: m.solution_id != shown_id)
+        shown = [m for m in members if m.solution_id == shown_id] or members
         scores = _score_lines(evidence, members, dict(top.scores), plain)
         decided = _decided(_stances(evidence, top), list(evidence.decision.labels))
         plan = Plan(
@@ -686,7 +703,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
             agents=len(top.agents),
         )
         report.support, report.one_agent = _support(evidence, top)
-        report.review = _review(evidence, members, plain)
+        report.review = _review(evidence, shown, plain)
         for c in r.conclusions:
             for j in c.justifications:
                 report.agent_notes.append(
