@@ -14,17 +14,11 @@ from pathlib import Path
 
 from mcp.client.stdio import StdioServerParameters
 
+from hivemind_lab.mcp_server import catalog
 from tests.support import REPO, child_env
 
-TOOLS = {
-    "hivemind_assert",
-    "hivemind_query",
-    "hivemind_conflicts",
-    "hivemind_resolve",
-    "hivemind_divergence",
-    "hivemind_patterns",
-    "hivemind_retract",
-}
+TOOLS = set(catalog.TOOLS)
+"""What a server must list (`serve --help` counts from the same catalog)."""
 T = "theory"
 
 

@@ -16,6 +16,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import ResourceUpdatedNotification
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
+from hivemind_lab.mcp_server import catalog
 from hivemind_lab.mcp_server.resources import add_resources, conflict_uri
 from hivemind_lab.mcp_server.tokens import add_token
 from tests.mcp_support import T, data, served, stdio_params
@@ -52,15 +53,8 @@ async def test_stdio_client_reads_resources_gets_prompts_and_hears_its_contest_s
         templates = {
             t.uri_template for t in (await client.list_resource_templates()).resource_templates
         }
-        assert templates == {
-            "hivemind://conflicts/{conflict_id}",
-            "hivemind://entities/{subject}/assertions",
-            "hivemind://models/{model}/track-record/{domain}",
-        }
-        assert {p.name for p in (await client.list_prompts()).prompts} == {
-            "summarise_subject",
-            "review_conflict",
-        }
+        assert templates == set(catalog.RESOURCE_TEMPLATES)  # what `serve --help` counts
+        assert {p.name for p in (await client.list_prompts()).prompts} == set(catalog.PROMPTS)
         first = data(
             await client.call_tool("hivemind_assert", {**CLAIM, "domain": T, "evidence": "margins"})
         )

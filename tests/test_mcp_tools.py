@@ -16,7 +16,8 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from hivemind_lab.graph import GraphConfig, HivemindGraph, open_store
-from hivemind_lab.mcp_server import ServerSettings, build_server
+from hivemind_lab.mcp_server import ServerSettings, build_server, catalog
+from hivemind_lab.mcp_server.app import INSTRUCTIONS
 
 T = "theory"
 
@@ -107,6 +108,40 @@ async def test_fixed_sets_are_enums_in_the_tool_schemas(server):
     assert '"enum": ["active", "disproven", "withdrawn"]' in listed
     hit = json.dumps(tools["hivemind_assert"].output_schema)
     assert '"enum": ["contradicts", "negates"]' in hit
+
+
+async def test_resolve_describes_the_rule_with_this_servers_settings(tmp_path):
+    config = GraphConfig(
+        db_path=tmp_path / "g.lbdb", conflict_threshold=4, consensus_phi=0.7, consensus_quorum=0.6
+    )
+    store = open_store(config)
+    try:
+        server = build_server(HivemindGraph(store, config), ServerSettings(source_model="claude"))
+        async with connected(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            text = " ".join(tools["hivemind_resolve"].description.split())
+    finally:
+        store.close()
+    assert "posterior probability reaches 0.7" in text and "at least 4 models" in text
+    assert "after 72 hours, 60% of them" in text and "not a head count" in text
+    assert "average confidence" not in text and "0.618" not in text  # the rules before issue 25
+    assert "track record" in INSTRUCTIONS and "0.618 share" not in INSTRUCTIONS
+
+
+async def test_serve_help_counts_what_a_server_lists(server):
+    from typer.testing import CliRunner
+
+    from hivemind_lab.cli.app import app
+
+    shown = CliRunner().invoke(app, ["mcp", "serve", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    async with connected(server, mode="legacy") as client:
+        tools = [t.name for t in (await client.list_tools()).tools]
+        templates = (await client.list_resource_templates()).resource_templates
+        prompts = (await client.list_prompts()).prompts
+    counted = f"{len(tools)} tools ({', '.join(sorted(tools, key=catalog.TOOLS.index))}), "
+    counted += f"{len(templates)} resource templates and {len(prompts)} prompts"
+    assert counted in " ".join(shown.output.split())
 
 
 async def test_listing_conflicts_never_writes_and_writes_fork_stale_ones(server, graph, clock):

@@ -53,6 +53,23 @@ def llm_serve(
         err_console.print("stopped")
 
 
+def mcp_serve_help() -> str:
+    """``mcp serve``'s help, counting what the server serves from its catalog (a module that
+    imports nothing, so ``--help`` does not load the SDK)."""
+    from hivemind_lab.mcp_server.catalog import summary
+
+    return (
+        f"Serve the shared knowledge graph to AI clients: {summary()}, over stdio, streamable "
+        "HTTP or SSE. Configured by SOURCE_MODEL, HIVEMIND_STORE, HIVEMIND_DB_PATH, "
+        "NEO4J_URI/USER/PASSWORD, CONFLICT_THRESHOLD, CONSENSUS_PHI, CONSENSUS_QUORUM, "
+        "VOTING_WINDOW_HOURS, MAX_CONTEXT_TOKENS, HIVEMIND_TOKEN_FILE, HIVEMIND_WEBHOOK_URLS / "
+        "HIVEMIND_WEBHOOK_SECRET, HIVEMIND_ALLOWED_HOSTS / HIVEMIND_ALLOWED_ORIGINS, "
+        "HIVEMIND_PUBLIC_URL, HIVEMIND_MAX_REQUEST_BYTES (per HTTP body or stdio message), "
+        "HIVEMIND_READ_TIMEOUT_S (per request) and HIVEMIND_IDLE_TIMEOUT_S. SIGTERM stops it "
+        "within a second."
+    )
+
+
 def mcp_serve(
     transport: Annotated[
         str, typer.Option(help="stdio (one client), http (streamable HTTP at /mcp) or sse.")
@@ -86,10 +103,7 @@ def mcp_serve(
         bool, typer.Option(hidden=True, help="Serve the conformance suite's fixture tools.")
     ] = False,
 ) -> None:
-    """Serve the six hivemind tools. Configured by SOURCE_MODEL, HIVEMIND_STORE, HIVEMIND_DB_PATH,
-    NEO4J_URI/USER/PASSWORD, CONFLICT_THRESHOLD, CONSENSUS_PHI, MAX_CONTEXT_TOKENS and
-    HIVEMIND_TOKEN_FILE / HIVEMIND_WEBHOOK_URLS / HIVEMIND_WEBHOOK_SECRET /
-    HIVEMIND_ALLOWED_HOSTS / HIVEMIND_ALLOWED_ORIGINS / HIVEMIND_PUBLIC_URL."""
+    """Serve the shared graph over MCP (the help text is `mcp_serve_help`'s)."""
     from hivemind_lab.graph.config import GraphConfig
     from hivemind_lab.mcp_server.serve import free_port, serve
     from hivemind_lab.mcp_server.settings import ServerSettings

@@ -39,13 +39,11 @@ from hivemind_lab.graph import HivemindGraph
 from hivemind_lab.graph.keys import text_key
 from hivemind_lab.graph.models import Assertion, ConflictView, Settlement
 from hivemind_lab.mcp_server.arguments import brief
+from hivemind_lab.mcp_server.catalog import CONFLICT_URI, ENTITY_URI, TRACK_RECORD_URI
 from hivemind_lab.mcp_server.reporting import connection_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-CONFLICT_URI = "hivemind://conflicts/{conflict_id}"
-ENTITY_URI = "hivemind://entities/{subject}/assertions"
-TRACK_RECORD_URI = "hivemind://models/{model}/track-record/{domain}"
 SUBSCRIPTIONS_PER_SESSION = 100
 """Most resources one client session may subscribe to at once."""
 PROMPT_CLAIMS = 60
