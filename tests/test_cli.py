@@ -629,3 +629,29 @@ def test_a_sweep_outside_the_project_reads_the_sample_knowledge(tmp_path, monkey
     recorded = json.loads(manifest.read_text())
     assert Path(recorded["knowledge_base"]) == KNOWLEDGE
     assert not (tmp_path / "data").exists()
+
+
+def test_the_content_free_test_model_is_a_backend(tmp_path, monkeypatch):
+    """`--backend test` runs the whole pipeline on the content-free model (no network, no
+    stand-in rules), the decision read by the rule reader, and the report says it is a test."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        [
+            "deliberate",
+            "--problem",
+            str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--backend",
+            "test",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["backend"] == "test" and manifest["decision"]["intake"] is None
+    report = (out / "report.md").read_text()
+    assert "content-free test model" in report and "nothing in this report is advice" in report
+    unknown = CliRunner().invoke(app, ["deliberate", "--problem", "x", "--backend", "tset"])
+    assert unknown.exit_code == 2 and "test" in unknown.output + unknown.stderr

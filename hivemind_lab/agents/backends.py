@@ -3,7 +3,9 @@
 It lives beside the agents, not in `hivemind_lab.llm`, because one of its backends is the agents'
 own deterministic stand-in (`hivemind_lab.agents.policy`): the wire layer never imports agents.
 ``offline`` is that stand-in, ``openai`` any OpenAI-compatible endpoint, ``local``
-a llama.cpp server this process starts and stops (`hivemind_lab.llm.local`). A local server has
+a llama.cpp server this process starts and stops (`hivemind_lab.llm.local`), ``test`` the
+content-free `hivemind_lab.agents.testing.TestModel` (schema-valid, seeded replies with no
+domain reasoning: for tests of the machinery, never advice). A local server has
 a lifetime, so callers use `open_model` (a context manager) — or start one `LocalServer` and
 hand its `LocalEndpoint` to `make_model` when many runs share it (a sweep).
 """
@@ -24,7 +26,7 @@ from hivemind_lab.llm.base import ChatModel
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
     from hivemind_lab.llm.local import LocalEndpoint, LocalServer
 
-BackendName = Literal["offline", "openai", "local"]
+BackendName = Literal["offline", "openai", "local", "test"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 
@@ -74,6 +76,10 @@ def make_model(
 
         config = OpenAIConfig.from_env(env, model=choice.model, base_url=choice.base_url)
         chat = OpenAIChatModel(config)
+    elif choice.backend == "test":
+        from hivemind_lab.agents.testing import TestModel
+
+        chat = TestModel()
     elif choice.backend == "local":
         if endpoint is None:
             raise InputError(

@@ -110,8 +110,9 @@ def deliberate(
     backend: Annotated[
         str,
         typer.Option(
-            help="offline (no network), openai (any compatible endpoint) or local (a llama.cpp "
-            "server started for the run; set up by `make llama`)."
+            help="offline (no network), openai (any compatible endpoint), local (a llama.cpp "
+            "server started for the run; set up by `make llama`) or test (content-free "
+            "replies, for testing the machinery)."
         ),
     ] = "offline",
     model: ModelId = None,

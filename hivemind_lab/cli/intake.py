@@ -33,6 +33,10 @@ INTAKE_CACHE = Path(".cache") / "intake.sqlite"
 text read again by the same model is served from it."""
 
 
+RULE_READ = ("offline", "test")
+"""Backends that cannot read a text: the rule reader reads the decision for them."""
+
+
 def model_reading(
     problem: Problem,
     choice: BackendChoice,
@@ -43,7 +47,7 @@ def model_reading(
     """The model intake's reading of the problem when the backend is a language model and no
     options were given (on the command line or in the problem file); None otherwise (the rule
     reader reads it). The call goes through a response cache, like every run's calls."""
-    if choice.backend == "offline" or options_given or problem.options:
+    if choice.backend in RULE_READ or options_given or problem.options:
         return None
     from hivemind_lab.agents.backends import open_model
     from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
@@ -132,7 +136,7 @@ def reading_for(
 ) -> Decision | None:
     """The model intake's reading for the command line's backend options (None: offline, or
     options given); what the checks dropped is printed on stderr."""
-    if backend == "offline" or options_given or problem.options:
+    if backend in RULE_READ or options_given or problem.options:
         return None
     from hivemind_lab.agents.backends import backend_choice
 

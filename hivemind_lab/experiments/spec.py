@@ -66,7 +66,7 @@ class ExperimentSpec(Frozen):
     """Problem TOML files (relative to the spec's folder's parent, i.e. the project root)."""
     knowledge_base: str = "data/knowledge"
     practicality_kb: str = "data/practicality"
-    backend: Literal["offline", "openai", "local"] = "offline"
+    backend: Literal["offline", "openai", "local", "test"] = "offline"
     model: str | None = None
     model_file: str | None = None
     """local backend: a GGUF file (relative to the project root); None: the bundled

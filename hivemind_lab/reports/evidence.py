@@ -43,6 +43,10 @@ OFFLINE_NOTICE = (
     "weighs the options by word cues in its evidence and the client's facts. It is not an LLM; "
     "its wording is not advice."
 )
+TEST_NOTICE = (
+    "Test run: the agents spoke through the content-free test model, which writes schema-valid "
+    "replies with no reasoning. It is not an LLM; nothing in this report is advice."
+)
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,9 @@ class RunEvidence:
 
     @property
     def offline(self) -> bool:
-        return self.manifest.backend == "offline"
+        """Whether the agents spoke through a model that is no LLM (the stand-in or the
+        content-free test model): its report says it is illustrative."""
+        return self.manifest.backend in ("offline", "test")
 
     def recommendations(self, solution_id: str) -> tuple[str, ...]:
         """A solution's own recommendations (none when the audit no longer holds it)."""
@@ -172,6 +178,8 @@ class RunEvidence:
         backend, model = self.manifest.backend, self.manifest.model
         if backend == "offline":
             return f"offline stand-in ({model}), not an LLM"
+        if backend == "test":
+            return f"content-free test model ({model}), not an LLM"
         return f"{model} ({backend} backend)"
 
     def cost_label(self) -> str:
@@ -179,7 +187,13 @@ class RunEvidence:
         cost = self.result.usage.cost_usd
         if cost > 0:
             return f"${cost:.4f}"
-        return "no cost (offline stand-in)" if self.offline else "cost not metered"
+        if self.offline:
+            return (
+                "no cost (offline stand-in)"
+                if self.manifest.backend == "offline"
+                else "no cost (test model)"
+            )
+        return "cost not metered"
 
     def source(self, citation: str | None) -> str:
         """A citation id (``doc-id#passage``) as the document's title, authors and year."""

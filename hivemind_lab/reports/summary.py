@@ -23,6 +23,7 @@ from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.problems.model import Constraint
 from hivemind_lab.reports.evidence import (
     OFFLINE_NOTICE,
+    TEST_NOTICE,
     Contradiction,
     RunEvidence,
     SolutionScore,
@@ -997,5 +998,6 @@ def _banners(evidence: RunEvidence) -> list[Banner]:
             )
         )
     if evidence.offline:
-        out.append(Banner("notice", OFFLINE_NOTICE))
+        test = evidence.manifest.backend == "test"
+        out.append(Banner("notice", TEST_NOTICE if test else OFFLINE_NOTICE))
     return out
