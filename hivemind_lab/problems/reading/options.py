@@ -25,7 +25,6 @@ __all__ = [
     "OptionReading",
     "OptionsSource",
     "extract_options",
-    "question_sentences",
     "read_options",
     "span",
 ]
@@ -228,12 +227,6 @@ def _ordinals(blocks: Sequence[Block]) -> list[str]:
                 runs.append([])
             runs[-1].append(found["item"])
     return max(runs, key=len, default=[])
-
-
-def question_sentences(text: str) -> list[str]:
-    """A problem's sentences, read block by block (a line break ends a heading or a list item,
-    so "Line one" and the question below it are two sentences)."""
-    return [s for _, s in _units([b for b in read_blocks(text) if b.kind != "label"])]
 
 
 def read_options(question: str) -> OptionReading:
