@@ -194,6 +194,8 @@ def test_every_option_the_model_quoted_is_kept(run: Path):
     """Read again by today's intake checks, the recorded reading keeps every option whose
     quote is in the text (nothing but the quote is checked), and the text's own facts stay
     with the model's added."""
+    if manifest(run).decision.intake is None:
+        pytest.skip("the problem file gave its options: no model intake")
     reply = IntakeOutput.model_validate(intake_reply(run))
     problem = _problem(run)
     decision, dropped = checked(reply, problem, reader_version="recheck")
