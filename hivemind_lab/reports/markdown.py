@@ -142,8 +142,8 @@ def report_markdown(r: RunReport) -> str:
         lines += [""]
     if r.sources:
         lines += ["## Sources the recommendation cites", "", *_bullets(r.sources)]
-    grave = [c for c in r.review if c.grade != "minor"]
-    minor = [c for c in r.review if c.grade == "minor"]
+    grave = [c for c in r.review if c.in_body]
+    minor = [c for c in r.review if not c.in_body]
     if grave or minor:
         lines += ["## Feasibility review: the concerns behind the scores", ""]
         lines += [
@@ -152,7 +152,7 @@ def report_markdown(r: RunReport) -> str:
         ]
         if minor:
             lines += [
-                f"- {len(minor)} minor concerns (costs or conditions) are listed in the appendix."
+                f"- {len(minor)} minor or already answered concerns are listed in the appendix."
             ]
         lines += [""]
     if r.any_veto:
@@ -179,7 +179,7 @@ def report_markdown(r: RunReport) -> str:
     lines += [f"- {md(name)}: {md(value)}" for name, value in r.settings]
     lines += [""]
     if minor:
-        lines += ["### Minor concerns on the plan", ""]
+        lines += ["### Minor and answered concerns on the plan", ""]
         lines += [
             f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
             for c in minor

@@ -181,7 +181,13 @@ class ReviewLine:
     """The constraint agents' own words (shown quoted)."""
     constraints: tuple[str, ...]
     grade: str = "major"
-    """minor concerns go to the appendix: the body keeps the ones that could sink the plan."""
+    mitigated: bool = False
+
+    @property
+    def in_body(self) -> bool:
+        """The body keeps the concerns that could sink the plan (major or critical, not yet
+        answered); minor and answered ones go to the appendix."""
+        return self.grade != "minor" and not self.mitigated
 
 
 @dataclass(frozen=True)
@@ -406,7 +412,13 @@ def _review(
                 grades[key] = x.grade
     ranked = sorted(found, key=lambda k: (*order[k], -len(found[k])))
     return [
-        ReviewLine(a, text, tuple(sorted(found[(a, n, text)])), grades[(a, n, text)])
+        ReviewLine(
+            a,
+            text,
+            tuple(sorted(found[(a, n, text)])),
+            grades[(a, n, text)],
+            order[(a, n, text)][0],
+        )
         for a, n, text in ranked
     ]
 
