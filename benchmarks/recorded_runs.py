@@ -144,9 +144,11 @@ def _calls_row(run: Path) -> str:
     result = RunDir(run).read_result()
     kinds = Counter(c.kind.removeprefix("llm.") for c in calls(run))
     usage = result.usage
+    if manifest(run).decision.intake is not None:
+        kinds["intake"] = 1
     shown = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
     return (
-        f"| {run.name} | {result.status} | {result.n_agents} | {1 + sum(kinds.values())} "
+        f"| {run.name} | {result.status} | {result.n_agents} | {sum(kinds.values())} "
         f"| {shown} | {usage.prompt_tokens:,} | {usage.completion_tokens:,} |"
     )
 
@@ -175,6 +177,10 @@ def main() -> None:
         "",
         "## Similarity threshold: distinct conclusions per recorded round (final generation)",
         "",
+        "Rounds counted from 0 (the first proposals). The monitor halts at the first round at or "
+        "after `min_rounds` (1 here) whose count is at most the sufficiency; 'halt 0' means the "
+        "first proposals were already few enough, so the run stops after its one required round.",
+        "",
         "| run | sufficiency | " + " | ".join(f"threshold {t}" for t in THRESHOLDS) + " |",
         "|---|---|" + "---|" * len(THRESHOLDS),
     ]
@@ -189,7 +195,8 @@ def main() -> None:
     lines += [row for run in runs if (row := _stubbornness_row(run))]
     lines += [
         "",
-        "## Calls and tokens per deliberation (intake included in calls)",
+        "## Calls and tokens per deliberation (the model intake counted when it ran; tokens "
+        "as the run's usage recorded them, intake excluded)",
         "",
         "| run | status | agents | calls | by task | prompt tokens | completion tokens |",
         "|---|---|---|---|---|---|---|",
