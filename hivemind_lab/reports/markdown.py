@@ -121,12 +121,13 @@ def report_markdown(r: RunReport) -> str:
         lines += ["### What would change the answer", "", *_bullets(r.change)]
     if r.minority or r.objections:
         lines += ["## Other views", ""]
-        lines += [
-            f"- {said(m.title) if m.quoted else md(m.title)}"
-            f"{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
-            f"feasibility score {m.mean})"
-            for m in r.minority
-        ]
+        for m in r.minority:
+            lines.append(
+                f"- {said(m.title) if m.quoted else md(m.title)}"
+                f"{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
+                f"feasibility score {m.mean}). Its plan:"
+            )
+            lines += [f"  {k}. {said(step)}" for k, step in enumerate(m.steps, 1)]
         lines += [
             "- An objection that still stands"
             + (

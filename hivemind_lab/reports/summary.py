@@ -155,6 +155,9 @@ class Minority:
     """"the same decision as the recommendation" when it is ("" otherwise: the title says the
     decision)."""
     quoted: bool = False
+    steps: tuple[str, ...] = ()
+    """The view's own plan, in its backers' words (its first conclusion's representative): a
+    split names each side with its own plan, not only its decision."""
     """The title is the agents' own words (shown quoted), not the report's."""
 
 
@@ -482,6 +485,7 @@ def _minority(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[Mino
             round(mean, 1),
             "the same decision as the recommendation" if stances and stances == ours else "",
             quoted=not decided,
+            steps=tuple(plain(x) for x in same[0].recommendations),
         )
         out.append((agents, mean, view))
     out.sort(key=lambda v: (-v[0], -v[1]))
