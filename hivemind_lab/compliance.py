@@ -241,17 +241,13 @@ def rescore(
         regenerate=regenerate,
     )
     with AuditLog(target.audit_path) as log:
-        log.extend(
-            [
-                events.entry(
-                    "compliance",
-                    events.RescoreResult(
-                        outcomes={str(s.regeneration): s.outcome for s in report.sets},
-                        regenerated=report.regenerated,
-                        note=report.regeneration_note,
-                    ),
-                )
-            ]
+        log.append(
+            "compliance",
+            events.RescoreResult(
+                outcomes={str(s.regeneration): s.outcome for s in report.sets},
+                regenerated=report.regenerated,
+                note=report.regeneration_note,
+            ),
         )
         report = report.model_copy(update={"audit_head": log.head})
     write_json_atomic(target.rescore_path, report.model_dump(mode="json"), sort_keys=False)

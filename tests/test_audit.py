@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 import pytest
@@ -14,6 +15,8 @@ from typer.testing import CliRunner
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.cli import app
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.models import Event
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import (
     GENESIS,
     AuditLog,
@@ -27,10 +30,19 @@ N = 6
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+class Claim(Event):
+    """A stand-in event for the chain's tests (a kind no reader knows: it reads as Unknown)."""
+
+    kind: Literal["test.claim"] = "test.claim"
+    i: float = 0
+    text: str = ""
+    tags: list[str] = []
+
+
 def _write_log(path: Path, n: int = N) -> list[dict]:
     with AuditLog(path) as log:
         for i in range(n):
-            log.append(f"agent-{i % 3}", "theory.claim", {"i": i, "text": f"claim number {i}"})
+            log.append(f"agent-{i % 3}", Claim(i=i, text=f"claim number {i}"))
     return _lines(path)
 
 
@@ -73,8 +85,8 @@ def test_appended_records_form_a_chain(log_path: Path) -> None:
     with AuditLog(log_path) as log:
         assert log.head == GENESIS
         assert log.count == 0
-        first = log.append("engine", "run.start", {"problem": "price war", "é": "ünïcode"})
-        second = log.append("agent-1", "theory.claim", {"n": 1.5, "tags": ["a", "b"]})
+        first = log.append("engine", Claim(text="price war, ünïcode"))
+        second = log.append("agent-1", Claim(i=1.5, tags=["a", "b"]))
         assert (first.seq, second.seq) == (0, 1)
         assert first.prev == GENESIS
         assert second.prev == first.hash
@@ -89,7 +101,7 @@ def test_appended_records_form_a_chain(log_path: Path) -> None:
 def test_intact_log_verifies(log_path: Path) -> None:
     with AuditLog(log_path) as log:
         for i in range(N):
-            log.append("agent", "theory.claim", {"i": i})
+            log.append("agent", Claim(i=i))
         head = log.head
     report = verify_log(log_path)
     assert report.ok
@@ -327,8 +339,8 @@ def test_reopening_continues_the_chain(log_path: Path) -> None:
     with AuditLog(log_path) as log:
         assert log.count == 3
         assert log.head == first[-1]["hash"]
-        resumed = log.append("engine", "run.resume", {})
-        log.append("agent-1", "theory.claim", {"i": 99})
+        resumed = log.append("engine", events.Resume(phase="propose", regeneration=0, round=0))
+        log.append("agent-1", Claim(i=99))
     assert resumed.seq == 3
     assert resumed.prev == first[-1]["hash"]
     records = list(read_records(log_path))
@@ -343,7 +355,7 @@ def test_reopening_an_empty_file_starts_at_genesis(log_path: Path) -> None:
     log_path.parent.mkdir(parents=True)
     log_path.touch()
     with AuditLog(log_path) as log:
-        record = log.append("engine", "run.start", {})
+        record = log.append("engine", Claim())
     assert (record.seq, record.prev) == (0, GENESIS)
     assert verify_log(log_path).ok
 
@@ -361,7 +373,7 @@ def test_torn_last_line_is_dropped_and_the_repair_logged(log_path: Path, complet
 
     with AuditLog(log_path) as log:
         assert log.count == complete + 1
-        log.append("engine", "run.resume", {})
+        log.append("engine", events.Resume(phase="propose", regeneration=0, round=0))
 
     records = list(read_records(log_path))
     assert [r.model_dump() for r in records[:complete]] == before
@@ -371,7 +383,8 @@ def test_torn_last_line_is_dropped_and_the_repair_logged(log_path: Path, complet
     assert repair.actor == "audit"
     assert repair.payload == {"dropped_bytes": len(torn)}
     assert repair.prev == (before[-1]["hash"] if before else GENESIS)
-    assert records[-1].kind == "run.resume"
+    assert isinstance(records[-1].event, events.Resume)
+    assert isinstance(repair.event, events.Repair)
     report = verify_log(log_path)
     assert report.ok
     assert report.records == complete + 2
@@ -400,7 +413,7 @@ def test_concurrent_appends_from_threads_form_a_valid_chain(log_path: Path) -> N
             try:
                 barrier.wait()
                 for i in range(per_thread):
-                    log.append(f"agent-{t}", "theory.claim", {"t": t, "i": i})
+                    log.append(f"agent-{t}", Claim(i=i, text=str(t)))
             except BaseException as exc:
                 errors.append(exc)
 
@@ -417,11 +430,12 @@ def test_concurrent_appends_from_threads_form_a_valid_chain(log_path: Path) -> N
     assert report.records == threads_n * per_thread
     records = list(read_records(log_path))
     assert [r.seq for r in records] == list(range(threads_n * per_thread))
-    seen = sorted((r.payload["t"], r.payload["i"]) for r in records)
+    seen = sorted((int(r.payload["text"]), r.payload["i"]) for r in records)
     assert seen == [(t, i) for t in range(threads_n) for i in range(per_thread)]
     # Each thread's own records stay in the order it appended them.
     for t in range(threads_n):
-        assert [r.payload["i"] for r in records if r.payload["t"] == t] == list(range(per_thread))
+        mine = [r.payload["i"] for r in records if r.payload["text"] == str(t)]
+        assert mine == list(range(per_thread))
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -523,17 +537,24 @@ def test_an_empty_log_that_was_closed_verifies(tmp_path):
 
 
 def test_events_read_typed_and_unknown_kinds_fall_back_without_breaking_the_chain(tmp_path):
-    from hivemind_lab.runs import events
     from hivemind_lab.runs.results import ConstraintScore
+
+    class FutureKind(Event):  # what a later version might write
+        kind: Literal["engine.future_kind"] = "engine.future_kind"
+        anything: list[int]
+
+    class OddAbstained(Event):  # a known kind written with a payload this version cannot read
+        kind: Literal["theory.abstained"] = "theory.abstained"
+        agents: str
 
     path = tmp_path / "audit.jsonl"
     score = ConstraintScore(constraint="cost", solution_id="s1", score=40, reason="dear")
     with AuditLog(path) as log:
         log.extend(
             [
-                events.entry("constraint-cost", events.Score.of(score)),
-                ("engine", "engine.future_kind", {"anything": [1, 2]}),  # a later version's
-                ("monitor", "theory.abstained", {"agents": "not a list"}),  # an odd payload
+                ("constraint-cost", events.Score.of(score)),
+                ("engine", FutureKind(anything=[1, 2])),
+                ("monitor", OddAbstained(agents="not a list")),
             ]
         )
     assert verify_log(path).ok
@@ -542,4 +563,17 @@ def test_events_read_typed_and_unknown_kinds_fall_back_without_breaking_the_chai
     assert read[0].constraint_score == score
     assert read[1] == events.Unknown(kind="engine.future_kind", data={"anything": [1, 2]})
     assert isinstance(read[2], events.Unknown) and read[2].kind == "theory.abstained"
-    assert [events.entry("x", e)[2] for e in read] == [r.payload for r in read_records(path)]
+    assert [e.payload() for e in read] == [r.payload for r in read_records(path)]
+
+
+def test_events_are_written_typed_and_old_payloads_read_without_their_retired_fields(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path) as log, pytest.raises(TypeError, match="typed events"):
+        log.append("engine", events.Unknown(kind="engine.result", data={"status": "converged"}))
+    with pytest.raises(ValueError, match="extra"):
+        events.Abstained(agents=["a"], reason="gone")  # type: ignore[call-arg]
+    old = events.parse("theory.abstained", {"agents": ["a"], "reason": "an older field"})
+    assert old == events.Abstained(agents=["a"])
+    texts = events.parse("monitor.rationales", {"0": "one", "1": "two"})
+    assert isinstance(texts, events.Rationales) and texts.texts == {0: "one", 1: "two"}
+    assert texts.payload() == {"0": "one", "1": "two"}

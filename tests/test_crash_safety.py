@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hivemind_lab.errors import InputError
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import AuditLog, verify_log
 from hivemind_lab.runs.rundir import write_json_atomic
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
@@ -118,13 +119,13 @@ def test_a_second_writer_of_a_run_is_refused_and_the_trail_stays_whole(tmp_path)
 def test_an_audit_log_has_one_writer_at_a_time(tmp_path):
     path = tmp_path / "run" / "audit.jsonl"
     with AuditLog(path) as first:
-        first.append("a", "k", {})
+        first.append("a", events.Abstained(agents=["a"]))
         with pytest.raises(InputError, match="in use") as caught:
             AuditLog(path)
         assert caught.value.field == "run_dir"
-        first.append("a", "k", {})
+        first.append("a", events.Abstained(agents=["a"]))
     with AuditLog(path) as again:
-        again.append("a", "k", {})
+        again.append("a", events.Abstained(agents=["a"]))
     assert verify_log(path).ok and verify_log(path).records == 3
 
 
@@ -401,7 +402,7 @@ def test_exports_of_one_audit_trail_to_one_file_at_once_all_succeed(tmp_path):
     log = tmp_path / "run" / "audit.jsonl"
     with AuditLog(log) as audit:
         for i in range(200):
-            audit.append("agent", "theory.proposal", {"i": i, "text": "x" * 200})
+            audit.append("agent", events.RepeatRefused(solution=f"{i} " + "x" * 200))
     out = tmp_path / "out" / "audit.jsonl"
     exporters = [
         subprocess.Popen(

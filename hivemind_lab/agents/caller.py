@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from hivemind_lab.agents.calls import ModelCall
 from hivemind_lab.agents.prompts import render
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
@@ -21,6 +23,7 @@ from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.structured import complete_structured
+from hivemind_lab.models import Event
 
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
@@ -32,7 +35,7 @@ class AuditSink(Protocol):
     """Where call records go: a run's audit log, named by what the caller needs of it so that
     the agents do not import the run layer that records them."""
 
-    def extend(self, entries: list[tuple[str, str, dict[str, Any]]]) -> object: ...
+    def extend(self, entries: Sequence[tuple[str, Event]]) -> object: ...
 
 
 class BudgetExhausted(HivemindError):
@@ -60,7 +63,7 @@ class AgentCaller:
         self.model = model
         self.batch_audit = batch_audit
         """Hold call records until `flush` (one fsync per phase) instead of one per call."""
-        self._pending: list[tuple[str, str, dict[str, Any]]] = []
+        self._pending: list[tuple[str, Event]] = []
         self._last_flush = time.monotonic()
         self.audit = audit
         self.seed = seed
@@ -112,25 +115,17 @@ class AgentCaller:
             )
         self.usage = u
         if self.audit is not None:
-            self._pending.append(
-                (
-                    actor,
-                    f"llm.{task.task}",
-                    {
-                        "backend": self.model.backend,
-                        "model": self.model.model,
-                        "prompt": [m.model_dump() for m in request.messages],
-                        "responses": [
-                            {
-                                "content": r.content,
-                                "usage": r.usage.model_dump(),
-                                "cached": r.cached,
-                            }
-                            for r in result.responses
-                        ],
-                    },
-                )
+            call = ModelCall(
+                kind=f"llm.{task.task}",  # type: ignore[arg-type]  # each task's kind is one
+                backend=self.model.backend,
+                model=self.model.model,
+                prompt=[m.model_dump() for m in request.messages],
+                responses=[
+                    {"content": r.content, "usage": r.usage.model_dump(), "cached": r.cached}
+                    for r in result.responses
+                ],
             )
+            self._pending.append((actor, call))
             if not self.batch_audit or time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
                 self.flush()
         return result.value

@@ -89,7 +89,7 @@ class Engine:
     def record(self, *entries: events.Entry) -> None:
         """Write events to the audit log after the call records that led to them."""
         self.caller.flush()
-        self.audit.extend([events.entry(actor, event) for actor, event in entries])
+        self.audit.extend(entries)
 
     async def score(
         self,
@@ -111,7 +111,7 @@ class Engine:
         path = self.files.checkpoint_path
         if path.exists():
             state = RunState.model_validate_json(path.read_text("utf-8"))
-            self.audit.extend([events.entry("engine", events.Resume.at(state))])
+            self.audit.append("engine", events.Resume.at(state))
             return state
         return RunState()
 
@@ -126,7 +126,7 @@ class Engine:
             }
         )
         write_json_atomic(self.files.checkpoint_path, state.model_dump(mode="json"), indent=None)
-        self.audit.extend([events.entry("engine", events.Checkpoint.at(state))])
+        self.audit.append("engine", events.Checkpoint.at(state))
         self.audit.anchor()
         self.state = state
         if self.on_progress:

@@ -18,7 +18,7 @@ import io
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.models import Event
 from hivemind_lab.runs import events
 from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 
@@ -107,7 +108,7 @@ class AuditLog:
         if self._seq == 0 and not _anchor_path(self.path).exists():
             self._write_anchor()
         if repaired:
-            self.append("audit", "audit.repair", {"dropped_bytes": repaired})
+            self.append("audit", events.Repair(dropped_bytes=repaired))
 
     def _recover(self) -> int:
         if not self.path.exists():
@@ -138,14 +139,21 @@ class AuditLog:
         """Number of records in the log."""
         return self._seq
 
-    def append(self, actor: str, kind: str, payload: dict[str, Any]) -> AuditRecord:
-        """Write one record durably (flushed and fsynced) and return it."""
-        return self.extend([(actor, kind, payload)])[0]
+    def append(self, actor: str, event: Event) -> AuditRecord:
+        """Write one event durably (flushed and fsynced) and return its record."""
+        return self.extend([(actor, event)])[0]
 
-    def extend(self, entries: list[tuple[str, str, dict[str, Any]]]) -> list[AuditRecord]:
-        """Write several records in order with one fsync: all are durable when this returns."""
+    def extend(self, entries: Sequence[tuple[str, Event]]) -> list[AuditRecord]:
+        """Write several events in order with one fsync: all are durable when this returns.
+
+        Raises:
+            TypeError: an entry is not a typed event (an `events.Unknown` is only ever read).
+        """
+        for _, event in entries:
+            if not isinstance(event, Event) or isinstance(event, events.Unknown):
+                raise TypeError(f"the audit log writes typed events, got {event!r}"[:200])
         with self._lock:
-            records = [self._write(actor, kind, payload) for actor, kind, payload in entries]
+            records = [self._write(actor, event.kind, event.payload()) for actor, event in entries]
             self._handle.flush()
             os.fsync(self._handle.fileno())
             if self.anchor_every and records and self._seq % self.anchor_every < len(records):

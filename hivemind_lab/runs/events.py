@@ -3,18 +3,24 @@
 An `AuditRecord` keeps its hash chain over the raw ``payload`` it was written with; its
 `event` is that payload read as one member of the `AnyEvent` union, discriminated by a
 ``Literal`` kind. An event's fields are its payload's (``kind`` is the record's own field), so
-logs written before this module existed read as the same events. A kind this version does not
-know, or a payload an older version wrote differently, reads as an `Unknown` event: old logs
-still verify and read, they never fail to load.
+logs written before this module existed read as the same events. Events are written as these
+models (`AuditLog.append` takes one) and refuse unknown fields; reading is tolerant instead: a
+payload an older version wrote with fields this one no longer has reads as its event without
+them (the record's hash still covers them), and a kind this version does not know, or a payload
+it cannot read at all, reads as an `Unknown` event. Old logs still verify and read, they never
+fail to load.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from hivemind_lab.agents.calls import LlmKind as LlmKind
+from hivemind_lab.agents.calls import ModelCall as ModelCall
 from hivemind_lab.llm.base import Usage
+from hivemind_lab.models import Event as Event
 from hivemind_lab.problems.model import Decision, IntakeRecord
 from hivemind_lab.runs.results import (
     ConstraintScore,
@@ -27,16 +33,6 @@ from hivemind_lab.runs.results import (
 
 if TYPE_CHECKING:
     from hivemind_lab.deliberation.state import RunState
-
-
-class Event(BaseModel):
-    """An audit event: its kind and its payload's fields. Extra payload fields are kept."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-    def payload(self) -> dict[str, Any]:
-        """The JSON payload this event is written as."""
-        return self.model_dump(mode="json", exclude={"kind"})
 
 
 # -- the client's request -------------------------------------------------------------------
@@ -59,12 +55,27 @@ class DeliberationRequested(Event):
 
 
 class BaselineRequested(Event):
-    """A new baseline run: its whole manifest (payload fields are the manifest's)."""
+    """A new baseline run: its whole manifest (the payload is the manifest's JSON)."""
 
     kind: Literal["baseline.request"] = "baseline.request"
-    strategy: str
-    request: dict[str, Any]
-    calibrations: dict[str, Any]
+    manifest: dict[str, Any]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _payload_is_the_manifest(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "manifest" not in data:
+            return {
+                "kind": data.get("kind", "baseline.request"),
+                "manifest": {k: v for k, v in data.items() if k != "kind"},
+            }
+        return data
+
+    @property
+    def strategy(self) -> str:
+        return str(self.manifest.get("strategy"))
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.manifest)
 
 
 # -- the engine ------------------------------------------------------------------------------
@@ -108,10 +119,10 @@ class Result(Event):
 
 
 # -- the theory network ----------------------------------------------------------------------
-class Proposal(Solution):
+class Proposal(Solution, Event):
     """A theory agent's proposal (the payload is the `Solution`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["theory.proposal"] = "theory.proposal"
 
     @classmethod
@@ -132,10 +143,10 @@ class Revision(Proposal):
     kind: Literal["theory.revision"] = "theory.revision"  # type: ignore[assignment]
 
 
-class CritiqueGiven(Critique):
+class CritiqueGiven(Critique, Event):
     """A critic's critique of one peer's solution (the payload is the `Critique`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["theory.critique"] = "theory.critique"
 
     @classmethod
@@ -163,10 +174,10 @@ class Abstained(Event):
 
 
 # -- the monitor -----------------------------------------------------------------------------
-class Clusters(MonitorReport):
+class Clusters(MonitorReport, Event):
     """The monitor's clusters after a phase (the payload is the `MonitorReport`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["monitor.clusters"] = "monitor.clusters"
 
     @classmethod
@@ -188,14 +199,29 @@ class Rationales(Event):
     """Combined rationales by cluster index (the payload's keys are the indices)."""
 
     kind: Literal["monitor.rationales"] = "monitor.rationales"
+    by_cluster: dict[str, str] = Field(default_factory=dict)
+    """The texts by cluster index (written as the payload itself)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _payload_is_the_texts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "by_cluster" not in data:
+            return {
+                "kind": data.get("kind", "monitor.rationales"),
+                "by_cluster": {k: v for k, v in data.items() if k != "kind"},
+            }
+        return data
 
     @classmethod
     def of(cls, texts: dict[int, str]) -> Rationales:
-        return cls.model_validate({str(k): v for k, v in texts.items()})
+        return cls(by_cluster={str(k): v for k, v in texts.items()})
 
     @property
     def texts(self) -> dict[int, str]:
-        return {int(k): str(v) for k, v in (self.model_extra or {}).items()}
+        return {int(k): str(v) for k, v in self.by_cluster.items()}
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.by_cluster)
 
 
 class Vote(Event):
@@ -213,10 +239,10 @@ class BudgetSpent(Event):
 
 
 # -- the practicality network ----------------------------------------------------------------
-class Score(ConstraintScore):
+class Score(ConstraintScore, Event):
     """One constraint agent's score (the payload is the `ConstraintScore`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["practicality.score"] = "practicality.score"
 
     @classmethod
@@ -298,27 +324,7 @@ class RescoreResult(Event):
     note: str
 
 
-# -- model calls and the log itself ----------------------------------------------------------
-LlmKind = Literal[
-    "llm.propose",
-    "llm.critique",
-    "llm.critique_batch",
-    "llm.revise",
-    "llm.score",
-    "llm.synthesize",
-]
-
-
-class ModelCall(Event):
-    """One agent task sent to the model (written by the agent caller)."""
-
-    kind: LlmKind
-    backend: str
-    model: str
-    prompt: list[dict[str, Any]]
-    responses: list[dict[str, Any]]
-
-
+# -- model calls and the log itself (`ModelCall`: `hivemind_lab.agents.calls`) ---------------
 class IntakeCalled(Event):
     """The model intake's call that read the client's decision (`hivemind_lab.problems.intake`),
     written right after ``decision.recorded``. It is copied from the recorded decision's
@@ -362,7 +368,8 @@ class Repair(Event):
 
 
 class Unknown(Event):
-    """A kind this version does not know, or a payload it cannot read: kept as written."""
+    """A kind this version does not know, or a payload it cannot read: kept as written (read
+    only: `AuditLog.append` refuses it, a writer writes a typed event)."""
 
     kind: str
     data: dict[str, Any] = Field(default_factory=dict)
@@ -404,19 +411,30 @@ Known = Annotated[
 ]
 AnyEvent = Known | Unknown
 _KNOWN: TypeAdapter[Known] = TypeAdapter(Known)
+_BY_KIND: dict[str, type[Event]] = {
+    kind: member
+    for member in get_args(get_args(Known)[0])
+    for kind in get_args(member.model_fields["kind"].annotation)
+}
 
-Entry = tuple[str, AnyEvent]
+Entry = tuple[str, Event]
 """Who spoke, and what."""
 
 
 def parse(kind: str, payload: dict[str, Any]) -> AnyEvent:
-    """A record's payload as its typed event (`Unknown` when it does not read as one)."""
+    """A record's payload as its typed event, read tolerantly: fields an older version wrote
+    that this one does not know are left out; `Unknown` when it still does not read."""
+    data = {**payload, "kind": kind}
     try:
-        return _KNOWN.validate_python({**payload, "kind": kind})
+        return _KNOWN.validate_python(data)
     except ValidationError:
+        model = _BY_KIND.get(kind)
+        # Rationales and a baseline's request are whole mappings: nothing of theirs is retired.
+        if model is not None and model not in (Rationales, BaselineRequested):
+            kept = {k: v for k, v in data.items() if k in model.model_fields}
+            if len(kept) < len(data):
+                try:
+                    return _KNOWN.validate_python(kept)
+                except ValidationError:
+                    pass
         return Unknown(kind=kind, data=payload)
-
-
-def entry(actor: str, event: AnyEvent) -> tuple[str, str, dict[str, Any]]:
-    """The (actor, kind, payload) an `AuditLog` writes for an event."""
-    return actor, event.kind, event.payload()

@@ -169,7 +169,7 @@ class BaselineStrategy:
         engine.record(
             (
                 "client",
-                events.BaselineRequested.model_validate(self.manifest.model_dump(mode="json")),
+                events.BaselineRequested(manifest=self.manifest.model_dump(mode="json")),
             )
         )
         result = await self._generations(engine)
