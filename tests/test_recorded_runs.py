@@ -34,7 +34,7 @@ from hivemind_lab.reports.summary import summarise
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.rundir import RunDir
-from tests.recorded import calls, intake_reply, manifest, recorded_runs, replay_model
+from tests.recorded import RECORDED, calls, intake_reply, manifest, recorded_runs, replay_model
 from tests.support import PRACTICALITY
 
 RUNS = recorded_runs()
@@ -340,3 +340,20 @@ def test_a_recorded_run_report_is_sized_for_an_executive(run: Path, tmp_path: Pa
     concerns = re.findall(r"raised by [^:]+: “(.{40,}?)”", body)
     assert len(concerns) == len(set(concerns))
     assert re.search(r"^- A\. ", body, re.MULTILINE) or not manifest(run).decision.options
+
+
+def test_a_stop_after_the_plans_passed_review_does_not_read_as_a_near_miss(tmp_path: Path):
+    """A run stopped by its budget after its set passed the practicality review (a recorded
+    grocer run, its result set to that outcome) says the set passed, not 'closest to passing'
+    nor a feasibility that 'would have passed' it."""
+    from hivemind_lab.reports import render_markdown
+
+    copy = tmp_path / "grocer"
+    shutil.copytree(RECORDED / "grocer", copy)
+    result = RunDir(copy).read_result()
+    assert result.vetoes and not result.vetoes[-1].vetoed
+    stopped = result.model_copy(update={"status": "budget_exhausted", "conclusions": ()})
+    (copy / "result.json").write_text(stopped.model_dump_json())
+    text = " ".join(render_markdown(copy).split())
+    assert "passed the practicality review" in text
+    assert "Closest to passing" not in text and "would have passed it" not in text

@@ -107,9 +107,16 @@ def report_markdown(r: RunReport) -> str:
                 ]
         elif c is not None:
             by = f", proposed by {c.plan.agents} agents" if c.plan.agents > 1 else ""
+            lead = (
+                f"The plans of attempt {c.attempt} passed the practicality review (mean "
+                f"{c.set_mean} against the client's feasibility {r.feasibility}), but the run "
+                "stopped before it concluded. Their best plan"
+                if c.passed
+                else f"Closest to passing: the plans of attempt {c.attempt} averaged "
+                f"{c.set_mean} against the client's feasibility {r.feasibility}. Their best plan"
+            )
             lines += [
-                f"Closest to passing: the plans of attempt {c.attempt} averaged {c.set_mean} "
-                f"against the client's feasibility {r.feasibility}. Their best plan{by}: "
+                f"{lead}{by}: "
                 f"{said(c.plan.title) if c.plan.quoted else '**' + md(c.plan.title) + '**'} "
                 f"(mean {c.plan.mean}).",
                 "",

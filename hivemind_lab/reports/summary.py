@@ -120,6 +120,9 @@ class Closest:
     plan: Plan
     would_pass_at: int
     """The highest feasibility at which that set would have passed (a veto is mean ≤ it)."""
+    passed: bool = False
+    """The set passed the review (the run stopped after it, before it concluded): no near
+    miss."""
 
 
 @dataclass(frozen=True)
@@ -608,7 +611,13 @@ def _closest(attempts: list[Attempt]) -> Closest | None:
     if not judged:
         return None
     best = max(judged, key=lambda a: (a.set_mean, -a.number))
-    return Closest(best.number, best.set_mean, best.plans[0], would_pass_at(best.set_mean))
+    return Closest(
+        best.number,
+        best.set_mean,
+        best.plans[0],
+        would_pass_at(best.set_mean),
+        passed=not best.vetoed,
+    )
 
 
 def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
@@ -912,7 +921,7 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             )
         return out
     c = report.closest
-    if c is not None:
+    if c is not None and not c.passed:  # a set that passed needs no lower feasibility
         out.append(
             f"The best set of plans reached a mean of {c.set_mean:.1f} (attempt {c.attempt}); "
             f"a feasibility of {c.would_pass_at} or lower would have passed it "
