@@ -363,6 +363,24 @@ async def test_the_set_is_vetoed_when_its_mean_score_is_at_or_below_feasibility(
     assert verdict.vetoed is vetoed
 
 
+def test_a_set_whose_every_plan_breaches_a_binding_constraint_is_vetoed():
+    """However high the other constraint agents score it, a set with no lawful plan has
+    nothing to recommend: it is vetoed, and regenerates."""
+    from hivemind_lab.runs.results import BindingVeto
+
+    veto = (BindingVeto(constraint="constraint.1", option=0, by="decision"),)
+    scores = [
+        _score("g0.r0.a", "legal", 0).model_copy(update={"vetoes": veto}),
+        _score("g0.r0.a", "financial", 100),
+        _score("g0.r0.b", "legal", 0).model_copy(update={"vetoes": veto}),
+        _score("g0.r0.b", "financial", 100),
+    ]
+    verdict = practicality.judge(scores, feasibility=10, severity=0.5, regeneration=0)
+    assert verdict.mean_score == 50 and verdict.vetoed
+    lawful = [*scores[:2], _score("g0.r0.b", "legal", 100), scores[3]]
+    assert not practicality.judge(lawful, feasibility=10, severity=0.5, regeneration=0).vetoed
+
+
 def test_an_empty_set_is_not_judged():
     with pytest.raises(ValueError, match="no scores"):
         practicality.judge([], feasibility=50, severity=0.5, regeneration=0)

@@ -348,7 +348,10 @@ async def score_set(
 def judge(
     scores: Sequence[ConstraintScore], *, feasibility: int, severity: float, regeneration: int
 ) -> PracticalityVerdict:
-    """Veto the whole set when the mean score across agents and solutions <= feasibility.
+    """Veto the whole set when the mean score across agents and solutions <= feasibility, or
+    when every solution of the set pursues now an option a binding constraint bars (then no
+    plan could be recommended without breaching it, however high the other constraint agents
+    scored it: a barred option is never a recommendation's first move).
 
     An empty set has no mean: the caller must treat it (abstention) before judging.
     """
@@ -358,6 +361,8 @@ def judge(
     for s in scores:
         per.setdefault(s.constraint, []).append(s.score)
     mean = round(sum(s.score for s in scores) / len(scores), 4)
+    barred = {s.solution_id for s in scores if s.vetoes}
+    all_barred = barred == {s.solution_id for s in scores}
     return PracticalityVerdict(
         regeneration=regeneration,
         scores=tuple(scores),
@@ -365,5 +370,5 @@ def judge(
         per_constraint={c: round(sum(v) / len(v), 4) for c, v in sorted(per.items())},
         feasibility=feasibility,
         severity=severity,
-        vetoed=mean <= feasibility,
+        vetoed=mean <= feasibility or all_barred,
     )

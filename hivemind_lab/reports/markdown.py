@@ -169,7 +169,8 @@ def report_markdown(r: RunReport) -> str:
             if not a.vetoed:
                 continue
             lines += [
-                f"### Attempt {a.number}: vetoed, mean {a.set_mean} (feasibility {r.feasibility})",
+                f"### Attempt {a.number}: vetoed, mean {a.set_mean} (feasibility {r.feasibility})"
+                + ("; every plan breaches a binding constraint" if a.why == "breach" else ""),
                 "",
             ]
             for p in a.plans:

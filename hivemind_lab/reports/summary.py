@@ -109,6 +109,9 @@ class Attempt:
     set_mean: float
     vetoed: bool
     plans: tuple[Plan, ...]
+    why: str = "mean"
+    """Why it was vetoed: ``mean`` (at or below the client's feasibility) or ``breach`` (every
+    plan breaches a binding constraint, whatever the mean)."""
 
 
 @dataclass(frozen=True)
@@ -596,6 +599,7 @@ def _attempts(evidence: RunEvidence, plain: Plain) -> list[Attempt]:
                 round(gen.verdict.mean_score, 1),
                 gen.verdict.vetoed,
                 tuple(plans),
+                "mean" if gen.verdict.mean_score <= gen.verdict.feasibility else "breach",
             )
         )
     return out
