@@ -6,7 +6,8 @@ rounds, no regeneration) in fresh processes, alternating, and the script prints 
 wall time, calls and CPU profile share of the critique path. The earlier commit is checked out
 in a temporary git worktree; nothing in this checkout changes.
 
-Run: .venv/bin/python benchmarks/deliberation_compare.py [--ref COMMIT] [--repeats N]
+Run: .venv/bin/python benchmarks/deliberation_compare.py [--ref COMMIT] [--repeats N] [--smoke]
+(``--smoke``: the fewest agents the search reaches, 1 round, one repeat, for CI.)
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ DRIVER = r"""
 import asyncio, json, sys, tempfile, time, tomllib
 from pathlib import Path
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
-from hivemind_lab.deliberation import deliberate_async
+from hivemind_lab import deliberation
 
-data, density = Path(sys.argv[1]), int(sys.argv[2])
+data, density, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 raw = tomllib.loads((data / "problems/regional-grocer-discounter-price-war.toml").read_text())
 request = DeliberationRequest(
     problem=raw["question"], sufficiency=1, feasibility=1, density=density,
@@ -41,12 +42,14 @@ request = DeliberationRequest(
 )
 with tempfile.TemporaryDirectory() as tmp:
     start = time.perf_counter()
-    result = asyncio.run(deliberate_async(
-        request, Calibrations(stubbornness=0.5, similarity_threshold=1.0),
-        Limits(max_rounds=3, max_regenerations=0, concurrency=64),
-        model=OfflineAgentModel(), run_dir=Path(tmp) / "run",
-        knowledge_base=data / "knowledge", practicality_kb=data / "practicality",
-    ))
+    args = (request, Calibrations(stubbornness=0.5, similarity_threshold=1.0),
+            Limits(max_rounds=rounds, max_regenerations=0, concurrency=64))
+    kwargs = dict(model=OfflineAgentModel(), run_dir=Path(tmp) / "run",
+                  knowledge_base=data / "knowledge", practicality_kb=data / "practicality")
+    if hasattr(deliberation, "deliberate_async"):  # the engine before 2026-12 (async API)
+        result = asyncio.run(deliberation.deliberate_async(*args, **kwargs))
+    else:
+        result = deliberation.deliberate(*args, **kwargs)
     wall = time.perf_counter() - start
 print(json.dumps({"wall": wall, "calls": result.usage.calls, "agents": result.n_agents,
                   "rounds": result.total_rounds}))
@@ -64,10 +67,10 @@ def density_for(n_agents: int) -> int:
     raise SystemExit(f"no density gives {n_agents} agents")
 
 
-def run(code_root: Path, density: int) -> dict:
+def run(code_root: Path, density: int, rounds: int) -> dict:
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(code_root), "HOME": "/tmp"}
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(REPO / "data"), str(density)],
+        [sys.executable, "-c", DRIVER, str(REPO / "data"), str(density), str(rounds)],
         capture_output=True,
         text=True,
         env=env,
@@ -83,12 +86,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref", default=BEFORE, help="earlier commit to compare with")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--smoke", action="store_true", help="fewest agents, 1 round, 1 repeat (CI)"
+    )
     args = parser.parse_args()
+    agents, rounds = (4, 1) if args.smoke else (32, 3)
+    repeats = 1 if args.smoke else args.repeats
     print(
         f"machine: {platform.node()} · {platform.machine()} · {os.cpu_count()} cores · "
         f"python {platform.python_version()} · {time.strftime('%Y-%m-%d')}"
     )
-    density = density_for(32)
+    density = density_for(agents)
     with tempfile.TemporaryDirectory() as tmp:
         worktree = Path(tmp) / "before"
         subprocess.run(
@@ -100,9 +108,9 @@ def main() -> None:
         try:
             walls: dict[str, list[float]] = {"before": [], "now": []}
             info: dict[str, dict] = {}
-            for _ in range(args.repeats):  # alternate so both see the same machine load
+            for _ in range(repeats):  # alternate so both see the same machine load
                 for name, root in (("before", worktree), ("now", REPO)):
-                    out = run(root, density)
+                    out = run(root, density, rounds)
                     walls[name].append(out["wall"])
                     info[name] = out
         finally:
@@ -110,7 +118,8 @@ def main() -> None:
                 ["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, check=False
             )
     print(
-        f"\n== 32 agents, batched critique, 3 rounds, density {density} (target: now ≥ 2× faster)"
+        f"\n== {info['now']['agents']} agents, batched critique, {rounds} rounds, density {density} "
+        "(target at 32 agents, 3 rounds: now ≥ 2× faster)"
     )
     for name in ("before", "now"):
         w = walls[name]

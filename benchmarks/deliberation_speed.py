@@ -6,12 +6,13 @@ Prints figures for the targets of the deliberation engine:
 - with 200 ms artificial latency per call, each round's wall time within 1.5x of its longest
   chain of dependent calls (critique then revise: 2 calls = 0.4 s), i.e. calls run concurrently.
 
-Run: .venv/bin/python benchmarks/deliberation_speed.py
+Run: .venv/bin/python benchmarks/deliberation_speed.py [--smoke]
+(``--smoke``: 3 agents, 1 round, 20 ms latency: every section once, in seconds, for CI.)
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import os
 import platform
 import tempfile
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
-from hivemind_lab.deliberation import Progress, deliberate_async, prepare_knowledge
+from hivemind_lab.deliberation import Progress, deliberate, prepare_knowledge
 from hivemind_lab.knowledge import load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
@@ -71,7 +72,7 @@ def request(density: int, mode: str) -> DeliberationRequest:
     )
 
 
-async def one_run(
+def one_run(
     density: int,
     mode: str,
     model,
@@ -87,7 +88,7 @@ async def one_run(
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        result = await deliberate_async(
+        result = deliberate(
             request(density, mode),
             calibrations or Calibrations(stubbornness=0.9, similarity_threshold=0.9),
             Limits(max_rounds=rounds, max_regenerations=0, concurrency=concurrency),
@@ -102,12 +103,20 @@ async def one_run(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="smallest size: 3 agents, 1 round (CI)"
+    )
+    args = parser.parse_args()
     print(
         f"machine: {platform.node()} · {platform.machine()} · {os.cpu_count()} cores · "
         f"python {platform.python_version()} · {time.strftime('%Y-%m-%d')}"
     )
-    densities = {n: density_for(n) for n in (4, 6, 8)}
-    d8 = densities[8]
+    sizes = (3,) if args.smoke else (4, 6, 8)
+    rounds, latency = (1, 0.02) if args.smoke else (5, 0.2)
+    densities = {n: density_for(n) for n in sizes}
+    big = max(sizes)
+    d8 = densities[big]
     setup_start = time.perf_counter()
     prepare_knowledge(
         request(d8, "pairwise"),
@@ -117,8 +126,11 @@ def main() -> None:
     )
     setup = time.perf_counter() - setup_start
 
-    print(f"\n== offline backend, 8 agents (density {d8}), 5 rounds (target: < 10 s wall)")
-    result, wall, _ = asyncio.run(one_run(d8, "pairwise", OfflineAgentModel()))
+    print(
+        f"\n== offline backend, {big} agents (density {d8}), {rounds} rounds "
+        "(target at 8 agents, 5 rounds: < 10 s wall)"
+    )
+    result, wall, _ = one_run(d8, "pairwise", OfflineAgentModel(), rounds=rounds)
     print(
         f"agents {result.n_agents} · rounds {result.rounds} · calls {result.usage.calls} "
         f"({result.usage.cache_hits} served from cache) · tokens {result.usage.tokens:,} · "
@@ -133,7 +145,7 @@ def main() -> None:
     print("\n== engine overhead per call, sequential calls (target: < 2 ms/call)")
     timed = TimedModel(OfflineAgentModel())
     start = time.perf_counter()
-    result, wall, _ = asyncio.run(one_run(d8, "pairwise", timed, concurrency=1))
+    result, wall, _ = one_run(d8, "pairwise", timed, rounds=rounds, concurrency=1)
     end = start + wall
     loop_time = end - (timed.first_start or start)
     overhead_ms = (loop_time - timed.seconds) / result.usage.calls * 1000
@@ -148,23 +160,28 @@ def main() -> None:
     print("agents  mode      calls/round  tokens/round")
     for _, density in sorted(densities.items()):
         for mode in ("pairwise", "batched"):
-            res, _, _ = asyncio.run(one_run(density, mode, OfflineAgentModel(), rounds=1))
+            res, _, _ = one_run(density, mode, OfflineAgentModel(), rounds=1)
             m = res.metrics[1]
             print(f"{res.n_agents:>6}  {mode:<8}  {m.calls:>11}  {m.tokens:>12,}")
 
-    print("\n== 200 ms latency per call, 8 agents (target: round wall <= 1.5 x 0.4 s)")
+    chain = 2 * latency
+    print(
+        f"\n== {latency * 1000:.0f} ms latency per call, {big} agents "
+        f"(target: round wall <= 1.5 x {chain:.2f} s)"
+    )
     # A remote model's thinking costs this machine nothing: replay recorded replies (a cheap
     # lookup) behind the latency, so what remains on the clock is waiting plus engine work.
     calibrations = Calibrations(stubbornness=0.3, similarity_threshold=0.99)
+    latency_rounds = 1 if args.smoke else 3
     with tempfile.TemporaryDirectory() as tmp:
         recorder = CachingChatModel(OfflineAgentModel(), ResponseCache(Path(tmp) / "rec.sqlite"))
-        asyncio.run(one_run(d8, "pairwise", recorder, rounds=3, calibrations=calibrations))
+        one_run(d8, "pairwise", recorder, rounds=latency_rounds, calibrations=calibrations)
         remote = CachingChatModel(
             None, recorder.cache, mode="replay", backend=recorder.backend, model=recorder.model
         )
-        slow = LatencyChatModel(remote, 0.2)
-        res, wall, stamps = asyncio.run(
-            one_run(d8, "pairwise", slow, rounds=3, calibrations=calibrations)
+        slow = LatencyChatModel(remote, latency)
+        res, wall, stamps = one_run(
+            d8, "pairwise", slow, rounds=latency_rounds, calibrations=calibrations
         )
     marks = {(phase, rnd): t for phase, rnd, t in stamps}
     for m in res.metrics[1:]:
@@ -173,7 +190,7 @@ def main() -> None:
         if start and end:
             took = end - start
             print(
-                f"round {m.round}: {m.calls} calls in {took:.3f} s = {took / 0.4:.2f} x the "
+                f"round {m.round}: {m.calls} calls in {took:.3f} s = {took / chain:.2f} x the "
                 f"dependent chain of 2 calls (peak calls in flight {slow.peak_in_flight})"
             )
 
