@@ -24,7 +24,9 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatModel
 
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
+    from hivemind_lab.llm.endpoint import EndpointSettings
     from hivemind_lab.llm.local import LocalEndpoint, LocalServer
+    from hivemind_lab.llm.ratelimit import RateGate
 
 BackendName = Literal["offline", "openai", "local", "test"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
@@ -60,12 +62,22 @@ def make_model(
     *,
     endpoint: LocalEndpoint | None = None,
     env: Mapping[str, str] | None = None,
+    settings: EndpointSettings | None = None,
+    gate: RateGate | None = None,
 ) -> ChatModel:
     """The chat model for ``choice``; the local backend needs the ``endpoint`` of a running
-    server (see `open_model`)."""
+    server (see `open_model`). ``settings`` (else read from ``env``) bound its requests to the
+    endpoint; ``gate`` is a rate gate shared with other callers (a sweep's), else one of this
+    model's own when the settings name a rate limit."""
+    from hivemind_lab.llm.endpoint import EndpointSettings, Prices
     from hivemind_lab.llm.latency import LatencyChatModel
+    from hivemind_lab.llm.ratelimit import LocalGate
 
     env = os.environ if env is None else env
+    if choice.backend in ("openai", "local"):
+        settings = settings or EndpointSettings.from_env(env)
+        if gate is None and settings.rate_limit_rpm is not None:
+            gate = LocalGate(settings.rate_limit_rpm)
     chat: ChatModel
     if choice.backend == "offline":
         from hivemind_lab.agents.policy import OfflineAgentModel
@@ -74,8 +86,15 @@ def make_model(
     elif choice.backend == "openai":
         from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
 
-        config = OpenAIConfig.from_env(env, model=choice.model, base_url=choice.base_url)
-        chat = OpenAIChatModel(config)
+        assert settings is not None
+        config = OpenAIConfig.from_env(
+            env,
+            model=choice.model,
+            base_url=choice.base_url,
+            **settings.overrides(),
+            **Prices.from_env(env).model_dump(),
+        )
+        chat = OpenAIChatModel(config, gate=gate)
     elif choice.backend == "test":
         from hivemind_lab.agents.testing import TestModel
 
@@ -87,7 +106,11 @@ def make_model(
             )
         from hivemind_lab.llm.local import LocalChatModel
 
-        chat = LocalChatModel(endpoint)
+        assert settings is not None
+        given = {k: v for k, v in settings.overrides().items() if k != "max_concurrency"}
+        local = LocalChatModel(endpoint, concurrency=settings.max_concurrency, **given)
+        local.gate = gate
+        chat = local
     else:  # pragma: no cover - exhaustive over BackendName
         raise InputError("backend", f"unknown backend {choice.backend!r}")
     return LatencyChatModel(chat, choice.latency_s) if choice.latency_s > 0 else chat
@@ -119,12 +142,16 @@ def local_server(
 
 @contextmanager
 def open_model(
-    choice: BackendChoice, *, concurrency: int, env: Mapping[str, str] | None = None
+    choice: BackendChoice,
+    *,
+    concurrency: int,
+    env: Mapping[str, str] | None = None,
+    settings: EndpointSettings | None = None,
 ) -> Iterator[ChatModel]:
     """The chat model for ``choice``; for ``local`` a server with ``concurrency`` slots runs
     for the duration of the block and is stopped by its PID afterwards, whatever happens."""
     if choice.backend != "local":
-        yield make_model(choice, env=env)
+        yield make_model(choice, env=env, settings=settings)
         return
     with local_server(choice, slots=concurrency, env=env) as server:
-        yield make_model(choice, endpoint=server.endpoint, env=env)
+        yield make_model(choice, endpoint=server.endpoint, env=env, settings=settings)

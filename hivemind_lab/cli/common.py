@@ -5,7 +5,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,6 +14,9 @@ from rich.progress import Progress
 from typer.models import ArgumentInfo, OptionInfo
 
 from hivemind_lab.errors import HivemindError, InputError
+
+if TYPE_CHECKING:
+    from hivemind_lab.llm.endpoint import EndpointSettings
 
 # Flags that `deliberate` and `intake` share: the client's decision and the model that reads it.
 OptionFlags = Annotated[
@@ -60,7 +63,9 @@ def flags_of(command: Callable[..., Any]) -> dict[str, str]:
     for name, hint in typing.get_type_hints(command, include_extras=True).items():
         for meta in getattr(hint, "__metadata__", ()):
             if isinstance(meta, OptionInfo):
-                declared = [d for d in meta.param_decls or () if d.startswith("--")]
+                # Under Annotated, typer keeps a first declaration in ``default``.
+                first = (meta.default,) if isinstance(meta.default, str) else ()
+                declared = [d for d in (*first, *(meta.param_decls or ())) if d.startswith("--")]
                 flags[name] = (
                     declared[0].split("/")[0] if declared else "--" + name.replace("_", "-")
                 )
@@ -112,3 +117,53 @@ def on_ctrl_c(said: Callable[[], str]) -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print(f"interrupted: {said()}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=130) from None
+
+
+# Flags that `deliberate` and `sweep` share: how calls treat the model's endpoint. Each field's
+# parameter has the field's own name, so an error about it names the flag as typed.
+RequestTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        help="Seconds one model request may take (or HIVEMIND_REQUEST_TIMEOUT_S).",
+        show_default="120 for openai, 3600 for local",
+    ),
+]
+Retries = Annotated[
+    int | None,
+    typer.Option(
+        "--retries",
+        help="Attempts after the first on a 429, 5xx, timeout or lost connection, 0-20 (or "
+        "HIVEMIND_MAX_RETRIES).",
+        show_default="5",
+    ),
+]
+EndpointConcurrency = Annotated[
+    int | None,
+    typer.Option(
+        "--endpoint-concurrency",
+        help="Requests in flight to the endpoint from one process, 1-1024 (or "
+        "HIVEMIND_ENDPOINT_CONCURRENCY).",
+        show_default="8 for openai, the server's slots for local",
+    ),
+]
+RateLimit = Annotated[
+    float | None,
+    typer.Option(
+        "--rate-limit",
+        help="Requests a minute to the endpoint, shared by every worker of a sweep (or "
+        "HIVEMIND_RATE_LIMIT_RPM).",
+        show_default="none",
+    ),
+]
+
+
+def endpoint_settings(**flags: float | int | None) -> EndpointSettings:
+    """The endpoint's settings from the environment, each flag given winning over its
+    variable; a bad value raises an `InputError` naming the variable, or the field (which
+    `fail` words as its flag)."""
+    import os
+
+    from hivemind_lab.llm.endpoint import EndpointSettings
+
+    return EndpointSettings.from_env(os.environ, **flags)

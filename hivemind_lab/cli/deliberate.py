@@ -24,10 +24,15 @@ from hivemind_lab.calibrations import PRESETS
 from hivemind_lab.cli.common import (
     BaseUrl,
     ConstraintFlags,
+    EndpointConcurrency,
     ModelId,
     OptionFlags,
     OptionsFrom,
+    RateLimit,
+    RequestTimeout,
+    Retries,
     console,
+    endpoint_settings,
     err_console,
     flags_of,
     on_ctrl_c,
@@ -117,6 +122,10 @@ def deliberate(
     ] = "offline",
     model: ModelId = None,
     base_url: BaseUrl = None,
+    timeout_s: RequestTimeout = None,
+    max_retries: Retries = None,
+    max_concurrency: EndpointConcurrency = None,
+    rate_limit_rpm: RateLimit = None,
     model_file: Annotated[
         Path | None,
         typer.Option(
@@ -167,6 +176,12 @@ def deliberate(
     # machine): nothing was written yet.
     with on_ctrl_c(lambda: _before_the_run(resume)):
         try:
+            settings = endpoint_settings(
+                timeout_s=timeout_s,
+                max_retries=max_retries,
+                max_concurrency=max_concurrency,
+                rate_limit_rpm=rate_limit_rpm,
+            )
             if resume is not None:
                 from hivemind_lab.runs.rundir import RunDir
 
@@ -338,7 +353,7 @@ def deliberate(
                 if advice:
                     err_console.print(f"warning: {advice}", highlight=False, soft_wrap=True)
             # A local server lives for this block only and is stopped by its PID on any exit.
-            with open_model(choice, concurrency=limits.concurrency) as chat:
+            with open_model(choice, concurrency=limits.concurrency, settings=settings) as chat:
                 served = getattr(chat, "server", None)
                 if served is not None:
                     err_console.print(
@@ -389,7 +404,18 @@ def _run_dir_name(resume: Path | None) -> dict[str, str]:
     return {"run_dir": "--resume"} if resume is not None else {}
 
 
-_RESUME_TAKES = frozenset({"resume", "model_file", "base_url", "latency"})
+_RESUME_TAKES = frozenset(
+    {
+        "resume",
+        "model_file",
+        "base_url",
+        "latency",
+        "timeout_s",
+        "max_retries",
+        "max_concurrency",
+        "rate_limit_rpm",
+    }
+)
 """What --resume reads from the command line: how to reach the model. Everything else the run
 is continued with comes from its own manifest."""
 

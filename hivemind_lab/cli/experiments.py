@@ -18,7 +18,16 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from hivemind_lab.cli.common import console, err_console, on_ctrl_c
+from hivemind_lab.cli.common import (
+    EndpointConcurrency,
+    RateLimit,
+    RequestTimeout,
+    Retries,
+    console,
+    endpoint_settings,
+    err_console,
+    on_ctrl_c,
+)
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError
@@ -52,6 +61,10 @@ def sweep(
     graph: Annotated[
         bool, typer.Option("--graph", help="Also write every run into the hivemind graph.")
     ] = False,
+    timeout_s: RequestTimeout = None,
+    max_retries: Retries = None,
+    max_concurrency: EndpointConcurrency = None,
+    rate_limit_rpm: RateLimit = None,
 ) -> None:
     """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
     from hivemind_lab.experiments.spec import load_spec
@@ -59,8 +72,14 @@ def sweep(
     with on_ctrl_c(lambda: "before the sweep started: nothing was written"):
         try:
             experiment = load_spec(spec)
+            settings = endpoint_settings(
+                timeout_s=timeout_s,
+                max_retries=max_retries,
+                max_concurrency=max_concurrency,
+                rate_limit_rpm=rate_limit_rpm,
+            )
         except HivemindError as exc:
-            raise _fail(exc) from None
+            raise _fail(exc, command=sweep) from None
         experiment = _with_sample_knowledge(experiment)
         if workers < 1:
             raise _fail(HivemindError(f"workers: must be >= 1, got {workers}"))
@@ -91,6 +110,7 @@ def sweep(
                 ray_address=ray,
                 total=lambda n: bar.update(task_id, total=n),
                 on_done=lambda s: bar.advance(task_id),
+                settings=settings,
             )
         except HivemindError as exc:
             failure = _erase(bar, exc)

@@ -26,7 +26,9 @@ from hivemind_lab.experiments.freshness import StaleReason, current, stale_reaso
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.runner import RunSummary, run_point
 from hivemind_lab.experiments.spec import ExperimentSpec
+from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
+from hivemind_lab.llm.ratelimit import RateGate
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.sweepdir import SweepDir
 
@@ -103,6 +105,8 @@ def run_on_node(
     budget: Budget | None,
     endpoint: LocalEndpoint | None,
     dispatch: Dispatch,
+    settings: EndpointSettings | None = None,
+    gate: RateGate | None = None,
 ) -> RemoteRun:
     """In a Ray task: run ``point`` in a scratch folder of this node and return its files."""
     if not project.is_dir():
@@ -116,7 +120,9 @@ def run_on_node(
         run = root / point.run_id(spec)
         if dispatch.started is not None:
             unpack(dispatch.started, run)
-        summary = run_point(spec, point, root, project, budget, endpoint)
+        summary = run_point(
+            spec, point, root, project, budget, endpoint, settings=settings, gate=gate
+        )
         if dispatch.stale:
             summary = summary.model_copy(update={"stale": dispatch.stale})
         return RemoteRun(summary=summary, files=pack(run), node=socket.gethostname())

@@ -36,7 +36,9 @@ from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.llm.base import ChatModel, close_model
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
+from hivemind_lab.llm.ratelimit import RateGate
 from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo, RunManifest
 from hivemind_lab.runs.results import DeliberationResult
@@ -69,11 +71,18 @@ class RunSummary(BaseModel):
     """Why the point's earlier run was set aside and the point run again (empty: it was not)."""
 
 
-def make_model(spec: ExperimentSpec, endpoint: LocalEndpoint | None = None) -> ChatModel:
+def make_model(
+    spec: ExperimentSpec,
+    endpoint: LocalEndpoint | None = None,
+    *,
+    settings: EndpointSettings | None = None,
+    gate: RateGate | None = None,
+) -> ChatModel:
     """The spec's backend (local: the sweep's server at ``endpoint``), with its artificial
-    latency for benchmarks."""
+    latency for benchmarks; ``settings`` and the rate ``gate`` are the sweep's, the same in
+    every worker."""
     choice = BackendChoice(backend=spec.backend, model=spec.model, latency_s=spec.latency_s)
-    return factory.make_model(choice, endpoint=endpoint)
+    return factory.make_model(choice, endpoint=endpoint, settings=settings, gate=gate)
 
 
 def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
@@ -143,9 +152,13 @@ def run_point(
     project: Path,
     budget: Budget | None = None,
     endpoint: LocalEndpoint | None = None,
+    *,
+    settings: EndpointSettings | None = None,
+    gate: RateGate | None = None,
 ) -> RunSummary:
     """Run one point into ``root/<run-id>``: skip it if finished and current, resume it if
-    interrupted and current, else move its stale run aside and run it anew."""
+    interrupted and current, else move its stale run aside and run it anew (``settings`` and
+    ``gate``: the sweep's, see `make_model`)."""
     sweep = SweepDir(root)
     run = sweep.run(point.run_id(spec))
     stale: tuple[StaleReason, ...] = ()
@@ -159,7 +172,7 @@ def run_point(
     if run.path.exists() and not run.started:  # killed before its manifest: nothing to keep
         shutil.rmtree(run.path)
     shared = ResponseCache(sweep.shared_cache_path(_shared_cache(spec)))
-    model = CachingChatModel(make_model(spec, endpoint), shared)
+    model = CachingChatModel(make_model(spec, endpoint, settings=settings, gate=gate), shared)
     try:
         if run.started:
             manifest = run.read_manifest()

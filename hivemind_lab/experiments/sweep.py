@@ -30,7 +30,9 @@ from hivemind_lab.experiments.points import RunPoint, expand
 from hivemind_lab.experiments.runner import RunSummary, finished, run_point
 from hivemind_lab.experiments.spec import CALIBRATIONS, ExperimentSpec
 from hivemind_lab.inputs import Calibrations
+from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
+from hivemind_lab.llm.ratelimit import FileGate, RateGate, RayGate
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.runs.sweepdir import STALE, LastSweep, OptunaBest, SweepDir
@@ -149,9 +151,13 @@ class Dispatcher:
         ray_address: str | None,
         on_done: Callable[[RunSummary], None],
         endpoint: LocalEndpoint | None = None,
+        settings: EndpointSettings | None = None,
     ) -> None:
         self.spec, self.root, self.project = spec, root, project
         self.endpoint = endpoint
+        self.settings = settings
+        """The endpoint's settings, resolved once here: every worker and Ray task gets them."""
+        self._gate: RateGate | None = None
         self.workers, self.ray_address, self.on_done = workers, ray_address, on_done
         self._pool: ProcessPoolExecutor | None = None
         self._current: dict[str, Current] = {}
@@ -164,6 +170,33 @@ class Dispatcher:
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def gate(self) -> RateGate | None:
+        """The sweep's one rate gate (when the settings name a rate limit): a file every
+        process on this machine locks, or on Ray an actor every task asks."""
+        rpm = self.settings.rate_limit_rpm if self.settings else None
+        if rpm is None or self.spec.backend not in ("openai", "local"):
+            return None
+        if self._gate is None:
+            if self.ray_address:
+                self._gate = RayGate.start(rpm)  # after ray.init (see _ray)
+            else:
+                path = self.root / ".rate-gate"
+                path.unlink(missing_ok=True)  # a start time from an earlier sweep is no limit
+                self._gate = FileGate(path, rpm)
+        return self._gate
+
+    def _run_point(self, point: RunPoint, budget: Budget | None) -> RunSummary:
+        return run_point(
+            self.spec,
+            point,
+            self.root,
+            self.project,
+            budget,
+            self.endpoint,
+            settings=self.settings,
+            gate=self.gate(),
+        )
 
     def run(self, jobs: Sequence[Job]) -> list[RunSummary]:
         """Every job's summary, in completion order (finished points first)."""
@@ -185,10 +218,7 @@ class Dispatcher:
             return out + self._ray(pending)
         if self.workers <= 1 or len(pending) == 1:
             for point, budget in pending:
-                summary = run_point(
-                    self.spec, point, self.root, self.project, budget, self.endpoint
-                )
-                out.append(self._report(summary))
+                out.append(self._report(self._run_point(point, budget)))
             return out
         return out + self._shared(pending)
 
@@ -220,7 +250,15 @@ class Dispatcher:
                     return
                 try:
                     future = pool.submit(
-                        run_point, self.spec, point, self.root, self.project, budget, self.endpoint
+                        run_point,
+                        self.spec,
+                        point,
+                        self.root,
+                        self.project,
+                        budget,
+                        self.endpoint,
+                        settings=self.settings,
+                        gate=self.gate(),
                     )
                 except Exception as exc:  # the pool broke or shut down: the caller reports it
                     failed: Future[RunSummary] = Future()
@@ -241,11 +279,7 @@ class Dispatcher:
                 point, budget = queue.popleft()
             except IndexError:
                 break
-            out.append(
-                self._report(
-                    run_point(self.spec, point, self.root, self.project, budget, self.endpoint)
-                )
-            )
+            out.append(self._report(self._run_point(point, budget)))
             while not finished_q.empty():
                 out.append(self._report(finished_q.get().result()))
         free.release()  # wake the feeder so it sees the empty queue
@@ -281,13 +315,15 @@ class Dispatcher:
         # Runs come back as files to this folder: a task never writes on its node's disk.
         task = ray.remote(remote.run_on_node)
         pending = {
-            task.remote(
+            task.remote(  # type: ignore[call-arg]  # Ray types remote functions up to 5 args
                 self.spec,
                 p,
                 self.project,
                 b,
                 self.endpoint,
                 remote.prepare(self.spec, p, self.root, self.project, b),
+                self.settings,
+                self.gate(),
             ): p
             for p, b in jobs
         }
@@ -320,13 +356,16 @@ def run(
     ray_address: str | None = None,
     on_done: Callable[[RunSummary], None] | None = None,
     total: Callable[[int], None] | None = None,
+    settings: EndpointSettings | None = None,
 ) -> SweepReport:
     """Run (or resume) every point of ``spec``; baselines get the same number of theory calls
-    as their deliberation sibling."""
+    as their deliberation sibling. ``settings`` bound every worker's requests to the endpoint
+    (else read from the environment here, once), their rate limit shared by all of them."""
     project = Path(project).resolve()
     root = Path(root) if root else project / "experiments" / "runs" / spec.name
+    settings = settings or EndpointSettings.from_env()
     with _one_sweep(spec, root, project):
-        return _run(spec, project, root, workers, ray_address, on_done, total)
+        return _run(spec, project, root, workers, ray_address, on_done, total, settings)
 
 
 @contextmanager
@@ -361,6 +400,7 @@ def _run(
     ray_address: str | None,
     on_done: Callable[[RunSummary], None] | None,
     total: Callable[[int], None] | None,
+    settings: EndpointSettings,
 ) -> SweepReport:
     SweepDir(root).write_spec(spec.model_dump(mode="json"), spec.digest)
     done = on_done or (lambda s: None)
@@ -377,6 +417,7 @@ def _run(
             ray_address=ray_address,
             on_done=done,
             endpoint=endpoint,
+            settings=settings,
         ) as dispatcher,
     ):
         if spec.space.kind == "optuna":

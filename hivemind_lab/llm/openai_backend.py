@@ -3,7 +3,8 @@
 ``http_client`` is passed to the SDK as is (an ``openai.DefaultAsyncHttpxClient`` with a custom
 transport is how tests inject a local HTTP test transport). The SDK's own retries are switched
 off so that retry policy (tenacity: exponential backoff with full jitter on 429, 5xx, timeouts
-and connection errors), concurrency bounds and cost accounting are ours and visible in tests.
+and connection errors), concurrency bounds, the rate gate (`hivemind_lab.llm.ratelimit`, shared
+by a sweep's workers) and cost accounting are ours and visible in tests.
 
 Prompt-prefix reuse: a request's ``affinity`` key pins it to one llama-server slot (``id_slot``)
 when the config names the server's slot count, so an agent's calls extend one cached prefix; the
@@ -24,6 +25,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from hivemind_lab.envconfig import EnvSettings
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
+from hivemind_lab.llm.ratelimit import RateGate
 
 
 class LLMError(HivemindError):
@@ -125,8 +127,11 @@ class OpenAIChatModel:
         http_client: Any = None,
         sleep: Any = asyncio.sleep,
         rng: random.Random | None = None,
+        gate: RateGate | None = None,
     ) -> None:
         self.config = config
+        self.gate = gate
+        """Spaces this model's requests (retries too) by a rate shared with other callers."""
         self.model = config.model
         self._client = openai.AsyncOpenAI(
             base_url=config.base_url,
@@ -212,6 +217,8 @@ class OpenAIChatModel:
                 with attempt:
                     # A concurrency slot is held for the request only, not while backing off.
                     async with self._semaphore:
+                        if self.gate is not None:  # in the slot: a start time granted
+                            await self.gate.wait()  # while queued for one would pass unused
                         self.calls += 1
                         completion = await self._client.chat.completions.create(**payload)
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
