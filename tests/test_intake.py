@@ -71,30 +71,32 @@ def test_only_what_is_quoted_from_the_text_is_kept() -> None:
         ("Franchising needs approval.", (), (2,)),
     ]
     assert decision.exclusive is True and decision.exclusive_source == "intake"
-    # the text's own facts first, then the model's quoted one (the unquoted one is dropped)
+    # the text's own facts; the model's quoted one restates one of them, so it is not added a
+    # second time (the unquoted one is dropped)
     own = [f.text for f in extract_facts(TEXT, options=decision.labels)]
-    assert [f.text for f in decision.facts] == [*own, "Cash covers 14 months."]
+    assert [f.text for f in decision.facts] == own
     assert len(dropped) == 3 and all("not in the text" in d for d in dropped)
 
 
 def test_the_text_facts_stay_and_the_model_facts_add_to_them_without_repeats() -> None:
+    """The text's own facts stay. A model fact whose quoted words one of them already states
+    is the same fact in the model's words and is not added again; a model fact from words no
+    text fact holds is added, marked as the intake's reading."""
     own = extract_facts(TEXT, options=("Open a second shop", "Sell bread online"))
     assert own, "the fixture's text must yield facts without a model"
+    assert not any("three moves" in f.text for f in own)
     reading = {
         "options": READING["options"][:2],
         "facts": [
-            {"text": own[0].text, "quote": "Cash covers 14 months of costs."},  # a repeat
+            {"text": own[0].text, "quote": "We can only afford one of them."},  # a repeat
             {"text": "The shop runs 14 months on its cash.", "quote": "Cash covers 14 months"},
-            {"text": "The decree is regional.", "quote": "A regional decree"},
+            {"text": "Three moves are on the table.", "quote": "Our bakery weighs three moves"},
         ],
     }
     decision, dropped = checked(IntakeOutput.model_validate(reading), PROBLEM, reader_version="v")
     texts = [f.text for f in decision.facts]
-    assert texts == [
-        *(f.text for f in own),
-        "The shop runs 14 months on its cash.",
-        "The decree is regional.",
-    ]
+    assert texts == [*(f.text for f in own), "Three moves are on the table."]
+    assert decision.facts[-1].source == "intake"
     assert len({f.id for f in decision.facts}) == len(decision.facts)  # ids stay citable
     assert dropped == ()
 

@@ -150,16 +150,23 @@ def checked(
         options=[o.label for o in options],
     )
     known = {normalise(f.text) for f in own}
+    stated = [normalise(f.text).casefold() for f in own]
     n = max([0, *(int(f.id.split(".", 1)[1]) for f in own if f.source == "question")])
     facts: list[Fact] = []
     for f in output.facts:
         said = normalise(f.text)[:MAX_FACT_CHARS]
+        words = normalise(f.quote).strip(" \"'").casefold()
         if not quoted(f.quote, text):
             dropped.append(f"fact {f.text[:80]!r}: its quote is not in the text")
+        elif any(words in fact for fact in stated):
+            # the text's own fact already states the words the model quoted: its reading would
+            # be the same fact twice (recorded runs listed each fact twice, once in the
+            # model's words, labelled as the client's)
+            continue
         elif said and said not in known:
             known.add(said)
             n += 1
-            facts.append(Fact(id=f"question.{n}", text=said, source="question"))
+            facts.append(Fact(id=f"question.{n}", text=said, source="intake"))
     refusal = None
     if not options:
         reason = (

@@ -38,7 +38,10 @@ ExclusivitySource = Literal[
 ConstraintKind = Literal[
     "legal", "regulatory", "financial", "operational", "social", "deadline", "other"
 ]
-FactSource = Literal["client", "market", "question"]
+FactSource = Literal["client", "market", "question", "intake"]
+"""Where a fact comes from: the client's data, market data, the question's own sentences, or
+the model intake's reading of words it quoted from the question (its wording, which may carry
+figures it worked out; the quoted words are in the text)."""
 OptionsSource = Literal["given", "extracted", "agents"]
 """given: listed by the problem; extracted: read from the question; agents: none found, so
 the agents propose their own courses of action. (Here, not in `reading.options`, so the

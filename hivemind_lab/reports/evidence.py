@@ -228,7 +228,9 @@ class RunEvidence:
         seen: dict[str, None] = {}
         for j in self.own_justifications(conclusion):
             for c in j.citations:
-                seen.setdefault(self.source(c), None)
+                # a model may cite a constraint or fact id among its passages: not a source
+                if c.split("#", 1)[0] in self.sources:
+                    seen.setdefault(self.source(c), None)
         return list(seen)
 
     def generations(self) -> list[Generation]:
