@@ -180,3 +180,48 @@ def test_a_shared_habit_is_not_copying_but_copying_still_is():
     found = estimate(ballots, sides, PRIOR)
     assert found.copies == {"c1": ("c2",), "c2": ("c1",)}
     assert found.independence["c1"] == 0.5
+
+
+def _clique_domain(copies: int) -> tuple[dict, dict, dict]:
+    """60 contests of four values (one true); five honest sources right 4 times in 5, a bad
+    source right 1 time in 4, and ``copies`` sources that copy the bad one's every ballot."""
+    rng = random.Random(11)
+    ballots: dict[str, dict[str, frozenset[str]]] = {}
+    sides: dict[str, frozenset[str]] = {}
+    truth: dict[str, str] = {}
+    for i in range(60):
+        key, values = f"item {i}", [f"v{i}-{k}" for k in range(4)]
+        truth[key] = values[0]
+
+        def vote(p: float) -> str:
+            return values[0] if rng.random() < p else rng.choice(values[1:])  # noqa: B023
+
+        votes = {f"h{j}": vote(0.8) for j in range(5)}
+        votes["bad"] = vote(0.25)
+        votes.update({f"copy{c}": votes["bad"] for c in range(copies)})
+        ballots[key] = {m: frozenset([v]) for m, v in votes.items()}
+        sides[key] = frozenset(votes.values())
+    return ballots, sides, truth
+
+
+def test_a_large_clique_of_copies_is_found_and_counts_as_one():
+    """Ten copies of a bad source outnumber the honest ones in every contest: the first
+    estimate believes the clique, so its errors look true and the copy test saw nothing. Its
+    members are near-duplicates (identical in every disputed contest), so the clique is
+    estimated again counted as one source, and there its shared errors stand out."""
+    ballots, sides, truth = _clique_domain(copies=10)
+    found = estimate(ballots, sides, PRIOR)
+    assert set(found.copies["bad"]) == {f"copy{c}" for c in range(10)}
+    assert found.independence["bad"] == pytest.approx(1 / 11)
+    right = 0
+    for key, votes in ballots.items():
+        post = posterior(votes, sides[key], found)
+        right += max(post, key=post.__getitem__) == truth[key]
+    heads = sum(
+        max(sides[k], key=lambda s: sum(v == {s} for v in ballots[k].values())) == truth[k]
+        for k in ballots
+    )
+    assert right > heads and right >= 50, (right, heads)
+    # Honest sources that agree with each other are never discounted for it.
+    ballots, sides, _ = _clique_domain(copies=0)
+    assert estimate(ballots, sides, PRIOR).copies == {}

@@ -39,6 +39,10 @@ class CopyRule:
     z: float = 4.0
     """And this many standard deviations above it, and above the count the pair's own habits
     (their confusion rows) predict."""
+    duplicate_contests: int = 20
+    """Disputed contests two sources must share to be near-duplicates (`near_duplicates`)."""
+    duplicate_share: float = 0.95
+    """Share of them in which their ballots must be identical."""
 
 
 def log_odds_weight(p: float, values: int) -> float:
@@ -370,6 +374,7 @@ def copy_pairs(
     post: Mapping[str, Mapping[str, float]],
     rule: CopyRule,
     rows: Estimate | None = None,
+    counted: Mapping[str, float] | None = None,
 ) -> list[tuple[str, str]]:
     """Pairs of sources that name the same false value far more often than chance.
 
@@ -386,6 +391,9 @@ def copy_pairs(
       contest and their one-coin chance otherwise. Two sources that both call many 1s 0 share
       many errors the other voters rarely make, yet no more than their rows predict: a habit,
       not a copy. A copy shares every error, which even a bad source's rows do not predict.
+
+    ``counted`` says how much each other voter counts in a contest's share (default 1; less for
+    the members of a clique of near-duplicates, which would otherwise vouch for each other).
     """
     observed: dict[tuple[str, str], int] = defaultdict(int)
     expected: dict[tuple[str, str], float] = defaultdict(float)
@@ -397,10 +405,11 @@ def copy_pairs(
         if len(single) < 2:
             continue
         k = max(2, len(sides[key]))
-        tally: dict[str, int] = defaultdict(int)
-        for v in single.values():
-            tally[v] += 1
-        others_total = len(single) - 2
+        share = {m: 1.0 if counted is None else counted.get(m, 1.0) for m in single}
+        tally: dict[str, float] = defaultdict(float)
+        for m, v in single.items():
+            tally[v] += share[m]
+        everyone = sum(share.values())
         voters = sorted(single)
         truths, chances = _error_chances(rows, voters, sides[key], post[key]) if rows else ({}, {})
         for i, a in enumerate(voters):
@@ -408,10 +417,11 @@ def copy_pairs(
             for b in voters[i + 1 :]:
                 vb = single[b]
                 pair = (a, b)
+                others_total = everyone - share[a] - share[b]
                 for mine in (va, vb):
                     if post[key].get(mine, 0.0) >= 0.5:
                         continue
-                    others = tally[mine] - (mine == va) - (mine == vb)
+                    others = tally[mine] - share[a] * (mine == va) - share[b] * (mine == vb)
                     f = (others + 1) / (others_total + k)
                     expected[pair] += f / 2
                     variance[pair] += f * (1 - f) / 2
@@ -437,6 +447,29 @@ def copy_pairs(
                 continue
         flagged.append(pair)
     return flagged
+
+
+def near_duplicates(ballots: Ballots, rule: CopyRule) -> set[tuple[str, str]]:
+    """Pairs of sources whose ballots are identical in at least ``rule.duplicate_share`` of
+    the disputed contests (two or more sides named) they both voted in, over at least
+    ``rule.duplicate_contests`` of them. Honest sources that are both right agree this often
+    too: a near-duplicate pair is only a candidate for the copy test (see `estimate`)."""
+    same: dict[tuple[str, str], int] = defaultdict(int)
+    shared: dict[tuple[str, str], int] = defaultdict(int)
+    for key in sorted(ballots):
+        by_model = ballots[key]
+        if len(set(by_model.values())) < 2:
+            continue
+        voters = sorted(by_model)
+        for i, a in enumerate(voters):
+            for b in voters[i + 1 :]:
+                shared[(a, b)] += 1
+                same[(a, b)] += by_model[a] == by_model[b]
+    return {
+        pair
+        for pair, n in shared.items()
+        if n >= rule.duplicate_contests and same[pair] >= rule.duplicate_share * n
+    }
 
 
 def _error_chances(
@@ -539,7 +572,40 @@ def estimate(
             values={s: v for s, v in named.items() if v != s},
             labels=found,
         )
-        for a, b in copy_pairs(usable, used, post, copy_rule, first):
+        flagged = set(copy_pairs(usable, used, post, copy_rule, first))
+        duplicates = near_duplicates(usable, copy_rule)
+        if duplicates - flagged:
+            # A large clique of near-identical sources carries the first estimate and hides
+            # its own errors from the copy test. Estimated again with each source counted as
+            # one over its near-duplicates, a near-duplicate pair is tested once more.
+            grouped: dict[str, int] = defaultdict(int)
+            for a, b in duplicates:
+                grouped[a] += 1
+                grouped[b] += 1
+            counted = {m: 1 / (1 + n) for m, n in sorted(grouped.items())}
+            again = _em(
+                usable,
+                used,
+                named,
+                labels,
+                prior,
+                counted,
+                tolerance=tolerance,
+                max_iterations=max_iterations,
+            )
+            iterations += again[3]
+            regrouped = Estimate(
+                prior=prior,
+                reliability=again[0],
+                soft_correct=again[1],
+                ballots={},
+                posteriors=again[2],
+                values=first.values,
+                labels=again[4],
+            )
+            tested = copy_pairs(usable, used, again[2], copy_rule, regrouped, counted)
+            flagged |= duplicates & set(tested)
+        for a, b in sorted(flagged):
             partners[a].add(b)
             partners[b].add(a)
     discount = {m: 1 / (1 + len(partners[m])) for m in sorted(partners)}
