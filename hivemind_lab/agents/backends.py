@@ -24,7 +24,7 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatModel
 
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
-    from hivemind_lab.llm.endpoint import EndpointSettings
+    from hivemind_lab.llm.endpoint import EndpointSettings, Prices
     from hivemind_lab.llm.local import LocalEndpoint, LocalServer
     from hivemind_lab.llm.ratelimit import RateGate
 
@@ -64,12 +64,15 @@ def make_model(
     env: Mapping[str, str] | None = None,
     settings: EndpointSettings | None = None,
     gate: RateGate | None = None,
+    prices: Prices | None = None,
 ) -> ChatModel:
     """The chat model for ``choice``; the local backend needs the ``endpoint`` of a running
     server (see `open_model`). ``settings`` (else read from ``env``) bound its requests to the
     endpoint; ``gate`` is a rate gate shared with other callers (a sweep's), else one of this
-    model's own when the settings name a rate limit."""
-    from hivemind_lab.llm.endpoint import EndpointSettings, Prices
+    model's own when the settings name a rate limit; ``prices`` (else read from ``env``) cost
+    its tokens."""
+    from hivemind_lab.llm.endpoint import EndpointSettings
+    from hivemind_lab.llm.endpoint import Prices as EnvPrices
     from hivemind_lab.llm.latency import LatencyChatModel
     from hivemind_lab.llm.ratelimit import LocalGate
 
@@ -92,7 +95,7 @@ def make_model(
             model=choice.model,
             base_url=choice.base_url,
             **settings.overrides(),
-            **Prices.from_env(env).model_dump(),
+            **(prices or EnvPrices.from_env(env)).model_dump(),
         )
         chat = OpenAIChatModel(config, gate=gate)
     elif choice.backend == "test":
@@ -147,11 +150,14 @@ def open_model(
     concurrency: int,
     env: Mapping[str, str] | None = None,
     settings: EndpointSettings | None = None,
+    prices: Prices | None = None,
 ) -> Iterator[ChatModel]:
     """The chat model for ``choice``; for ``local`` a server with ``concurrency`` slots runs
     for the duration of the block and is stopped by its PID afterwards, whatever happens."""
     if choice.backend != "local":
-        yield make_model(choice, env=env, settings=settings)
+        yield make_model(choice, env=env, settings=settings, prices=prices)
         return
     with local_server(choice, slots=concurrency, env=env) as server:
-        yield make_model(choice, endpoint=server.endpoint, env=env, settings=settings)
+        yield make_model(
+            choice, endpoint=server.endpoint, env=env, settings=settings, prices=prices
+        )

@@ -16,7 +16,7 @@ from typer.models import ArgumentInfo, OptionInfo
 from hivemind_lab.errors import HivemindError, InputError
 
 if TYPE_CHECKING:
-    from hivemind_lab.llm.endpoint import EndpointSettings
+    from hivemind_lab.llm.endpoint import EndpointSettings, Prices
 
 # Flags that `deliberate` and `intake` share: the client's decision and the model that reads it.
 OptionFlags = Annotated[
@@ -167,3 +167,38 @@ def endpoint_settings(**flags: float | int | None) -> EndpointSettings:
     from hivemind_lab.llm.endpoint import EndpointSettings
 
     return EndpointSettings.from_env(os.environ, **flags)
+
+
+InputPrice = Annotated[
+    float | None,
+    typer.Option(
+        "--input-usd-per-mtok",
+        help="US dollars a million prompt tokens, for the plan and the run's cost (or "
+        "HIVEMIND_INPUT_USD_PER_MTOK).",
+        show_default="0",
+    ),
+]
+OutputPrice = Annotated[
+    float | None,
+    typer.Option(
+        "--output-usd-per-mtok",
+        help="US dollars a million completion tokens (or HIVEMIND_OUTPUT_USD_PER_MTOK).",
+        show_default="0",
+    ),
+]
+PlanFlag = Annotated[
+    bool,
+    typer.Option(
+        "--plan",
+        help="Print the expected calls, tokens and cost, and stop before the first model call.",
+    ),
+]
+
+
+def prices(**flags: float | None) -> Prices:
+    """Token prices from the environment, each flag given winning over its variable."""
+    import os
+
+    from hivemind_lab.llm.endpoint import Prices
+
+    return Prices.from_env(os.environ, **flags)

@@ -25,9 +25,12 @@ from hivemind_lab.cli.common import (
     BaseUrl,
     ConstraintFlags,
     EndpointConcurrency,
+    InputPrice,
     ModelId,
     OptionFlags,
     OptionsFrom,
+    OutputPrice,
+    PlanFlag,
     RateLimit,
     RequestTimeout,
     Retries,
@@ -36,6 +39,7 @@ from hivemind_lab.cli.common import (
     err_console,
     flags_of,
     on_ctrl_c,
+    prices,
 )
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
@@ -126,6 +130,9 @@ def deliberate(
     max_retries: Retries = None,
     max_concurrency: EndpointConcurrency = None,
     rate_limit_rpm: RateLimit = None,
+    input_usd_per_mtok: InputPrice = None,
+    output_usd_per_mtok: OutputPrice = None,
+    plan: PlanFlag = False,
     model_file: Annotated[
         Path | None,
         typer.Option(
@@ -181,6 +188,9 @@ def deliberate(
                 max_retries=max_retries,
                 max_concurrency=max_concurrency,
                 rate_limit_rpm=rate_limit_rpm,
+            )
+            cost = prices(
+                input_usd_per_mtok=input_usd_per_mtok, output_usd_per_mtok=output_usd_per_mtok
             )
             if resume is not None:
                 from hivemind_lab.runs.rundir import RunDir
@@ -252,7 +262,7 @@ def deliberate(
                     options_from=options_from,
                     reading=reading_for(
                         prob,
-                        backend,
+                        "offline" if plan else backend,  # a plan calls no model, not even intake
                         model=model,
                         base_url=base_url,
                         model_file=model_file,
@@ -284,6 +294,9 @@ def deliberate(
 
             refused(exc)
             raise _fail(exc, command=deliberate, names=_run_dir_name(resume)) from None
+        if plan:
+            _print_plan(request, limits, kb, practicality_kb, seed=seed, cost=cost)
+            return
         from hivemind_lab.agents.backends import open_model
         from hivemind_lab.agents.usage import CallMeter, CallPlan, ProgressEstimate, format_left
         from hivemind_lab.deliberation import Progress as RunProgress
@@ -353,7 +366,12 @@ def deliberate(
                 if advice:
                     err_console.print(f"warning: {advice}", highlight=False, soft_wrap=True)
             # A local server lives for this block only and is stopped by its PID on any exit.
-            with open_model(choice, concurrency=limits.concurrency, settings=settings) as chat:
+            from hivemind_lab.agents.plan import plan_run
+
+            planned = plan_run(request, limits, known, prices=cost)
+            with open_model(
+                choice, concurrency=limits.concurrency, settings=settings, prices=cost
+            ) as chat:
                 served = getattr(chat, "server", None)
                 if served is not None:
                     err_console.print(
@@ -395,8 +413,29 @@ def deliberate(
         raise _fail(failure, command=deliberate, names=_run_dir_name(resume))
     with on_ctrl_c(lambda: _after_the_run(run_dir)):
         report = write_report(run_dir, force=True)
+        (Path(run_dir) / "plan.json").write_text(planned.model_dump_json(indent=1) + "\n")
         _print_summary(result, run_dir, wall_s=time.monotonic() - started)
+        actual = result.usage
+        console.print(
+            f"planned {planned.calls} calls and {planned.tokens:,} tokens, made "
+            f"{actual.calls} and {actual.tokens:,} (plan.json)",
+            highlight=False,
+        )
         console.print(f"report: {report} (and report.md)")
+
+
+def _print_plan(
+    request: Any, limits: Any, kb: Path, practicality_kb: Path, *, seed: int, cost: Any
+) -> None:
+    """``--plan``: the run's expected calls, tokens and cost; no model is called."""
+    from hivemind_lab.agents.plan import plan_run
+    from hivemind_lab.deliberation.runner import prepare_knowledge
+
+    known = prepare_knowledge(
+        request, knowledge_base=kb, practicality_kb=practicality_kb, seed=seed
+    )
+    for line in plan_run(request, limits, known, prices=cost).lines():
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _run_dir_name(resume: Path | None) -> dict[str, str]:

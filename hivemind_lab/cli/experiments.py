@@ -20,6 +20,9 @@ from rich.table import Table
 
 from hivemind_lab.cli.common import (
     EndpointConcurrency,
+    InputPrice,
+    OutputPrice,
+    PlanFlag,
     RateLimit,
     RequestTimeout,
     Retries,
@@ -27,6 +30,7 @@ from hivemind_lab.cli.common import (
     endpoint_settings,
     err_console,
     on_ctrl_c,
+    prices,
 )
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
@@ -65,6 +69,9 @@ def sweep(
     max_retries: Retries = None,
     max_concurrency: EndpointConcurrency = None,
     rate_limit_rpm: RateLimit = None,
+    input_usd_per_mtok: InputPrice = None,
+    output_usd_per_mtok: OutputPrice = None,
+    plan: PlanFlag = False,
 ) -> None:
     """Run a calibration sweep; finished points are skipped, so an interrupted sweep resumes."""
     from hivemind_lab.experiments.spec import load_spec
@@ -78,6 +85,9 @@ def sweep(
                 max_concurrency=max_concurrency,
                 rate_limit_rpm=rate_limit_rpm,
             )
+            cost = prices(
+                input_usd_per_mtok=input_usd_per_mtok, output_usd_per_mtok=output_usd_per_mtok
+            )
         except HivemindError as exc:
             raise _fail(exc, command=sweep) from None
         experiment = _with_sample_knowledge(experiment)
@@ -86,6 +96,16 @@ def sweep(
         missing = _missing_extra(ray=ray is not None, optuna=experiment.space.kind == "optuna")
         if missing:
             raise _fail(missing)
+        if plan:
+            from hivemind_lab.experiments.planning import plan_sweep
+
+            try:
+                planned = plan_sweep(experiment, Path.cwd(), prices=cost)
+            except HivemindError as exc:
+                raise _fail(exc, command=sweep) from None
+            for line in planned.lines():
+                console.print(escape(line), highlight=False, soft_wrap=True)
+            return
         from hivemind_lab.experiments import run as run_sweep  # seconds on a busy machine
 
     columns = (
