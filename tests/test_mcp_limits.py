@@ -18,8 +18,10 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from hivemind_lab.mcp_server.limits import RequestLimits, refusal
+from hivemind_lab.mcp_server.resources import conflict_uri
 from hivemind_lab.mcp_server.transport import leading_id
 from tests.mcp_support import cpu_seconds, rpc, served_process, stdio_params
 from tests.support import child_env
@@ -164,6 +166,13 @@ async def test_stdio_refuses_900_kb_values_and_unknown_prompts_with_short_errors
                 assert len(str(caught.value)) < WIRE_LIMIT
             result = await client.call_tool("hivemind_query", {"question": HUGE})
             assert result.is_error and len(result.content[0].text) < WIRE_LIMIT
+            # Within the limits, the SDK's own errors quote the request (an unknown resource's
+            # URI in its message and its data): they are cut on the way back.
+            for uri in ("hivemind://nope/" + "x" * 12_000, conflict_uri("x" * 4_000)):
+                with pytest.raises(MCPError) as caught:
+                    await client.read_resource(uri)
+                wire = caught.value.error.model_dump_json()
+                assert len(wire) < WIRE_LIMIT and "xxxx" in wire, wire[:200]
             with pytest.raises(Exception, match="unknown prompt 'nope'"):
                 await client.get_prompt("nope", {})
             with pytest.raises(Exception, match="unknown conflict"):

@@ -12,6 +12,7 @@ graph's own (`RequestLimits.for_graph`), so no value the graph would accept is r
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -19,12 +20,12 @@ from typing import Any, NamedTuple
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent
+from mcp_types import INVALID_PARAMS, CallToolResult, ErrorData, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.graph.config import GraphConfig
-from hivemind_lab.mcp_server.arguments import brief
+from hivemind_lab.mcp_server.arguments import ERROR_LIMIT, brief
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,31 @@ def refusal(method: str, params: Mapping[str, Any] | None, limits: RequestLimits
     return None
 
 
+def _cut(value: Any) -> Any:
+    """``value`` with every string longer than `PREFIX` characters cut to it (marked ``…``)."""
+    if isinstance(value, str):
+        return value if len(value) <= PREFIX else f"{value[:PREFIX]}…"
+    if isinstance(value, Mapping):
+        return {_cut(str(k)): _cut(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut(v) for v in value[:8]]
+    return value
+
+
+def shortened(error: ErrorData) -> ErrorData:
+    """``error`` with its message cut to `ERROR_LIMIT` characters and the strings of its data to
+    `PREFIX` (the SDK's errors quote the request, e.g. an unknown resource's URI in both); the
+    same object when it is short already."""
+    data_long = error.data is not None and len(json.dumps(error.data, default=str)) > ERROR_LIMIT
+    if len(error.message) <= ERROR_LIMIT and not data_long:
+        return error
+    return ErrorData(
+        code=error.code,
+        message=brief(error.message),
+        data=_cut(error.data) if data_long else error.data,
+    )
+
+
 def tool_error(ctx: ServerRequestContext[Any, Any], message: str) -> dict[str, Any]:
     """A tool result with ``isError`` (what a client's model can read and correct), shaped for
     the connection's protocol era (only 2026-07-28 results carry ``resultType``)."""
@@ -141,7 +167,8 @@ class BoundedRequests:
 
     A tool argument over its limit is a tool error (the caller's model can correct it); an
     over-long name or URI, an unknown prompt or a prompt's missing argument is an
-    ``INVALID_PARAMS`` error. Notifications with an over-long value are dropped.
+    ``INVALID_PARAMS`` error. Notifications with an over-long value are dropped. Every error
+    the SDK raises on the way back is cut (`shortened`).
     """
 
     def __init__(
@@ -161,6 +188,17 @@ class BoundedRequests:
             if ctx.method == "tools/call" and refused.where.startswith("arguments"):
                 return tool_error(ctx, refused.message)
             raise MCPError(code=INVALID_PARAMS, message=refused.message)
+        try:
+            return await self._serve(ctx, call_next)
+        except MCPError as exc:
+            short = shortened(exc.error)
+            if short is exc.error:
+                raise
+            raise MCPError(code=short.code, message=short.message, data=short.data) from None
+
+    async def _serve(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         if ctx.method != "prompts/get" or ctx.request_id is None:
             return await call_next(ctx)
         name = (ctx.params or {}).get("name")
