@@ -20,6 +20,7 @@ from hivemind_lab.compliance import rescore
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.knowledge.fingerprint import diff_folders
 from hivemind_lab.problems import load_problem
+from hivemind_lab.problems.decision import decide
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.chat_export import export_chat
 
@@ -47,7 +48,7 @@ def main() -> None:
         root = Path(tmp)
         request = DeliberationRequest(
             problem=problem.question,
-            options=problem.options,
+            decision=decide(problem),
             client_data=problem.client_data,
             market_data=problem.market_data,
             problem_id=problem.id,

@@ -35,11 +35,19 @@ from hivemind_lab import deliberation
 
 data, density, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 raw = tomllib.loads((data / "problems/regional-grocer-discounter-price-war.toml").read_text())
-request = DeliberationRequest(
+fields = dict(
     problem=raw["question"], sufficiency=1, feasibility=1, density=density,
     client_data=tuple(raw.get("client_data", ())), market_data=tuple(raw.get("market_data", ())),
     critique_mode="batched",
 )
+if DeliberationRequest.model_fields.get("decision") and DeliberationRequest.model_fields[
+    "decision"
+].is_required():  # a request carries its decision, read at intake (since 2026-12-03)
+    from hivemind_lab.problems import Problem
+    from hivemind_lab.problems.decision import decide
+    fields["decision"] = decide(Problem(id="request", title="request", question=raw["question"],
+        client_data=fields["client_data"], market_data=fields["market_data"]))
+request = DeliberationRequest(**fields)
 with tempfile.TemporaryDirectory() as tmp:
     start = time.perf_counter()
     args = (request, Calibrations(stubbornness=0.5, similarity_threshold=1.0),

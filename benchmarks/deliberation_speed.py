@@ -26,9 +26,12 @@ from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.latency import LatencyChatModel
 from hivemind_lab.problems import load_problem
+from hivemind_lab.problems.decision import decide
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEM = load_problem(REPO / "data/problems/regional-grocer-discounter-price-war.toml")
+DECISION = decide(PROBLEM.model_copy(update={"options": ()}))
+"""The question read as a bare request's was (no options given: the reader refuses prose)."""
 
 
 def density_for(n_agents: int) -> int:
@@ -63,6 +66,7 @@ class TimedModel:
 def request(density: int, mode: str) -> DeliberationRequest:
     return DeliberationRequest(
         problem=PROBLEM.question,
+        decision=DECISION,
         sufficiency=1,
         feasibility=1,
         density=density,

@@ -12,7 +12,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -58,6 +57,7 @@ ALLOWED: dict[str, str] = {
     "critique_mode": "pairwise or batched",
     "options": f"up to {MAX_OPTIONS} non-empty option names of at most {MAX_OPTION_CHARS} characters",
     "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
+    "decision": "the client's decision, read at intake (request_for or problems.decide)",
 }
 
 
@@ -113,56 +113,45 @@ class DeliberationRequest(BaseModel):
     """Identifier of the problem (for reports and graph export)."""
     problem_title: str = ""
     """The problem's title (for reports)."""
-    decision: Decision | None = None
-    """The client's decision, built once (`hivemind_lab.problems.decide`) and recorded; when
-    absent it is read from the question once, here. Always set after validation."""
-    options: tuple[str, ...] = Field(default=(), max_length=MAX_OPTIONS)
-    """The decision's option labels (kept for readers of older runs)."""
-    options_source: OptionsSource = "agents"
-    """given, extracted or agents: the decision's option source in the older words."""
-    exclusive: StrictBool = False
-    """The options are alternatives: a solution pursues exactly one and rejects the others
-    (never sequences them)."""
-    exclusive_source: ExclusiveSource = "default"
-    """Where ``exclusive`` came from, in the older words (``default``: not stated, combinable)."""
+    decision: Decision
+    """The client's decision, read once at intake (`request_for`, the CLI's and notebooks'
+    intake, `hivemind_lab.problems.decide`) and recorded; a request never reads its question."""
 
     @model_validator(mode="before")
     @classmethod
-    def _one_decision(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        decision = data.get("decision")
-        if decision is None:
-            decision = _decision_from_fields(data)
-        elif isinstance(decision, dict):
-            decision = Decision.model_validate(decision)
-        if not isinstance(decision, Decision):
-            return data
-        return {
-            **data,
-            "decision": decision,
-            "options": decision.labels,
-            "options_source": _OLD_OPTION_SOURCE[decision.options_source],
-            "exclusive": bool(decision.exclusive),
-            "exclusive_source": _OLD_EXCLUSIVE_SOURCE[decision.exclusive_source],
-        }
+    def _no_older_copies(cls, data: Any) -> Any:
+        # Requests recorded before 2026-12-03 also wrote the decision's options and
+        # exclusivity in older words: copies of the decision, dropped when read.
+        if isinstance(data, dict) and data.get("decision") is not None:
+            return {k: v for k, v in data.items() if k not in _OLDER_COPIES}
+        return data
 
-    @field_validator("options")
-    @classmethod
-    def _option_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        cleaned = tuple(v.strip() for v in value)
-        if any(not v or len(v) > MAX_OPTION_CHARS for v in cleaned):
-            raise ValueError(f"each option must be 1-{MAX_OPTION_CHARS} characters")
-        if len(set(cleaned)) != len(cleaned):
-            raise ValueError("options must be distinct")
-        return cleaned
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The decision's option labels."""
+        return self.decision.labels
+
+    @property
+    def options_source(self) -> OptionsSource:
+        """given, extracted or agents: the decision's option source in the older words."""
+        return _OLD_OPTION_SOURCE[self.decision.options_source]
+
+    @property
+    def exclusive(self) -> bool:
+        """The options are alternatives: a solution pursues exactly one and rejects the others
+        (never sequences them)."""
+        return bool(self.decision.exclusive)
+
+    @property
+    def exclusive_source(self) -> ExclusiveSource:
+        """Where ``exclusive`` came from, in the older words (``default``: not stated)."""
+        return _OLD_EXCLUSIVE_SOURCE[self.decision.exclusive_source]
 
     def context(self) -> DecisionContext:
         """The decision as every agent sees it: question, options, facts and binding
         constraints."""
         from hivemind_lab.agents.schemas import DecisionContext
 
-        assert self.decision is not None  # set by the validator
         return DecisionContext(
             problem=self.problem,
             options=self.options,
@@ -173,7 +162,6 @@ class DeliberationRequest(BaseModel):
 
     def facts(self) -> tuple[Fact, ...]:
         """The client's facts, as the decision recorded them."""
-        assert self.decision is not None  # set by the validator
         return self.decision.facts
 
     @field_validator("problem")
@@ -220,58 +208,31 @@ _NEW_EXCLUSIVE_SOURCE: dict[str, ExclusivitySource | None] = {
 }
 
 
-def _decision_from_fields(data: dict[str, Any]) -> Decision | None:
-    """A decision for a request given without one: a recorded request of an older run keeps its
-    recorded options and exclusivity (only its facts are derived, once, and it is marked
-    ``derived``); a new one reads the question once, with any options or exclusivity given."""
-    from hivemind_lab.problems.decision import decide
+_OLDER_COPIES = frozenset({"options", "options_source", "exclusive", "exclusive_source"})
 
-    question = data.get("problem")
-    if not isinstance(question, str) or not question.strip():
-        return None
-    recorded = "options_source" in data
-    given = data.get("options") or ()
-    if not isinstance(given, (list, tuple)):
-        return None  # the field validator names the error
-    exclusive = data.get("exclusive")
-    source = _NEW_EXCLUSIVE_SOURCE.get(str(data.get("exclusive_source") or "request"), "request")
-    try:
-        problem = Problem(
-            id="request",
-            title="request",
-            question=question,
-            client_data=data.get("client_data") or (),
-            market_data=data.get("market_data") or (),
-        )
-    except ValidationError:
-        return None  # the request's own fields name the error
-    decision = decide(
-        problem,
-        options=[str(o) for o in given],
-        exclusive=exclusive,
-        exclusive_source=source or "request",
-        options_from="agents" if recorded else "reader",
+
+def recorded_decision(request: dict[str, Any]) -> Decision:
+    """The decision of a request recorded before decisions were (manifests of version 1 and
+    2): its recorded options and exclusivity, marked ``derived``. Nothing is read again: the
+    question is not read for options or facts (a run then had no facts of its own)."""
+    labels = [str(o) for o in request.get("options") or ()]
+    source: DecisionSource = (
+        "agents"
+        if not labels
+        else "reader"
+        if request.get("options_source") == "extracted"
+        else "request"
     )
-    if given:
-        decision = decision.model_copy(
-            update={
-                "options": tuple(
-                    Option(
-                        label=o.label,
-                        source="reader" if data.get("options_source") == "extracted" else "request",
-                    )
-                    for o in decision.options
-                ),
-                "options_source": (
-                    "reader" if data.get("options_source") == "extracted" else "request"
-                ),
-            }
-        )
-    if exclusive is not None and source is None:  # recorded as the default: not stated
-        decision = decision.model_copy(update={"exclusive_source": None})
-    if recorded:
-        decision = decision.model_copy(update={"derived": True})
-    return decision
+    exclusive = request.get("exclusive")
+    stated = _NEW_EXCLUSIVE_SOURCE.get(str(request.get("exclusive_source") or "request"))
+    return Decision(
+        options=tuple(Option(label=label, source=source) for label in labels),
+        options_source=source,
+        exclusive=exclusive if isinstance(exclusive, bool) else None,
+        exclusive_source=stated if isinstance(exclusive, bool) else None,
+        reader_version="recorded",
+        derived=True,
+    )
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -283,7 +244,9 @@ def build(model: type[M], **values: Any) -> M:
         return model.model_validate(values)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        field = str(err["loc"][0]) if err["loc"] else model.__name__
+        # The innermost field with an allowed range names it (a decision's ``exclusive``).
+        named = [str(p) for p in err["loc"] if str(p) in ALLOWED]
+        field = named[-1] if named else str(err["loc"][0]) if err["loc"] else model.__name__
         got = err.get("input")
         raise InputError(
             field,

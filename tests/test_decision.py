@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
-from hivemind_lab.inputs import DeliberationRequest, request_for
+from hivemind_lab.inputs import DeliberationRequest, build, recorded_decision, request_for
 from hivemind_lab.problems import Decision, load_problems, problem_from_text
 from hivemind_lab.problems.decision import DecisionRefused, decide, decide_or_refuse
 from hivemind_lab.problems.reading import READER_VERSION, read_decision
@@ -321,9 +321,25 @@ def test_an_old_open_question_record_keeps_its_empty_options():
         "exclusive": False,
         "exclusive_source": "default",
     }
-    request = DeliberationRequest.model_validate(old)
+    request = DeliberationRequest.model_validate({**old, "decision": recorded_decision(old)})
     assert request.options == () and request.options_source == "agents"
-    assert request.decision is not None and request.decision.derived
+    assert request.decision.derived and request.decision.facts == ()
+
+
+def test_a_request_is_never_read_it_carries_its_decision(monkeypatch):
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the reader ran")
+
+    monkeypatch.setattr("hivemind_lab.problems.decision.read_decision", no_reading)
+    with pytest.raises(InputError) as caught:
+        build(
+            DeliberationRequest,
+            problem="Options:\n- A\n- B\n",
+            sufficiency=1,
+            feasibility=50,
+            density=100,
+        )
+    assert caught.value.field == "decision" and "intake" in str(caught.value)
 
 
 def test_decide_uses_the_problem_file_before_the_reader():

@@ -1,6 +1,6 @@
-"""The decision is recorded once and never read again: manifest v3 holds it, the audit trail
-opens with it, replay and rescore use its facts after the reader changes, and older manifests
-still read (an open question keeps its empty options)."""
+"""The decision is recorded once and never read again: manifest v3 holds it once, the audit
+trail opens with it, replay and rescore use its facts after the reader changes, and older
+manifests still read (an open question keeps its empty options)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hivemind_lab.experiments.replays import replay
 from hivemind_lab.problems import Problem
 from hivemind_lab.problems import decision as deciding
 from hivemind_lab.problems.model import Decision, Fact, Option
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.manifest import MANIFEST_VERSION
 from hivemind_lab.runs.rundir import RunDir, read_manifest
@@ -51,12 +52,13 @@ def _changed_reader(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_manifest_and_the_audit_trail_open_with_the_decision(recorded: Path) -> None:
     raw = json.loads((recorded / "manifest.json").read_text())
     assert raw["schema_version"] == MANIFEST_VERSION == 3
+    assert "decision" not in raw["request"] and "options" not in raw["request"]  # once
     manifest = read_manifest(recorded)
     assert manifest.decision == manifest.request.decision
     assert manifest.decision.facts and not manifest.decision.derived
     first = next(iter(read_records(RunDir(recorded).audit_path)))
-    assert first.kind == "decision.recorded"
-    assert Decision.model_validate(first.payload["decision"]) == manifest.decision
+    assert isinstance(first.event, events.DecisionRecorded)
+    assert first.event.decision == manifest.decision
 
 
 def test_replay_and_rescore_use_the_recorded_facts_after_the_reader_changes(
@@ -75,9 +77,17 @@ def test_replay_and_rescore_use_the_recorded_facts_after_the_reader_changes(
 def _as_v2(recorded: Path, target: Path, *, keep_decision: bool, **request: object) -> Path:
     raw = json.loads((recorded / "manifest.json").read_text())
     raw["schema_version"] = 2
-    raw.pop("decision")
-    if not keep_decision:
-        raw["request"].pop("decision")
+    decision = raw.pop("decision")
+    # As version 2 wrote it: the decision in the request, with its options and exclusivity
+    # again in older words (or, before decisions existed, those words alone).
+    raw["request"].update(
+        options=[o["label"] for o in decision["options"]],
+        options_source="given",
+        exclusive=bool(decision["exclusive"]),
+        exclusive_source="problem",
+    )
+    if keep_decision:
+        raw["request"]["decision"] = decision
     raw["request"].update(request)
     target.mkdir()
     (target / "manifest.json").write_text(json.dumps(raw))
@@ -111,6 +121,7 @@ def test_a_v2_manifest_with_its_decision_reads_it_unchanged(
     _changed_reader(monkeypatch)
     v2 = read_manifest(_as_v2(recorded, tmp_path / "v2", keep_decision=True))
     assert v2.schema_version == 3 and v2.decision == before and not v2.decision.derived
-    # one recorded before decisions existed keeps its options; its facts are derived once
+    # one recorded before decisions existed keeps its options; nothing is read again
     old = read_manifest(_as_v2(recorded, tmp_path / "old", keep_decision=False))
     assert old.decision.labels == before.labels and old.decision.derived
+    assert old.decision.facts == () and old.request.exclusive == bool(before.exclusive)

@@ -165,8 +165,8 @@ def test_cli_exclusive_reaches_manifest_result_and_report(tmp_path):
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-    assert manifest["request"]["exclusive"] is True
-    assert manifest["request"]["exclusive_source"] == "cli"
+    assert manifest["decision"]["exclusive"] is True
+    assert manifest["decision"]["exclusive_source"] == "flag"
     stored = json.loads((out / "result.json").read_text("utf-8"))
     assert (stored["exclusive"], stored["exclusive_source"]) == (True, "cli")
     # The decision card states the rule the agents worked under, in both formats.
@@ -193,10 +193,8 @@ def test_cli_combinable_overrides_a_one_of_question(tmp_path):
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text("utf-8"))
-    assert (manifest["request"]["exclusive"], manifest["request"]["exclusive_source"]) == (
-        False,
-        "cli",
-    )
+    decision = manifest["decision"]
+    assert (decision["exclusive"], decision["exclusive_source"]) == (False, "flag")
     card = (out / "report.md").read_text("utf-8").lower()
     assert "options may be combined or sequenced" in card and "choose one option" not in card
 
@@ -215,9 +213,9 @@ def test_a_problem_file_with_a_non_boolean_exclusive_writes_nothing(tmp_path):
 
 
 def test_a_manifest_from_before_exclusivity_reads_as_combinable():
-    from hivemind_lab.runs.manifest import RunManifest
+    from hivemind_lab.inputs import recorded_decision
 
     request = {"problem": "Should Acme acquire Beta?", "sufficiency": 2, "feasibility": 50}
-    data = RunManifest._combinable_before_exclusivity({"request": {**request, "density": 100}})
-    assert data["request"]["exclusive"] is False
-    assert data["request"]["exclusive_source"] == "default"
+    decision = recorded_decision({**request, "density": 100, "options": ["Acquire Beta"]})
+    assert decision.exclusive is None and decision.exclusive_source is None  # combinable
+    assert decision.labels == ("Acquire Beta",) and decision.derived

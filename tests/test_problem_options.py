@@ -11,7 +11,8 @@ import pytest
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import DeliberationRequest, request_for
-from hivemind_lab.problems import load_problems, resolve_problem
+from hivemind_lab.problems import load_problems, problem_from_text, resolve_problem
+from hivemind_lab.problems.decision import decide
 from hivemind_lab.problems.reading.facts import extract_facts, fact_snippet
 from hivemind_lab.problems.reading.options import extract_options
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
@@ -111,16 +112,14 @@ def test_every_shipped_problem_lists_its_options():
         assert request_for(problem).options_source == "given"
 
 
-def test_a_request_without_options_reads_them_or_says_agents_propose_their_own():
-    extracted = DeliberationRequest(
-        problem="Our options:\n- License the patent\n- Sell the patent\n",
-        sufficiency=1,
-        feasibility=50,
-        density=100,
+def test_a_problem_without_options_has_them_read_or_says_agents_propose_their_own():
+    extracted = request_for(
+        problem_from_text("Our options:\n- License the patent\n- Sell the patent\n")
     )
     assert extracted.options_source == "extracted" and len(extracted.options) == 2
-    open_ended = DeliberationRequest(
-        problem="How should we grow?", sufficiency=1, feasibility=50, density=100
+    open_ended = request_for(
+        problem_from_text("How should we grow?"),
+        decision=decide(problem_from_text("How should we grow?"), options_from="agents"),
     )
     assert open_ended.options == () and open_ended.options_source == "agents"
 
@@ -198,11 +197,11 @@ def test_cli_runs_a_plain_text_problem_file(tmp_path):
 
     result = json.loads((out / "result.json").read_text())
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["request"]["options_source"] == "extracted"
-    assert len(manifest["request"]["options"]) == 3
+    assert manifest["decision"]["options_source"] == "reader"
+    assert len(manifest["decision"]["options"]) == 3
     if result["conclusions"]:
         top = result["conclusions"][0]
-        options = [o.lower() for o in manifest["request"]["options"]]
+        options = [o["label"].lower() for o in manifest["decision"]["options"]]
         assert any(o in top["recommendations"][0].lower() for o in options)
 
 
@@ -311,13 +310,7 @@ def test_a_problem_file_that_is_not_utf8_says_so(tmp_path):
 
 
 def test_a_single_option_is_weighed_against_declining_it():
-    request = DeliberationRequest(
-        problem="Halden may buy Norvik.",
-        sufficiency=1,
-        feasibility=50,
-        density=100,
-        options=("Buy Norvik",),
-    )
+    request = request_for(problem_from_text("Halden may buy Norvik."), options=("Buy Norvik",))
     assert request.options == ("Buy Norvik", "Decline to buy Norvik")
     assert request.options_source == "given"
 
@@ -388,6 +381,7 @@ def test_a_non_boolean_exclusive_names_the_field_and_its_values(tmp_path, value)
 def test_a_non_boolean_exclusive_in_a_request_is_refused():
     from hivemind_lab.inputs import build
 
+    decision = decide(problem_from_text("Options:\n- A plan\n- B plan\n")).model_dump()
     with pytest.raises(InputError) as caught:
         build(
             DeliberationRequest,
@@ -395,7 +389,7 @@ def test_a_non_boolean_exclusive_in_a_request_is_refused():
             sufficiency=2,
             feasibility=50,
             density=100,
-            exclusive="maybe",
+            decision={**decision, "exclusive": "maybe"},
         )
     assert caught.value.field == "exclusive"
     assert "true" in str(caught.value) and "false" in str(caught.value)

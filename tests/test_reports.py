@@ -504,14 +504,10 @@ def test_options_read_by_rules_carry_a_warning(run_dir, tmp_path):
     copy = _copy(run_dir, tmp_path)
     manifest = json.loads((copy / "manifest.json").read_text())
     assert "read from the question" not in _text(write_report(copy).read_text())
-    manifest["request"]["options_source"] = "extracted"
-    # A v3 manifest records the decision once at the top (the request carries the same one):
-    # that record says where each option came from.
-    for decision in (manifest.get("decision"), manifest["request"].get("decision")):
-        if decision:
-            decision["options_source"] = "reader"
-            for option in decision["options"]:
-                option["source"] = "reader"
+    # The manifest records the decision once: it says where each option came from.
+    manifest["decision"]["options_source"] = "reader"
+    for option in manifest["decision"]["options"]:
+        option["source"] = "reader"
     (copy / "manifest.json").write_text(json.dumps(manifest))
     text = _text(write_report(copy).read_text())
     assert "read from the question by rules" in text and "check that they are" in text

@@ -188,10 +188,11 @@ def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
         timeout=300,
     )
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["request"]["exclusive"] is True  # a yes/no decision, by construction
-    for key in ("exclusive", "exclusive_source", "decision"):
-        del manifest["request"][key]
-    del manifest["decision"]  # a version-2 manifest from before decisions were recorded
+    decision = manifest.pop("decision")  # a version-2 manifest from before decisions were
+    assert decision["exclusive"] is True  # a yes/no decision, by construction
+    # recorded, and before exclusivity was: its request held only the options
+    manifest["request"]["options"] = [o["label"] for o in decision["options"]]
+    manifest["request"]["options_source"] = "given"
     manifest["schema_version"] = 2
     for path in run.iterdir():  # as if killed right after the manifest was written
         path.unlink()

@@ -120,7 +120,6 @@ def build_manifest(
     budget: Budget | None = None,
 ) -> RunManifest:
     """Everything needed to understand and rebuild the run."""
-    assert request.decision is not None  # set by the request's validator
     return RunManifest(
         created_at=utc_now(),
         strategy=strategy,

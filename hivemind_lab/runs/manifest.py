@@ -6,9 +6,12 @@ version 1 (an untyped dict) and 2 (no top-level decision) are upgraded in memory
 Version 3 records the client's `Decision` (options and where each came from, facts, binding
 constraints, exclusivity, the reader's version) as the run deliberated it. Everything that
 reads a run takes the decision from here and never reads the question again, so replay,
-resume, rescore and reports see what was deliberated after any reader changes. A version-2
-manifest whose request carries no decision (runs from before decisions existed) gets one
-derived once on read, from its recorded options and question, and marked ``derived``.
+resume, rescore and reports see what was deliberated after any reader changes. The decision is
+written once, at the top level: the request is written without it and read with it (manifests
+written before 2026-12-03 also held a copy in the request and the options and exclusivity again
+in older words; those copies are dropped on read). A manifest whose request carries no decision
+(runs from before decisions existed) gets one built from its recorded options and exclusivity,
+marked ``derived``: the question is never read again.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializationInfo, field_serializer, model_validator
 
-from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
+from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits, recorded_decision
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.models import FrozenRecord as Frozen
 from hivemind_lab.problems.model import Decision
@@ -124,7 +127,8 @@ class RunManifest(Frozen):
     created_at: str
     strategy: Strategy = "deliberation"
     decision: Decision
-    """The client's decision as the run deliberated it (the request carries the same one)."""
+    """The client's decision as the run deliberated it: written once, here (the request is
+    written without it and read with it)."""
     request: DeliberationRequest
     calibrations: Calibrations
     limits: Limits
@@ -159,34 +163,23 @@ class RunManifest(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _one_decision(cls, data: Any) -> Any:
-        # The request is validated with the recorded decision, so it never reads its question.
+        # The decision is written once, here; the request is read with it (manifests written
+        # before 2026-12-03 also wrote a copy in the request, equal to this one).
         if not isinstance(data, dict):
             return data
-        decision, request = data.get("decision"), data.get("request")
-        if decision is None and isinstance(request, DeliberationRequest):
+        request = data.get("request")
+        if isinstance(request, DeliberationRequest):
             return {**data, "decision": request.decision}
-        if decision is None and isinstance(request, dict) and request.get("decision"):
-            return {**data, "decision": request["decision"]}
-        if decision is not None and isinstance(request, dict):
-            return {**data, "request": {**request, "decision": decision}}
+        if isinstance(request, dict):
+            decision = data.get("decision") or request.get("decision")
+            return {**data, "decision": decision, "request": {**request, "decision": decision}}
         return data
 
-    @model_validator(mode="after")
-    def _same_decision(self) -> RunManifest:
-        if self.request.decision != self.decision:
-            raise ValueError("the request's decision differs from the manifest's")
-        return self
-
-    @model_validator(mode="before")
-    @classmethod
-    def _combinable_before_exclusivity(cls, data: Any) -> Any:
-        # A run recorded before requests had ``exclusive`` ran its options as combinable;
-        # reading its question again could make a yes/no run exclusive on rebuild.
-        request = data.get("request") if isinstance(data, dict) else None
-        if isinstance(request, dict) and "exclusive" not in request:
-            data = {**data, "request": {**request, "exclusive": False}}
-            data["request"].setdefault("exclusive_source", "default")
-        return data
+    @field_serializer("request")
+    def _request_without_its_decision(
+        self, request: DeliberationRequest, info: SerializationInfo
+    ) -> dict[str, Any]:
+        return request.model_dump(mode=info.mode, exclude={"decision"})
 
     @model_validator(mode="before")
     @classmethod
@@ -200,25 +193,18 @@ class RunManifest(Frozen):
 
 def upgrade_manifest(raw: dict[str, Any]) -> dict[str, Any]:
     """A version-1 or version-2 manifest as version 3: a request recorded with its decision
-    keeps it; one recorded before decisions existed gets it derived once, here, from its own
-    options and question (marked ``derived``)."""
+    keeps it; one recorded before decisions existed gets one built from its recorded options
+    and exclusivity (`hivemind_lab.inputs.recorded_decision`, marked ``derived``)."""
     data = dict(raw)
     version = data.get("schema_version")
     data["schema_version"] = MANIFEST_VERSION
     request = data.get("request")
     if isinstance(request, dict) and "decision" not in data:
-        if request.get("decision") is None and "options_source" not in request:
-            # Older than options: it deliberated an open question (no options).
-            request = {**request, "options": [], "options_source": "agents"}
-        if request.get("decision") is None and "exclusive" not in request:
-            # Older than exclusivity: its options ran combinable.
-            request = {**request, "exclusive": False, "exclusive_source": "default"}
-        if request.get("decision") is None:
-            derived = DeliberationRequest.model_validate(request).decision
-            assert derived is not None  # set by the request's validator
-            data["decision"] = derived.model_dump(mode="json")
-        else:
-            data["decision"] = request["decision"]
+        # Recorded with its decision (version 2) or before decisions existed (then its
+        # recorded options and exclusivity, nothing read again).
+        data["decision"] = request.get("decision") or recorded_decision(request).model_dump(
+            mode="json"
+        )
     if version == 2:
         return data
     if isinstance(data.get("embedder"), str):
