@@ -146,7 +146,7 @@ class Decision(_Frozen):
     """Set when the reader was not confident enough to name options."""
     derived: bool = False
     """Built when a run recorded before decisions existed was read: its options and
-    exclusivity are the recorded ones, its facts derived once from its question."""
+    exclusivity are the recorded ones; it has no facts (the question is not read again)."""
     intake: IntakeRecord | None = None
     """The model intake's call, when a language model read the text (None otherwise)."""
 
