@@ -6,10 +6,12 @@ defaults in ``--help`` (and the MCP server start) without loading the problem re
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from hivemind_lab.models import FrozenRecord
 
 
-class Calibrations(BaseModel):
+class Calibrations(FrozenRecord):
     """The three dials of a deliberation.
 
     Attributes:
@@ -20,8 +22,6 @@ class Calibrations(BaseModel):
         severity: how critical constraint agents are. 0 lenient, 1 strict. Higher ⇒ lower
             feasibility scores ⇒ more vetoes.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     stubbornness: float = Field(default=0.3, ge=0.0, le=1.0)
     similarity_threshold: float = Field(default=0.65, ge=0.0, le=1.0)

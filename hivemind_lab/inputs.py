@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -20,6 +19,7 @@ from pydantic import (
 from hivemind_lab.calibrations import PRESETS as PRESETS
 from hivemind_lab.calibrations import Calibrations as Calibrations
 from hivemind_lab.errors import InputError
+from hivemind_lab.models import FrozenRecord
 from hivemind_lab.problems import AttachedDocument, Problem
 from hivemind_lab.problems.model import (
     MAX_OPTION_CHARS,
@@ -61,10 +61,8 @@ ALLOWED: dict[str, str] = {
 }
 
 
-class Limits(BaseModel):
+class Limits(FrozenRecord):
     """Bounds on a run's work."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_rounds: int = Field(default=6, ge=1, le=100)
     """Critique-and-revise rounds per generation before stopping as non_converged."""
@@ -90,10 +88,8 @@ class Limits(BaseModel):
         return self
 
 
-class DeliberationRequest(BaseModel):
+class DeliberationRequest(FrozenRecord):
     """What the client asks: the problem and the sliders."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     problem: str = Field(min_length=1)
     """The problem, in words."""

@@ -18,10 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.models import Frozen
 
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
     from hivemind_lab.llm.endpoint import EndpointSettings, Prices
@@ -32,10 +33,8 @@ BackendName = Literal["offline", "openai", "local", "test"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 
-class BackendChoice(BaseModel):
+class BackendChoice(Frozen):
     """Which model answers agent tasks."""
-
-    model_config = ConfigDict(frozen=True)
 
     backend: BackendName = "offline"
     model: str | None = None

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents.prompts import render
 from hivemind_lab.agents.schemas import MAX_TARGETS, ProposeTask, ScoreTask, SolutionView
 from hivemind_lab.agents.usage import CallKind
 from hivemind_lab.inputs import DeliberationRequest, Limits
 from hivemind_lab.llm.endpoint import Prices
+from hivemind_lab.models import Frozen
 from hivemind_lab.tokens import default_counter
 
 if TYPE_CHECKING:  # the runner's knowledge, read here, never built
@@ -52,10 +51,8 @@ SOLUTION_VIEW_TOKENS = 250
 """Prompt tokens a solution's recommendations add to a score task beyond the rendered stand-in."""
 
 
-class KindPlan(BaseModel):
+class KindPlan(Frozen):
     """The planned calls of one kind."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: CallKind
     calls: int
@@ -63,10 +60,8 @@ class KindPlan(BaseModel):
     completion_tokens: int
 
 
-class RunPlan(BaseModel):
+class RunPlan(Frozen):
     """What a run is expected to cost before it starts (`plan_run`)."""
-
-    model_config = ConfigDict(frozen=True)
 
     calls: int
     """Expected calls: ``min_rounds`` rounds (at least one), no veto."""

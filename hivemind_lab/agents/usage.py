@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents.schemas import (
     MAX_TARGETS,
     BatchCritiqueOutput,
@@ -24,12 +22,11 @@ from hivemind_lab.agents.schemas import (
     ScoreOutput,
 )
 from hivemind_lab.llm.base import ChatModel, ChatRequest, ChatResponse, Usage
+from hivemind_lab.models import Frozen
 
 
-class UsageSummary(BaseModel):
+class UsageSummary(Frozen):
     """What a run consumed."""
-
-    model_config = ConfigDict(frozen=True)
 
     calls: int = 0
     """Agent calls, including those served from cache."""

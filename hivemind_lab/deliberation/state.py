@@ -11,13 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents.schemas import SolutionView
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.deliberation import practicality, theory
 from hivemind_lab.knowledge.documents import Document
 from hivemind_lab.knowledge.slicing import SlicingResult
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs.results import (
     Critique,
     MonitorReport,
@@ -31,10 +30,8 @@ Phase = Literal["generate", "monitor", "critique", "revise", "score", "synthesiz
 STATE_VERSION = 1
 
 
-class RunState(BaseModel):
+class RunState(Frozen):
     """Everything needed to continue a run after its last completed phase."""
-
-    model_config = ConfigDict(frozen=True)
 
     schema_version: int = STATE_VERSION
     phase: Phase = "generate"

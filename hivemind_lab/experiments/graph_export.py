@@ -45,12 +45,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.spec import CALIBRATIONS
 from hivemind_lab.graph import GraphConfig, GraphStore, HivemindGraph, PredicateRegistry
 from hivemind_lab.knowledge import Document, load_documents
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.manifest import RunManifest
@@ -86,10 +85,8 @@ EXPORT_PREDICATES = PredicateRegistry(multi_valued=PredicateRegistry().multi_val
 LABEL_CHARS = 70
 
 
-class Claim(BaseModel):
+class Claim(Frozen):
     """One relation to write, with the kinds of its two ends."""
-
-    model_config = ConfigDict(frozen=True)
 
     subject: str
     predicate: str
@@ -100,10 +97,8 @@ class Claim(BaseModel):
     kinds: tuple[EntityKind, EntityKind]
 
 
-class ExportSummary(BaseModel):
+class ExportSummary(Frozen):
     """What an export wrote."""
-
-    model_config = ConfigDict(frozen=True)
 
     assertions: int
     runs: tuple[str, ...] = ()

@@ -10,29 +10,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents.plan import RunPlan, plan_run
 from hivemind_lab.deliberation import prepare_knowledge
 from hivemind_lab.experiments.points import expand
 from hivemind_lab.experiments.runner import _request
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.llm.endpoint import Prices
+from hivemind_lab.models import Frozen
 
 
-class ProblemPlan(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ProblemPlan(Frozen):
     problem: str
     seed: int
     runs: int
     run: RunPlan
 
 
-class SweepPlan(BaseModel):
+class SweepPlan(Frozen):
     """What a sweep is expected to cost."""
-
-    model_config = ConfigDict(frozen=True)
 
     runs: int
     calls: int

@@ -19,8 +19,6 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.errors import InputError
 from hivemind_lab.experiments.freshness import StaleReason, current, stale_reasons
 from hivemind_lab.experiments.points import RunPoint
@@ -29,14 +27,13 @@ from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.llm.ratelimit import RateGate
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.sweepdir import SweepDir
 
 
-class RemoteRun(BaseModel):
+class RemoteRun(Frozen):
     """What a Ray task sends back: the run's summary and its files."""
-
-    model_config = ConfigDict(frozen=True)
 
     summary: RunSummary
     files: bytes
@@ -45,10 +42,8 @@ class RemoteRun(BaseModel):
     """The host name of the node that ran it."""
 
 
-class Dispatch(BaseModel):
+class Dispatch(Frozen):
     """What the driver sends with a point: the files of its interrupted run, if any."""
-
-    model_config = ConfigDict(frozen=True)
 
     started: bytes | None = None
     stale: tuple[StaleReason, ...] = ()

@@ -6,13 +6,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.runner import run_manifest
 from hivemind_lab.errors import InputError
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
 
@@ -21,9 +20,7 @@ VOLATILE = ("wall_time_s", "audit_head", "audit_records", "usage.cache_hits", "u
 (audit records carry timestamps) and cache accounting (a replay is all cache hits)."""
 
 
-class ReplayReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ReplayReport(Frozen):
     run_dir: str
     identical: bool
     first_difference: str | None = None

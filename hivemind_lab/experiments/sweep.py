@@ -20,7 +20,6 @@ from queue import Queue
 from typing import Any
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents import backends as factory
 from hivemind_lab.agents.backends import BackendChoice
@@ -33,14 +32,13 @@ from hivemind_lab.inputs import Calibrations
 from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.llm.ratelimit import FileGate, RateGate, RayGate
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs.manifest import Budget
 from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.runs.sweepdir import STALE, LastSweep, OptunaBest, SweepDir
 
 
-class SweepReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SweepReport(Frozen):
     experiment: str
     root: str
     runs: tuple[RunSummary, ...]

@@ -15,19 +15,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.graph.keys import predicate_key
+from hivemind_lab.models import Frozen
 
 __all__ = ["ConflictType", "PredicateRegistry", "predicate_key"]
 
 ConflictType = Literal["different_object", "negation"]
 
 
-class PredicateRegistry(BaseModel):
+class PredicateRegistry(Frozen):
     """Declared semantics of predicates (configurable; these are the documented defaults)."""
-
-    model_config = ConfigDict(frozen=True)
 
     single_valued: frozenset[str] = frozenset(
         {

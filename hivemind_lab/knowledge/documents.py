@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from hivemind_lab.errors import DocumentError, InputError
+from hivemind_lab.models import FrozenRecord
 from hivemind_lab.tokens import TokenCounter, default_counter
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,127}$"
@@ -43,10 +44,8 @@ SKIPPED = {
 """Files a corpus folder often holds that are not documents, with what to do instead."""
 
 
-class DocumentMeta(BaseModel):
+class DocumentMeta(FrozenRecord):
     """The fields a knowledge document may carry (front matter keys, or JSON-lines keys)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ID_PATTERN)
     """Stable identifier, used in citations. Default: the file name without its suffix."""

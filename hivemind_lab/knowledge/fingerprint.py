@@ -15,10 +15,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.knowledge.documents import Document, load_documents
+from hivemind_lab.models import Frozen
 from hivemind_lab.tokens import ApproxTokenCounter
 
 HASH_PREFIX = "sha256:"
@@ -75,10 +74,8 @@ def knowledge_changes(
     return out
 
 
-class DocumentEntry(BaseModel):
+class DocumentEntry(Frozen):
     """One document of a knowledge folder, as the diff sees it."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     hash: str
@@ -91,10 +88,8 @@ class DocumentEntry(BaseModel):
 ChangeKind = Literal["added", "removed", "changed"]
 
 
-class DocumentChange(BaseModel):
+class DocumentChange(Frozen):
     """A document that differs between two knowledge folders."""
-
-    model_config = ConfigDict(frozen=True)
 
     change: ChangeKind
     id: str
@@ -104,10 +99,8 @@ class DocumentChange(BaseModel):
     new_hash: str | None
 
 
-class KnowledgeDiff(BaseModel):
+class KnowledgeDiff(Frozen):
     """Which documents of a knowledge folder were added, removed or changed."""
-
-    model_config = ConfigDict(frozen=True)
 
     old: str
     new: str

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import bm25s
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from hivemind_lab.models import Frozen
 from hivemind_lab.text import split_sentences, terms
 
 # bm25s sets its own logger to DEBUG on import, so once any library configures the root logger
@@ -20,10 +20,8 @@ from hivemind_lab.text import split_sentences, terms
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
-class Passage(BaseModel):
+class Passage(Frozen):
     """A citable paragraph of a document."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     """``<document_id>#<n>``: stable citation key."""
@@ -35,10 +33,8 @@ class Passage(BaseModel):
     """The source document's topics."""
 
 
-class ScoredPassage(BaseModel):
+class ScoredPassage(Frozen):
     """A retrieval hit."""
-
-    model_config = ConfigDict(frozen=True)
 
     passage: Passage
     score: float

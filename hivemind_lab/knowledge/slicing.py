@@ -24,10 +24,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import Document
+from hivemind_lab.models import Frozen
 
 FULL_PASS_LIMIT = 2_000
 """Up to this many documents, every local-search pass visits every document (cheap, and it lets
@@ -42,10 +43,8 @@ class OversizedDocumentWarning(UserWarning):
     """A document alone exceeds the density; it becomes a slice of its own."""
 
 
-class Slice(BaseModel):
+class Slice(Frozen):
     """One theory agent's share of the knowledge base."""
-
-    model_config = ConfigDict(frozen=True)
 
     index: int = Field(ge=0)
     """Position in the slicing (agent number)."""
@@ -66,10 +65,8 @@ class Slice(BaseModel):
         return self.topics[0]
 
 
-class SlicingResult(BaseModel):
+class SlicingResult(Frozen):
     """A slicing plus the figures that justify it."""
-
-    model_config = ConfigDict(frozen=True)
 
     density: int
     """Target tokens per slice."""

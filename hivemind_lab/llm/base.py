@@ -6,33 +6,28 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.canonical import canonical_json
+from hivemind_lab.models import Frozen
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(Frozen):
     """One chat turn."""
-
-    model_config = ConfigDict(frozen=True)
 
     role: Literal["system", "user", "assistant"]
     content: str
 
 
-class ResponseFormat(BaseModel):
+class ResponseFormat(Frozen):
     """A JSON schema the reply must follow (sent as OpenAI ``json_schema`` response format)."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     json_schema: dict[str, Any]
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(Frozen):
     """Everything that determines a model's reply; its hash is the cache key."""
-
-    model_config = ConfigDict(frozen=True)
 
     messages: tuple[ChatMessage, ...] = Field(min_length=1)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -49,10 +44,8 @@ class ChatRequest(BaseModel):
         return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-class Usage(BaseModel):
+class Usage(Frozen):
     """Token and cost accounting for one call."""
-
-    model_config = ConfigDict(frozen=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -75,10 +68,8 @@ class Usage(BaseModel):
         )
 
 
-class ChatResponse(BaseModel):
+class ChatResponse(Frozen):
     """A model's reply."""
-
-    model_config = ConfigDict(frozen=True)
 
     content: str
     usage: Usage = Usage()

@@ -25,10 +25,11 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
+from hivemind_lab.models import Frozen
 from hivemind_lab.samples import PROJECT
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -56,10 +57,8 @@ class LocalServerError(HivemindError):
     """The local server could not be started or answered badly."""
 
 
-class LocalServerConfig(BaseModel):
+class LocalServerConfig(Frozen):
     """How to start one ``llama-server``."""
-
-    model_config = ConfigDict(frozen=True)
 
     binary: Path
     """The ``llama-server`` executable."""
@@ -85,10 +84,8 @@ class LocalServerConfig(BaseModel):
     stop_timeout_s: float = Field(default=10.0, gt=0)
 
 
-class LocalServerInfo(BaseModel):
+class LocalServerInfo(Frozen):
     """What a run records about the local server (the manifest's ``model_info``)."""
-
-    model_config = ConfigDict(frozen=True)
 
     server: str = "llama.cpp llama-server"
     server_version: str
@@ -108,10 +105,8 @@ class LocalServerInfo(BaseModel):
     with every request and override them."""
 
 
-class LocalEndpoint(BaseModel):
+class LocalEndpoint(Frozen):
     """A running local server as its clients need it (picklable: sweep workers get it)."""
-
-    model_config = ConfigDict(frozen=True)
 
     base_url: str
     """e.g. http://127.0.0.1:41234/v1"""

@@ -18,6 +18,7 @@ from hivemind_lab.llm.base import (
     ResponseFormat,
     describe_model,
 )
+from hivemind_lab.models import Frozen
 
 T = TypeVar("T", bound=BaseModel)
 MAX_TOKEN_GROWTH = 4
@@ -30,10 +31,10 @@ class StructuredOutputError(HivemindError):
     """The model never produced valid output within the repair budget."""
 
 
-class Structured(BaseModel, Generic[T]):
+class Structured(Frozen, Generic[T]):
     """A validated reply plus every raw response it took (for audit and accounting)."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     value: T
     responses: tuple[ChatResponse, ...]

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hivemind_lab.graph.models import Resolution
+from hivemind_lab.models import Frozen
 
 StatusFilter = Literal["unresolved", "resolved", "forked", "all"]
 
@@ -62,11 +63,11 @@ ResolutionChoice = Annotated[
 Status = Annotated[StatusFilter, Field(description="Which conflicts to list (default unresolved).")]
 
 
-class BridgeAssertion(BaseModel):
+class BridgeAssertion(Frozen):
     """The chat bridge's POST body: hivemind_assert's arguments as a JSON object. The model
     acting is the bearer token's; any identity field in the body is ignored."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     subject: Subject
     predicate: Predicate

@@ -9,19 +9,17 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from hivemind_lab.mcp_server.settings import ServerSettings
+from hivemind_lab.models import Frozen
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
-class Exposure(BaseModel):
+class Exposure(Frozen):
     """The names this server answers to, computed once at start-up."""
-
-    model_config = ConfigDict(frozen=True)
 
     base_url: str
     """``scheme://host:port`` clients use; ``/mcp`` is appended for the resource URL."""

@@ -22,10 +22,10 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ErrorData, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.graph.config import GraphConfig
 from hivemind_lab.mcp_server.arguments import ERROR_LIMIT, brief
+from hivemind_lab.models import Frozen
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +41,8 @@ URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/uns
 NAMED_METHODS = frozenset({"tools/call", "prompts/get"})
 
 
-class RequestLimits(BaseModel):
+class RequestLimits(Frozen):
     """The longest name, resource URI and other string a request may carry."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: int = NAME_LIMIT
     """A tool's or prompt's name, and every key of an object (argument names)."""

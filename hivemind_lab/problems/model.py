@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from hivemind_lab.llm.base import ChatMessage, Usage
+from hivemind_lab.models import FrozenRecord
 
 MAX_OPTIONS = 8
 """Option lists are bounded so every output schema can bound its references to them."""
@@ -51,11 +52,7 @@ ExclusiveSource = Literal["problem", "cli", "request", "question", "default"]
 the request itself (notebooks, sweeps), read from the question, or the default (combinable)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Fact(_Frozen):
+class Fact(FrozenRecord):
     """One client or market statement an agent can name and cite."""
 
     id: str
@@ -64,7 +61,7 @@ class Fact(_Frozen):
     source: FactSource
 
 
-class Option(_Frozen):
+class Option(FrozenRecord):
     """One course of action the client weighs."""
 
     label: str = Field(min_length=1, max_length=MAX_OPTION_CHARS)
@@ -74,7 +71,7 @@ class Option(_Frozen):
     """The exact span of the problem's text it was read from (None when given explicitly)."""
 
 
-class Constraint(_Frozen):
+class Constraint(FrozenRecord):
     """A binding fact: a prohibition that rules options out, an order that bars options as a
     first move but allows them later, or a limit that bounds them."""
 
@@ -96,7 +93,7 @@ class Constraint(_Frozen):
     source: ConstraintSource
 
 
-class Refusal(_Frozen):
+class Refusal(FrozenRecord):
     """Why a reader gave no options: what it found and why each candidate was not trusted."""
 
     reason: str
@@ -104,7 +101,7 @@ class Refusal(_Frozen):
     """Candidate options the reader found, each with why it was rejected."""
 
 
-class IntakeRecord(_Frozen):
+class IntakeRecord(FrozenRecord):
     """How a language model read the decision (`hivemind_lab.problems.intake`): enough to find
     the call in the response cache and to see what the quote checks dropped."""
 
@@ -126,7 +123,7 @@ class IntakeRecord(_Frozen):
     """Each reply's token usage, in the order of ``replies``."""
 
 
-class Decision(_Frozen):
+class Decision(FrozenRecord):
     """The client's decision as a run deliberates it."""
 
     options: tuple[Option, ...] = Field(default=(), max_length=MAX_OPTIONS)

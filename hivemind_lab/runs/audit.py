@@ -23,11 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.errors import AuditIntegrityError, InputError
-from hivemind_lab.models import Event
+from hivemind_lab.models import Event, Frozen
 from hivemind_lab.runs import events
 from hivemind_lab.runs.atomic import write_bytes_atomic, write_text_atomic
 
@@ -38,10 +36,8 @@ def _digest(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(fields).encode("utf-8")).hexdigest()
 
 
-class AuditRecord(BaseModel):
+class AuditRecord(Frozen):
     """One immutable entry of the audit trail."""
-
-    model_config = ConfigDict(frozen=True)
 
     seq: int
     """0-based position in the log."""
@@ -204,10 +200,8 @@ class AuditLog:
         self.close()
 
 
-class VerifyReport(BaseModel):
+class VerifyReport(Frozen):
     """Outcome of `verify_log`."""
-
-    model_config = ConfigDict(frozen=True)
 
     path: str
     ok: bool

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, get_args
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from hivemind_lab.agents.calls import LlmKind as LlmKind
 from hivemind_lab.agents.calls import ModelCall as ModelCall
@@ -122,7 +122,6 @@ class Result(Event):
 class Proposal(Solution, Event):
     """A theory agent's proposal (the payload is the `Solution`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["theory.proposal"] = "theory.proposal"
 
     @classmethod
@@ -146,7 +145,6 @@ class Revision(Proposal):
 class CritiqueGiven(Critique, Event):
     """A critic's critique of one peer's solution (the payload is the `Critique`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["theory.critique"] = "theory.critique"
 
     @classmethod
@@ -177,7 +175,6 @@ class Abstained(Event):
 class Clusters(MonitorReport, Event):
     """The monitor's clusters after a phase (the payload is the `MonitorReport`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["monitor.clusters"] = "monitor.clusters"
 
     @classmethod
@@ -242,7 +239,6 @@ class BudgetSpent(Event):
 class Score(ConstraintScore, Event):
     """One constraint agent's score (the payload is the `ConstraintScore`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["practicality.score"] = "practicality.score"
 
     @classmethod
