@@ -27,6 +27,7 @@ class Smallest(NamedTuple):
 
 
 SMALLEST: dict[str, Smallest] = {
+    "call_floor.py": Smallest(("--smoke",)),
     "calibration_curves.py": Smallest(
         (
             "--workers=1",

@@ -672,6 +672,10 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
             "0",
             "--concurrency",
             "2",
+            # Pairwise, not the local backend's batched default: the assertions below count
+            # one critique call per ordered pair.
+            "--critique-mode",
+            "pairwise",
             "--out",
             str(run_dir),
         ],

@@ -12,6 +12,7 @@ import pytest
 
 from hivemind_lab.agents.plan import plan_run
 from hivemind_lab.deliberation.runner import knowledge_for
+from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.llm.endpoint import Prices
 from hivemind_lab.runs.rundir import RunDir
 from tests.recorded import manifest, recorded_runs
@@ -76,8 +77,6 @@ def test_deliberate_plan_calls_no_model_and_writes_nothing(tmp_path):
             "m",
             "--base-url",
             "http://127.0.0.1:9/v1",
-            "--critique-mode",
-            "batched",
             "--plan",
             "--input-usd-per-mtok",
             "3",
@@ -88,8 +87,36 @@ def test_deliberate_plan_calls_no_model_and_writes_nothing(tmp_path):
     assert done.returncode == 0, done.stderr
     out = " ".join(done.stdout.split())
     assert "plan: " in out and " calls, " in out and "$" in out, out
-    assert "critique_batch" in out and "batched critique" in out
+    assert "critique_batch" in out and "batched critique" in out  # a model backend's default
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_offline_stand_in_keeps_pairwise_critique_by_default(tmp_path):
+    problem = str(PROBLEMS / "engineer-startup-decision.toml")
+    done = _cli(["deliberate", "--problem", problem, "--plan"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "pairwise critique" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("backend", "given", "mode"),
+    [
+        ("openai", None, "batched"),
+        ("local", None, "batched"),
+        ("offline", None, "pairwise"),
+        ("test", None, "pairwise"),
+        ("openai", "pairwise", "pairwise"),
+        ("offline", "batched", "batched"),
+    ],
+)
+def test_a_sweep_critiques_as_its_backend_does_unless_told(backend, given, mode):
+    inputs: dict[str, object] = {"sufficiency": 1, "feasibility": 50, "density": 100}
+    if given:
+        inputs["critique_mode"] = given
+    spec = ExperimentSpec.model_validate(
+        {"name": "x", "problems": ["a.toml"], "backend": backend, "inputs": inputs}
+    )
+    assert spec.inputs.critique_mode == mode
 
 
 def test_sweep_plan_calls_no_model(tmp_path):

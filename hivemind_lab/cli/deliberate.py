@@ -102,8 +102,12 @@ def deliberate(
         str | None, typer.Option(help="enterprise, individual, or comma-separated constraints.")
     ] = None,
     critique_mode: Annotated[
-        str, typer.Option(help="pairwise (N(N−1) calls) or batched (N calls).")
-    ] = "pairwise",
+        str | None,
+        typer.Option(
+            help="pairwise (N(N−1) calls a round) or batched (N calls a round).",
+            show_default="batched for openai and local, pairwise for offline and test",
+        ),
+    ] = None,
     exclusive: Annotated[
         bool | None,
         typer.Option(
@@ -231,6 +235,8 @@ def deliberate(
                     else similarity,
                     severity=base.severity if severity is None else severity,
                 )
+                from hivemind_lab.llm.endpoint import default_critique_mode
+
                 # The sliders and limits are checked before the problem is read: reading loads the
                 # rule reader (~0.4 s), and a bad value is answered in well under a second.
                 sliders: dict[str, Any] = {
@@ -238,7 +244,7 @@ def deliberate(
                     "feasibility": feasibility,
                     "density": density,
                     "profile": profile,
-                    "critique_mode": critique_mode,
+                    "critique_mode": critique_mode or default_critique_mode(backend),
                 }
                 request_for(prob, decision=Decision(reader_version="unread"), **sliders)
                 limits = build(

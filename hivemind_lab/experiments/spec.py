@@ -81,6 +81,21 @@ class ExperimentSpec(Frozen):
     latency_s: float = Field(default=0.0, ge=0.0, le=60.0)
     """Artificial seconds added to every model call (benchmarks of parallel sweeps)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _critique_by_backend(cls, data: object) -> object:
+        """A spec that names no critique mode takes the backend's (batched on a model backend,
+        pairwise offline: `hivemind_lab.llm.endpoint.default_critique_mode`)."""
+        if not isinstance(data, dict):
+            return data
+        inputs = data.get("inputs")
+        if isinstance(inputs, dict) and "critique_mode" not in inputs:
+            from hivemind_lab.llm.endpoint import default_critique_mode
+
+            mode = default_critique_mode(str(data.get("backend", "offline")))
+            data = {**data, "inputs": {**inputs, "critique_mode": mode}}
+        return data
+
     @property
     def digest(self) -> str:
         """Hash of the specification (recorded in every run's manifest)."""

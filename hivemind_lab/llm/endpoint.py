@@ -8,6 +8,8 @@ worker process or a Ray task on another node applies what the driver was given.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from hivemind_lab.envconfig import EnvSettings
@@ -78,3 +80,14 @@ class Prices(EnvSettings):
             + cached * cached_price
             + completion * self.output_usd_per_mtok
         ) / 1e6
+
+
+MODEL_BACKENDS = frozenset({"openai", "local"})
+"""Backends whose every call costs money or GPU time."""
+
+
+def default_critique_mode(backend: str) -> Literal["pairwise", "batched"]:
+    """The critique mode a run takes when none is given: batched on a model backend (one call
+    per critic a round, N instead of N(N-1)); pairwise on the offline stand-in and the test
+    model, whose calls cost nothing and whose calibration figures were measured pairwise."""
+    return "batched" if backend in MODEL_BACKENDS else "pairwise"
