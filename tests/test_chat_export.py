@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.problems import Problem
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.chat_export import PROBLEM_REDACTED, export_chat, read_chat
+from hivemind_lab.runs.manifest import utc_now
 from hivemind_lab.runs.rundir import read_manifest
+from hivemind_lab.runs.sweepdir import SweepDir
 from tests.support import run
 
 
@@ -127,6 +130,16 @@ def test_a_sweep_exports_all_its_runs_filtered_by_role_and_outcome(sweep, tmp_pa
     )
     export_chat(sweep, out, roles=["monitor"])
     assert len(read_chat(out)[1]) == synth
+
+
+def test_a_sweep_exports_its_current_runs_never_the_stale_ones(sweep, tmp_path):
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    folder = SweepDir(copy / "runs")
+    folder.move_aside(folder.run("vetoed"), created_at=utc_now(), reasons=["prompt"])
+    header = export_chat(copy, tmp_path / "sweep.jsonl")
+    assert [r.run for r in header.runs] == ["runs/cleared"]
+    assert [r.run for r in export_chat(copy / "runs", tmp_path / "one.jsonl").runs] == ["cleared"]
 
 
 def test_bad_filters_and_empty_folders_are_refused(sweep, tmp_path):

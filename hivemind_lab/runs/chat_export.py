@@ -32,6 +32,7 @@ from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import RunManifest, utc_now
 from hivemind_lab.runs.rescore import RescoreReport
 from hivemind_lab.runs.rundir import RunDir
+from hivemind_lab.runs.sweepdir import STALE, SweepDir
 
 CHAT_EXPORT_VERSION: Literal[1] = 1
 Role = Literal["theory", "practicality", "monitor"]
@@ -314,7 +315,9 @@ def run_records(
 
 
 def find_runs(path: str | Path) -> list[tuple[str, Path]]:
-    """A run directory, or every run under a sweep folder: (name, directory), sorted."""
+    """A run directory, or every current run of a sweep folder (`SweepDir.runs`: never the
+    stale ones set aside) or of a folder of sweeps: (name relative to ``path``, directory),
+    sorted."""
     root = Path(path)
     if root.is_file() and root.name == "audit.jsonl":
         root = root.parent
@@ -322,16 +325,23 @@ def find_runs(path: str | Path) -> list[tuple[str, Path]]:
         return [(root.name, root)]
     if not root.is_dir():
         raise InputError("path", f"{str(root)!r} does not exist", allowed="a run or sweep folder")
-    runs = sorted(
-        (str(m.parent.relative_to(root)), m.parent)
-        for m in root.rglob("manifest.json")
-        if (m.parent / "audit.jsonl").exists()
-    )
+    runs: list[tuple[str, Path]] = []
+    folders = [root]
+    while folders:
+        folder = SweepDir(folders.pop())
+        current = folder.runs()
+        runs += [(str(r.path.relative_to(root)), r.path) for r in current if r.audit_path.exists()]
+        held = {r.path for r in current}
+        folders += [
+            p
+            for p in folder.path.iterdir()
+            if p.is_dir() and p.name != STALE and p not in held and not RunDir(p).started
+        ]
     if not runs:
         raise InputError(
             "path", f"{str(root)!r} holds no runs", allowed="a run directory or a sweep folder"
         )
-    return runs
+    return sorted(runs)
 
 
 def export_chat(
