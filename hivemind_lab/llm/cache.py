@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
+
 from hivemind_lab.errors import CacheMissError, InputError
 from hivemind_lab.llm.base import ChatModel, ChatRequest, ChatResponse
 
@@ -29,6 +31,10 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at TEXT NOT NULL
 )
 """
+
+
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
 class ResponseCache:
@@ -51,18 +57,17 @@ class ResponseCache:
         self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         # Switching a new file to WAL can report "database is locked" at once, without waiting
         # for the busy timeout, when several processes open it together (sweep workers): retry.
-        deadline = time.monotonic() + 30
-        while True:
-            try:
+        for attempt in Retrying(
+            retry=retry_if_exception(_locked),
+            stop=stop_after_delay(30),
+            wait=wait_fixed(0.05),
+            reraise=True,
+        ):
+            with attempt:
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
                 self._conn.execute(_SCHEMA)
                 self._conn.commit()
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
 
     def get(self, key: str) -> ChatResponse | None:
         """The cached response for ``key``, if any."""

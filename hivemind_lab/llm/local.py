@@ -17,7 +17,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 import httpx
 from pydantic import Field
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from hivemind_lab.errors import HivemindError, InputError
 from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
@@ -55,6 +55,10 @@ _SAMPLING_KEYS = (
 
 class LocalServerError(HivemindError):
     """The local server could not be started or answered badly."""
+
+
+class _NotReady(Exception):
+    """The server answers no health check yet (retried until the start timeout)."""
 
 
 class LocalServerConfig(Frozen):
@@ -338,10 +342,10 @@ class LocalServer:
         return self._endpoint
 
     def _wait_ready(self) -> dict[str, Any]:
-        deadline = time.monotonic() + self.config.start_timeout_s
         root = f"http://{self.host}:{self.port}"
         with httpx.Client(timeout=5.0) as client:
-            while True:
+
+            def probe() -> dict[str, Any]:
                 assert self._process is not None
                 if self._process.poll() is not None:
                     raise LocalServerError(
@@ -354,12 +358,20 @@ class LocalServer:
                         return props.json() if props.status_code == 200 else {}
                 except (httpx.HTTPError, ValueError):
                     pass
-                if time.monotonic() > deadline:
-                    raise LocalServerError(
-                        f"llama-server at {root} was not ready after "
-                        f"{self.config.start_timeout_s:.0f} s:\n{self.log_tail()}"
-                    )
-                time.sleep(0.2)
+                raise _NotReady
+
+            try:
+                return Retrying(
+                    retry=retry_if_exception_type(_NotReady),
+                    stop=stop_after_delay(self.config.start_timeout_s),
+                    wait=wait_fixed(0.2),
+                    reraise=True,
+                )(probe)
+            except _NotReady:
+                raise LocalServerError(
+                    f"llama-server at {root} was not ready after "
+                    f"{self.config.start_timeout_s:.0f} s:\n{self.log_tail()}"
+                ) from None
 
     def wait(self) -> int:
         """Block until the server exits (``llm serve``); its exit code."""

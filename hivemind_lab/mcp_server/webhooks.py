@@ -76,24 +76,48 @@ class WebhookNotifier:
 
     async def _deliver(self, client: httpx.AsyncClient, url: str, body: bytes) -> None:
         import httpx
+        from tenacity import (
+            AsyncRetrying,
+            RetryCallState,
+            RetryError,
+            retry_if_exception_type,
+            retry_if_result,
+            stop_after_attempt,
+            wait_exponential,
+        )
 
-        for attempt in range(self.attempts):
+        async def post() -> httpx.Response:
             stamp = str(int(time.time()))
             headers = {
                 "content-type": "application/json",
                 TIMESTAMP_HEADER: stamp,
                 SIGNATURE_HEADER: sign(self.secret, stamp, body),
             }
-            try:
-                response = await client.post(url, content=body, headers=headers)
-                if response.status_code < 500 and response.status_code != 429:
-                    self.delivered += response.is_success
-                    self.failed += not response.is_success
-                    return
-            except httpx.HTTPError as exc:
-                log.warning("webhook %s failed (attempt %d): %s", url, attempt + 1, exc)
-            await asyncio.sleep(self.backoff_s * 2**attempt)
-        self.failed += 1
+            return await client.post(url, content=body, headers=headers)
+
+        def busy(response: httpx.Response) -> bool:
+            return response.status_code >= 500 or response.status_code == 429
+
+        def warn(state: RetryCallState) -> None:
+            failure = state.outcome.exception() if state.outcome else None
+            if failure is not None:
+                log.warning(
+                    "webhook %s failed (attempt %d): %s", url, state.attempt_number, failure
+                )
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(httpx.HTTPError) | retry_if_result(busy),
+            stop=stop_after_attempt(max(1, self.attempts)),
+            wait=wait_exponential(multiplier=self.backoff_s),
+            before_sleep=warn,
+        )
+        try:
+            response: httpx.Response = await retrying(post)
+        except (RetryError, httpx.HTTPError):
+            self.failed += 1
+            return
+        self.delivered += response.is_success
+        self.failed += not response.is_success
 
     async def flush(self) -> None:
         """Wait until every queued event was delivered or given up (tests, shutdown)."""
