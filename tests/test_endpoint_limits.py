@@ -274,3 +274,34 @@ def test_a_two_worker_sweep_never_exceeds_the_shared_rate(tmp_path, endpoint):
     gaps = [round(b - a, 3) for a, b in itertools.pairwise(sorted(endpoint.arrivals))]
     for window in (1.0, 3.0):
         assert endpoint.most_in_any(window) <= rate * window + 2, (window, gaps)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_tasks_share_one_gate():
+    """Tasks on a local Ray instance ask one actor for their start times: one interval apart
+    across both tasks (as a sweep's tasks on several nodes would be)."""
+    ray = pytest.importorskip("ray")
+    from hivemind_lab.llm.ratelimit import RayGate
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    try:
+        gate = RayGate.start(600.0)
+
+        @ray.remote
+        def task(gate: RayGate) -> list[float]:
+            async def go() -> list[float]:
+                starts = []
+                for _ in range(5):
+                    await gate.wait()
+                    starts.append(time.time())
+                return starts
+
+            return asyncio.run(go())
+
+        starts = sorted(t for ts in ray.get([task.remote(gate), task.remote(gate)]) for t in ts)
+    finally:
+        ray.shutdown()
+    # Ten starts 0.1 s apart span 0.9 s (two gates of their own would span 0.4 s); a late wake
+    # of a busy machine only widens a gap.
+    assert len(starts) == 10 and starts[-1] - starts[0] >= 0.85, starts
