@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from hivemind_lab.calibrations import CALIBRATIONS, allowed
 from hivemind_lab.calibrations import PRESETS as PRESETS
 from hivemind_lab.calibrations import Calibrations as Calibrations
 from hivemind_lab.errors import InputError
@@ -44,9 +45,7 @@ ALLOWED: dict[str, str] = {
     "sufficiency": "integer >= 1",
     "feasibility": "integer 1-100",
     "density": "integer tokens > 0",
-    "stubbornness": "0.0-1.0",
-    "similarity_threshold": "0.0-1.0",
-    "severity": "0.0-1.0",
+    **{name: allowed(name) for name in CALIBRATIONS},
     "max_rounds": "integer 1-100",
     "min_rounds": "integer 0-100, at most max_rounds",
     "max_regenerations": "integer 0-50",

@@ -134,3 +134,15 @@ def test_a_validator_message_has_no_pydantic_prefix():
             options=("A", "A"),
         )
     assert "value error" not in str(caught.value).lower()
+
+
+def test_calibration_names_and_ranges_are_the_models():
+    from hivemind_lab import calibrations
+    from hivemind_lab.inputs import ALLOWED
+
+    assert calibrations.CALIBRATIONS == tuple(Calibrations.model_fields)
+    for name in calibrations.CALIBRATIONS:
+        low, high = calibrations.bounds(name)
+        assert ALLOWED[name] == f"{low}-{high}"
+        with pytest.raises(InputError):
+            build(Calibrations, **{name: high + 0.5})

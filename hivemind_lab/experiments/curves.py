@@ -15,11 +15,11 @@ from typing import Literal
 
 import polars as pl
 
+from hivemind_lab.calibrations import CalibrationName as Calibration
 from hivemind_lab.experiments.compare import t_half_width
 from hivemind_lab.experiments.spec import ExperimentSpec
 from hivemind_lab.inputs import Calibrations
 
-Calibration = Literal["stubbornness", "similarity_threshold", "severity"]
 Direction = Literal["up", "down"]
 
 

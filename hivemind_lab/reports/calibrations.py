@@ -14,10 +14,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from hivemind_lab.calibrations import Calibrations
-
-CALIBRATIONS: tuple[str, ...] = tuple(Calibrations.model_fields)
-"""The calibrations a sweep moves: the fields of `Calibrations`, in its order."""
+from hivemind_lab import calibrations
+from hivemind_lab.calibrations import CALIBRATIONS
 
 
 @dataclass(frozen=True)
@@ -48,25 +46,11 @@ class Measure:
         return f"{value:.{self.digits}f}"
 
 
-_SCALES = {
-    "stubbornness": "0 adopts every critique, 1 never revises",
-    "similarity_threshold": "cosine similarity, 0–1",
-    "severity": "0 lenient, 1 strict",
-}
-"""What the ends of a calibration's scale mean, in words (a calibration not listed here is
-shown with its range)."""
-
-
 def _calibration_measure(name: str) -> Measure:
-    """A calibration's measure: its label from the field's name, its range from the field's
-    bounds in `Calibrations`."""
-    rules = Calibrations.model_fields[name].metadata
-    low = next((float(r.ge) for r in rules if getattr(r, "ge", None) is not None), None)
-    high = next((float(r.le) for r in rules if getattr(r, "le", None) is not None), None)
-    scale = _SCALES.get(name) or (
-        f"{low:g}–{high:g}" if low is not None and high is not None else ""
-    )
-    return Measure(name.replace("_", " ").capitalize(), scale, low, high, 2)
+    """A calibration's measure: its label from the field's name, its range and scale from the
+    field in `Calibrations`."""
+    low, high = calibrations.bounds(name)
+    return Measure(name.replace("_", " ").capitalize(), calibrations.scale(name), low, high, 2)
 
 
 MEASURES: dict[str, Measure] = {
