@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.agents.policy import OfflineAgentModel as OfflineAgentModel
     from hivemind_lab.compliance import rescore as rescore
     from hivemind_lab.deliberation import deliberate as deliberate
@@ -41,33 +41,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
 
 __version__ = "0.1.0"
 
-_HOMES: dict[str, str] = {
-    "OfflineAgentModel": "hivemind_lab.agents.policy",
-    "rescore": "hivemind_lab.compliance",
-    "deliberate": "hivemind_lab.deliberation",
-    "HivemindError": "hivemind_lab.errors",
-    "InputError": "hivemind_lab.errors",
-    "PRESETS": "hivemind_lab.inputs",
-    "Calibrations": "hivemind_lab.inputs",
-    "DeliberationRequest": "hivemind_lab.inputs",
-    "Limits": "hivemind_lab.inputs",
-    "Document": "hivemind_lab.knowledge",
-    "Slice": "hivemind_lab.knowledge",
-    "load_documents": "hivemind_lab.knowledge",
-    "slice_knowledge": "hivemind_lab.knowledge",
-    "plan_slices": "hivemind_lab.knowledge.slicing",
-    "OpenAIChatModel": "hivemind_lab.llm",
-    "OpenAIConfig": "hivemind_lab.llm",
-    "Problem": "hivemind_lab.problems",
-    "load_problem": "hivemind_lab.problems",
-    "AuditLog": "hivemind_lab.runs.audit",
-    "verify_log": "hivemind_lab.runs.audit",
-    "export_chat": "hivemind_lab.runs.chat_export",
-    "DeliberationResult": "hivemind_lab.runs.results",
-    "load_result": "hivemind_lab.runs.rundir",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.deliberation.engine import check_run_dir as check_run_dir
     from hivemind_lab.deliberation.runner import build_manifest as build_manifest
     from hivemind_lab.deliberation.runner import deliberate as deliberate
@@ -30,21 +30,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.runs.rundir import load_result as load_result
 
 
-_HOMES: dict[str, str] = {
-    "check_run_dir": "hivemind_lab.deliberation.engine",
-    "build_manifest": "hivemind_lab.deliberation.runner",
-    "deliberate": "hivemind_lab.deliberation.runner",
-    "knowledge_for": "hivemind_lab.deliberation.runner",
-    "load_result": "hivemind_lab.runs.rundir",
-    "new_run": "hivemind_lab.deliberation.runner",
-    "prepare_knowledge": "hivemind_lab.deliberation.runner",
-    "run_manifest": "hivemind_lab.deliberation.runner",
-    "Knowledge": "hivemind_lab.deliberation.state",
-    "Progress": "hivemind_lab.deliberation.state",
-    "ProgressCallback": "hivemind_lab.deliberation.state",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

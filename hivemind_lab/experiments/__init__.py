@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.experiments.points import RunPoint as RunPoint
     from hivemind_lab.experiments.points import expand as expand
     from hivemind_lab.experiments.replays import ReplayReport as ReplayReport
@@ -27,21 +27,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.experiments.sweep import run as run
 
 
-_HOMES: dict[str, str] = {
-    "RunPoint": "hivemind_lab.experiments.points",
-    "expand": "hivemind_lab.experiments.points",
-    "ReplayReport": "hivemind_lab.experiments.replays",
-    "replay": "hivemind_lab.experiments.replays",
-    "RunSummary": "hivemind_lab.experiments.runner",
-    "run_point": "hivemind_lab.experiments.runner",
-    "ExperimentSpec": "hivemind_lab.experiments.spec",
-    "load_spec": "hivemind_lab.experiments.spec",
-    "SweepReport": "hivemind_lab.experiments.sweep",
-    "load": "hivemind_lab.experiments.sweep",
-    "run": "hivemind_lab.experiments.sweep",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

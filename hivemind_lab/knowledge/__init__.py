@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.knowledge.documents import Document as Document
     from hivemind_lab.knowledge.documents import load_documents as load_documents
     from hivemind_lab.knowledge.retrieval import Passage as Passage
@@ -21,18 +21,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.knowledge.slicing import slice_knowledge as slice_knowledge
 
 
-_HOMES: dict[str, str] = {
-    "Document": "hivemind_lab.knowledge.documents",
-    "load_documents": "hivemind_lab.knowledge.documents",
-    "Passage": "hivemind_lab.knowledge.retrieval",
-    "RetrievalIndex": "hivemind_lab.knowledge.retrieval",
-    "split_passages": "hivemind_lab.knowledge.retrieval",
-    "Slice": "hivemind_lab.knowledge.slicing",
-    "SlicingResult": "hivemind_lab.knowledge.slicing",
-    "slice_knowledge": "hivemind_lab.knowledge.slicing",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.llm.base import ChatMessage as ChatMessage
     from hivemind_lab.llm.base import ChatModel as ChatModel
     from hivemind_lab.llm.base import ChatRequest as ChatRequest
@@ -26,21 +26,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.llm.structured import complete_structured as complete_structured
 
 
-_HOMES: dict[str, str] = {
-    "ChatMessage": "hivemind_lab.llm.base",
-    "ChatModel": "hivemind_lab.llm.base",
-    "ChatRequest": "hivemind_lab.llm.base",
-    "ChatResponse": "hivemind_lab.llm.base",
-    "Usage": "hivemind_lab.llm.base",
-    "CachingChatModel": "hivemind_lab.llm.cache",
-    "ResponseCache": "hivemind_lab.llm.cache",
-    "OpenAIChatModel": "hivemind_lab.llm.openai_backend",
-    "OpenAIConfig": "hivemind_lab.llm.openai_backend",
-    "Structured": "hivemind_lab.llm.structured",
-    "complete_structured": "hivemind_lab.llm.structured",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

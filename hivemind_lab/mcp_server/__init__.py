@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.mcp_server.app import build_server as build_server
     from hivemind_lab.mcp_server.settings import ServerSettings as ServerSettings
 
-_HOMES: dict[str, str] = {
-    "build_server": "hivemind_lab.mcp_server.app",
-    "ServerSettings": "hivemind_lab.mcp_server.settings",
-}
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
+
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)

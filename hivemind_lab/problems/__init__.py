@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hivemind_lab.lazy import lazy_exports
+from hivemind_lab.lazy import homes, lazy_exports
 
-if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
+if TYPE_CHECKING:  # the package's public names, each with its home (read by `homes`)
     from hivemind_lab.problems.decision import decide as decide
     from hivemind_lab.problems.loading import TEXT_SUFFIXES as TEXT_SUFFIXES
     from hivemind_lab.problems.loading import AttachedDocument as AttachedDocument
@@ -34,25 +34,9 @@ if TYPE_CHECKING:  # the table below, for type checkers (re-exported by name)
     from hivemind_lab.problems.model import Refusal as Refusal
 
 
-_HOMES: dict[str, str] = {
-    "decide": "hivemind_lab.problems.decision",
-    "TEXT_SUFFIXES": "hivemind_lab.problems.loading",
-    "AttachedDocument": "hivemind_lab.problems.loading",
-    "ConstraintSpec": "hivemind_lab.problems.loading",
-    "Problem": "hivemind_lab.problems.loading",
-    "SuggestedInputs": "hivemind_lab.problems.loading",
-    "load_problem": "hivemind_lab.problems.loading",
-    "load_problems": "hivemind_lab.problems.loading",
-    "problem_from_text": "hivemind_lab.problems.loading",
-    "resolve_problem": "hivemind_lab.problems.loading",
-    "Constraint": "hivemind_lab.problems.model",
-    "Decision": "hivemind_lab.problems.model",
-    "Fact": "hivemind_lab.problems.model",
-    "Option": "hivemind_lab.problems.model",
-    "Refusal": "hivemind_lab.problems.model",
-}
-"""Each public name and the module that defines it: the one table the package's ``__all__`` and
-``__getattr__`` come from (tests/test_lazy.py checks the ``TYPE_CHECKING`` imports match it)."""
+_HOMES = homes(__name__)
+"""Each public name and the module that defines it, read from the ``TYPE_CHECKING`` block
+above (the one place the names are written): ``__all__`` and ``__getattr__`` come from it."""
 
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_exports(__name__, _HOMES)
