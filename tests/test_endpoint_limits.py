@@ -303,6 +303,9 @@ def test_ray_tasks_share_one_gate():
         starts = sorted(t for ts in ray.get([task.remote(gate), task.remote(gate)]) for t in ts)
     finally:
         ray.shutdown()
-    # Granted on the actor's clock one interval apart; read on each task's clock a few ms off.
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 10 and min(gaps) >= 0.09, gaps
+    # Granted on the actor's clock 0.1 s apart, read on each task's clock after the actor's
+    # reply (tens of ms late on a busy machine): at most 5 + 1 in any 0.45 s, where two gates of
+    # their own would start all 10 within 0.4 s.
+    assert len(starts) == 10
+    most = max(sum(1 for t in starts[i:] if t - s < 0.45) for i, s in enumerate(starts))
+    assert most <= 6, [round(b - a, 3) for a, b in itertools.pairwise(starts)]
