@@ -418,8 +418,9 @@ def deliberate(
             err_console.print(f"the run is resumable: hivemind-lab deliberate --resume {run_dir}")
         raise _fail(failure, command=deliberate, names=_run_dir_name(resume))
     with on_ctrl_c(lambda: _after_the_run(run_dir)):
-        report = write_report(run_dir, force=True)
+        # The plan first: the report sets it beside what the run made.
         (Path(run_dir) / "plan.json").write_text(planned.model_dump_json(indent=1) + "\n")
+        report = write_report(run_dir, force=True)
         _print_summary(result, run_dir, wall_s=time.monotonic() - started)
         actual = result.usage
         console.print(

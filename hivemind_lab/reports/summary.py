@@ -804,7 +804,8 @@ def summarise(evidence: RunEvidence) -> RunReport:
                 "reused from the server's cache"
                 if r.usage.cached_prompt_tokens
                 else ""
-            ),
+            )
+            + _planned(evidence),
         ),
         ("Wall time of the deliberation", f"{r.wall_time_s:.1f} s"),
         ("Run status (as recorded)", r.status),
@@ -1030,3 +1031,17 @@ def _banners(evidence: RunEvidence) -> list[Banner]:
         test = evidence.manifest.backend == "test"
         out.append(Banner("notice", TEST_NOTICE if test else OFFLINE_NOTICE))
     return out
+
+
+def _planned(evidence: RunEvidence) -> str:
+    """What the run's plan expected (``plan.json``, written by ``deliberate``), beside what it
+    made; nothing when the run has no plan or it cannot be read."""
+    import json
+
+    path = evidence.run_dir / "plan.json"
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+        calls, tokens = int(plan["calls"]), int(plan["prompt_tokens"] + plan["completion_tokens"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f" · planned before the run: {calls} calls, {tokens:,} tokens"
