@@ -7,6 +7,7 @@ drawing empty axes (which reads as a broken chart).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -194,16 +195,20 @@ def heatmap(
     runs: pl.DataFrame,
     value: str,
     *,
-    x: str = "stubbornness",
-    y: str = "severity",
+    x: str | None = None,
+    y: str | None = None,
     title: str | None = None,
     zrange: tuple[float, float] | None = None,
 ) -> go.Figure:
     """Mean of ``value`` over a calibration grid (e.g. rounds to halt, veto rate), each cell
-    with its n; the subtitle names the settings pooled into each cell. ``zrange`` fixes the
-    colour scale (rates: (0, 1)) so figures compare; otherwise it starts at 0 (counts)."""
-    from hivemind_lab.reports.calibrations import measure
+    with its n; the subtitle names the settings pooled into each cell. The axes ``x`` and ``y``
+    are by default the calibrations the sweep varied (`calibrations.heatmap_axes`). ``zrange``
+    fixes the colour scale (rates: (0, 1)) so figures compare; otherwise it starts at 0
+    (counts)."""
+    from hivemind_lab.reports.calibrations import heatmap_axes, measure
 
+    if x is None or y is None:
+        x, y = heatmap_axes(runs) if not runs.is_empty() else ("stubbornness", "severity")
     mx, my, mv = measure(x), measure(y), measure(value)
     name = title or f"{mv.label} by {mx.label.lower()} × {my.label.lower()}"
     if runs.is_empty() or value not in runs.columns:
@@ -479,14 +484,18 @@ def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
         )
     )
     # The intervals ride on invisible points: a bar draws a flat cap for a missing interval,
-    # which reads as ± 0.
+    # which reads as ± 0. Each bound stays within what the metric can take (a score <= 100).
+    pairs = list(zip(means, table[f"{metric}_ci95"].to_list(), strict=True))
+    # A bound the range does not cut keeps its width exactly (v + h - v is not always h).
+    up = [None if h is None or v is None else _within(h, m.clip(v + h) - v) for v, h in pairs]
+    down = [None if h is None or v is None else _within(h, v - m.clip(v - h)) for v, h in pairs]
     fig.add_trace(
         go.Scatter(
             x=labels,
             y=means,
             mode="markers",
             marker={"opacity": 0},
-            error_y={"type": "data", "array": table[f"{metric}_ci95"].to_list(), "color": "#333"},
+            error_y={"type": "data", "array": up, "arrayminus": down, "color": "#333"},
             customdata=counts,
             hovertemplate="%{x}: %{y:.2f}<extra></extra>",
             showlegend=False,
@@ -501,6 +510,12 @@ def strategy_bars(table: pl.DataFrame, metric: str) -> go.Figure:
         margin={"t": 60, "b": 40},
     )
     return fig
+
+
+def _within(half: float, clipped: float) -> float:
+    """An interval's width on one side: ``half`` when the measure's range does not cut it,
+    else ``clipped``, the width left to the range's end."""
+    return clipped if clipped < half and not math.isclose(clipped, half) else half
 
 
 def divergence_heatmap(

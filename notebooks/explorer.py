@@ -36,8 +36,9 @@ def _(mo):
         from hivemind_lab import plots
         from hivemind_lab.experiments.compare import compare
         from hivemind_lab.experiments.spec import load_spec
+        from hivemind_lab.reports.sweep import strategy_table
         from hivemind_lab.workbench import cached_sweep, project_root
-    return cached_sweep, compare, load_spec, pl, plots, project_root
+    return cached_sweep, compare, load_spec, pl, plots, project_root, strategy_table
 
 
 @app.cell
@@ -138,10 +139,12 @@ def _(delib, mo, pl, plots, severity, similarity):
 
 
 @app.cell
-def _(compare, runs):
-    # Baselines ran at the sweep's first calibration: compare() pairs like with like.
-    compare(runs)
-    return
+def _(compare, mo, runs, strategy_table):
+    # Baselines ran at the sweep's first calibration: compare() pairs like with like. One named
+    # column per measure, each "mean (95 % interval within the measure's range, n)".
+    strategies = strategy_table(compare(runs))
+    mo.vstack([mo.md("## The deliberation against its baselines"), strategies])
+    return (strategies,)
 
 
 @app.cell

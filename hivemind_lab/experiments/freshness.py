@@ -18,7 +18,6 @@ and new runs side by side in that folder, and each reader would have to filter t
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -29,10 +28,11 @@ from hivemind_lab.agents.policy import identity
 from hivemind_lab.deliberation import rules
 from hivemind_lab.deliberation.practicality import resolve_constraints
 from hivemind_lab.experiments.points import RunPoint
-from hivemind_lab.experiments.spec import ExperimentSpec
+from hivemind_lab.experiments.spec import ExperimentSpec, FixedInputs
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.knowledge import fingerprint
-from hivemind_lab.problems import load_problem
+from hivemind_lab.problems import resolve_problem
+from hivemind_lab.problems.decision import decide
 from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest
 
 StaleReason = Literal["problem", "prompt", "engine", "model", "knowledge", "budget"]
@@ -57,8 +57,7 @@ class Current(BaseModel):
 
 def current(spec: ExperimentSpec, point: RunPoint, project: Path) -> Current:
     """What ``point`` would record if it ran now (files are read only when they changed)."""
-    path = project / point.problem
-    request = _request(str(path), _stamp(path), spec.inputs.model_dump_json())
+    request = point_request(spec, point, project)
     kb, pkb = project / spec.knowledge_base, project / spec.practicality_kb
     constraints = resolve_constraints(pkb, request.profile)
     return Current(
@@ -76,20 +75,39 @@ def current(spec: ExperimentSpec, point: RunPoint, project: Path) -> Current:
 def _stamp(path: Path) -> tuple[int, int]:
     try:
         stat = path.stat()
-    except OSError:  # load_problem names the missing file
+    except OSError:  # resolve_problem names the missing file
         return 0, 0
     return stat.st_mtime_ns, stat.st_size
 
 
+def point_request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
+    """The request a point runs: its problem file read as `deliberate` reads it (.toml, .txt
+    or .md), with the spec's inputs as its flags (read again only when the file changed)."""
+    path = project / point.problem
+    return _request(str(path), _stamp(path), spec.inputs.model_dump_json())
+
+
 @functools.lru_cache(maxsize=64)
 def _request(path: str, stamp: tuple[int, int], inputs: str) -> DeliberationRequest:
-    values = json.loads(inputs)
+    given = FixedInputs.model_validate_json(inputs)
+    problem = resolve_problem(path)
+    decision = None
+    if given.options or given.constraints or given.exclusive is not None:
+        decision = decide(
+            problem,
+            options=given.options,
+            constraints=given.constraints,
+            exclusive=given.exclusive,
+            exclusive_source="flag",
+        )
     return request_for(
-        load_problem(path),
-        sufficiency=values["sufficiency"],
-        feasibility=values["feasibility"],
-        density=values["density"],
-        critique_mode=values["critique_mode"],
+        problem,
+        decision=decision,
+        sufficiency=given.sufficiency,
+        feasibility=given.feasibility,
+        density=given.density,
+        critique_mode=given.critique_mode,
+        profile=given.profile,
     )
 
 

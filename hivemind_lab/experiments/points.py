@@ -25,7 +25,7 @@ class RunPoint(BaseModel):
         """Stable id from what determines the run's outcome, so a resumed sweep finds it."""
         body = {
             "point": self.model_dump(mode="json"),
-            "inputs": spec.inputs.model_dump(mode="json"),
+            "inputs": spec.inputs.identity(),
             "limits": spec.limits.model_dump(mode="json"),
             "backend": spec.backend,
             "model": spec.model,

@@ -29,17 +29,17 @@ from hivemind_lab.experiments.freshness import (
     Current,
     StaleReason,
     current,
+    point_request,
     stale_reasons,
 )
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
-from hivemind_lab.inputs import DeliberationRequest, request_for
+from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.llm.base import ChatModel, close_model
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.llm.ratelimit import RateGate
-from hivemind_lab.problems import load_problem
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo, RunManifest
 from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
@@ -86,13 +86,7 @@ def make_model(
 
 
 def _request(spec: ExperimentSpec, point: RunPoint, project: Path) -> DeliberationRequest:
-    return request_for(
-        load_problem(project / point.problem),
-        sufficiency=spec.inputs.sufficiency,
-        feasibility=spec.inputs.feasibility,
-        density=spec.inputs.density,
-        critique_mode=spec.inputs.critique_mode,
-    )
+    return point_request(spec, point, project)  # as the freshness check reads it
 
 
 def summarise(

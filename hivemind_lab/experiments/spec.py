@@ -9,9 +9,9 @@ import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
@@ -26,10 +26,52 @@ Objective = Literal["rounds_no_veto", "fewest_conclusions", "highest_feasibility
 
 
 class FixedInputs(Frozen):
+    """What every run of a sweep takes as `deliberate` takes it: the sliders, and the profile,
+    options, constraints and exclusivity its flags give (for every problem of the sweep)."""
+
     sufficiency: int = Field(ge=1)
     feasibility: int = Field(ge=1, le=100)
     density: int = Field(gt=0)
     critique_mode: Literal["pairwise", "batched"] = "pairwise"
+    profile: str | None = Field(default=None, min_length=1)
+    """enterprise, individual or comma-separated constraint names (as ``--profile``); None:
+    each problem's own."""
+    options: tuple[str, ...] = ()
+    """The client's options (as ``--option``): they replace those read from each problem."""
+    constraints: tuple[str, ...] = ()
+    """Binding constraints (as ``--constraint``), added to each problem's own."""
+    exclusive: bool | None = None
+    """true: the client takes one option; false: they may be combined (as ``--exclusive`` or
+    ``--combinable``); None: as each problem states or the question reads."""
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from hivemind_lab.problems.decision import checked_options
+
+        try:
+            return checked_options(value, given="row")
+        except InputError as exc:
+            raise ValueError(exc.worded(exc.field)) from None
+
+    @field_validator("constraints")
+    @classmethod
+    def _constraints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not c.strip() for c in value):
+            raise ValueError("a constraint is blank")
+        return tuple(c.strip() for c in value)
+
+    def identity(self) -> dict[str, Any]:
+        """The inputs as a run id hashes them: a field added since ids were first made counts
+        only when set, so the ids of sweeps that do not use it stay as they were."""
+        values = self.model_dump(mode="json")
+        for name in _ADDED_INPUTS:
+            if getattr(self, name) == FixedInputs.model_fields[name].default:
+                del values[name]
+        return values
+
+
+_ADDED_INPUTS = ("profile", "options", "constraints", "exclusive")
 
 
 class Space(Frozen):
@@ -63,7 +105,8 @@ class ExperimentSpec(Frozen):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     problems: tuple[str, ...] = Field(min_length=1)
-    """Problem TOML files (relative to the spec's folder's parent, i.e. the project root)."""
+    """Problem files, .toml, .txt or .md, read as `deliberate` reads them (relative to the
+    spec's folder's parent, i.e. the project root)."""
     knowledge_base: str = "data/knowledge"
     practicality_kb: str = "data/practicality"
     backend: Literal["offline", "openai", "local", "test"] = "offline"

@@ -115,6 +115,28 @@ def estimate(values: list[float], column: str) -> Estimate:
     return Estimate(mean, m.clip(mean - half), m.clip(mean + half), n, m)
 
 
+def interval(column: str, mean: float, half: float | None, n: int) -> Estimate:
+    """A mean and the half-width of its interval (`experiments.compare` gives them) as an
+    estimate whose bounds stay within what the column can take."""
+    m = measure(column)
+    if half is None:
+        return Estimate(mean, None, None, n, m)
+    return Estimate(mean, m.clip(mean - half), m.clip(mean + half), n, m)
+
+
+def heatmap_axes(runs: pl.DataFrame) -> tuple[str, str]:
+    """The two calibrations a heatmap of a sweep spans: those the sweep varied (stubbornness
+    and severity when all three were: the similarity threshold has its own chart), else the
+    one it varied and the first it held, else stubbornness × severity."""
+    moved = swept(runs)
+    if len(moved) == 2:
+        return moved[0], moved[1]
+    if len(moved) == 1:
+        held = next(c for c in CALIBRATIONS if c != moved[0])
+        return moved[0], held
+    return "stubbornness", "severity"
+
+
 @dataclass(frozen=True)
 class ValueRow:
     """One value of a calibration and each outcome's estimate there."""

@@ -39,7 +39,7 @@ def render_sweep_html(root: str | Path) -> str:
     """A report on a sweep: the calibrations first (each one's effect on each outcome, the best
     setting for the sweep's objective), then the deliberation against its baselines."""
     from hivemind_lab.experiments import load
-    from hivemind_lab.experiments.compare import compare, compute_table, format_interval
+    from hivemind_lab.experiments.compare import compare, compute_table
 
     runs = load(root)
     if runs.is_empty():
@@ -47,18 +47,8 @@ def render_sweep_html(root: str | Path) -> str:
     delib = calibrations.deliberations(runs)
     sections = calibration_sections(delib, objective=sweep_objective(Path(root)))
     table = compare(runs)
-    metrics = (("mean_feasibility", 1), ("vetoes", 2), ("run_calls", 0))
-    strategies = Table(
-        ["strategy", "runs", "feasibility", "vetoes", "calls"],
-        [
-            [str(r["strategy"]), str(r["runs"])]
-            + [
-                format_interval(r[f"{m}_mean"], r[f"{m}_ci95"], r[f"{m}_n"], digits=d)
-                for m, d in metrics
-            ]
-            for r in table.iter_rows(named=True)
-        ],
-    )
+    shown = strategy_table(table)
+    strategies = Table(shown.columns, [list(row) for row in shown.iter_rows()])
     sections.append(
         Section(
             "Deliberation against baselines at equal compute",
@@ -100,6 +90,28 @@ def render_sweep_html(root: str | Path) -> str:
         sections=sections,
         banners=[],
     )
+
+
+STRATEGY_METRICS = ("mean_feasibility", "vetoes", "run_calls", "run_tokens")
+"""What the strategies table shows of each strategy, in this order."""
+
+
+def strategy_table(table: pl.DataFrame) -> pl.DataFrame:
+    """`compare`'s table as a reader reads it: one named column per metric (its label and
+    unit), each cell "mean (low–high, n N)" with the interval kept within what the metric can
+    take, instead of three raw columns per metric."""
+    header = ["Strategy", "Runs"] + [calibrations.measure(m).title for m in STRATEGY_METRICS]
+    rows = [
+        [str(r["strategy"]), str(r["runs"])]
+        + [
+            calibrations.interval(m, r[f"{m}_mean"], r[f"{m}_ci95"], r[f"{m}_n"]).text()
+            if r[f"{m}_mean"] is not None
+            else f"– (n {r[f'{m}_n']})"
+            for m in STRATEGY_METRICS
+        ]
+        for r in table.iter_rows(named=True)
+    ]
+    return pl.DataFrame(rows, schema=header, orient="row")
 
 
 def sweep_objective(root: Path) -> Objective:
@@ -155,19 +167,27 @@ def calibration_sections(delib: pl.DataFrame, *, objective: str) -> list[Section
 
 
 def _calibration_figures(delib: pl.DataFrame) -> list[Any]:
-    """Heatmaps over stubbornness × severity when the runs form a grid; otherwise (a random
-    search's scattered points would leave most cells of a grid empty) each run as a point."""
-    if delib.is_empty() or len(calibrations.swept(delib)) == 0:
+    """Heatmaps over the two calibrations the grid varied; one varied, each outcome against it;
+    a random search (its scattered points would leave most cells of a grid empty), each run as
+    a point at those calibrations."""
+    moved = calibrations.swept(delib)
+    if delib.is_empty() or not moved:
         return []
-    if plots.is_grid(delib, "stubbornness", "severity"):
+    x, y = calibrations.heatmap_axes(delib)
+    if len(moved) == 1:
         figs = [
-            plots.heatmap(delib, "total_rounds", title="Rounds to halt"),
-            plots.heatmap(delib, "vetoes", title="Vetoes per run"),
+            plots.line_by(delib, x, "total_rounds", title="Rounds to halt"),
+            plots.line_by(delib, x, "vetoes", title="Vetoes per run"),
+        ]
+    elif plots.is_grid(delib, x, y):
+        figs = [
+            plots.heatmap(delib, "total_rounds", x=x, y=y, title="Rounds to halt"),
+            plots.heatmap(delib, "vetoes", x=x, y=y, title="Vetoes per run"),
         ]
     else:
         figs = [
-            plots.points(delib, "total_rounds", title="Rounds to halt, run by run"),
-            plots.points(delib, "vetoes", title="Vetoes, run by run"),
+            plots.points(delib, "total_rounds", x=x, y=y, title="Rounds to halt, run by run"),
+            plots.points(delib, "vetoes", x=x, y=y, title="Vetoes, run by run"),
         ]
     if delib["similarity_threshold"].n_unique() > 1:
         figs.append(
