@@ -87,7 +87,9 @@ def _similarity_row(run: Path) -> str:
         counts = [
             len(monitor.cluster_solutions(rounds[r], threshold, embedder)) for r in sorted(rounds)
         ]
-        halt = next((r for r, n in zip(sorted(rounds), counts, strict=True) if n <= sufficiency), None)
+        halt = next(
+            (r for r, n in zip(sorted(rounds), counts, strict=True) if n <= sufficiency), None
+        )
         said = "/".join(map(str, counts))
         cells.append(f"{said} (halt {halt if halt is not None else f'>{max(rounds)}'})")
     return f"| {run.name} | {sufficiency} | " + " | ".join(cells) + " |"
@@ -124,7 +126,9 @@ def _stubbornness_row(run: Path) -> str | None:
             after = [
                 s
                 for s in solutions.values()
-                if s.agent_id == task.agent_id and before is not None and s.round == before.round + 1
+                if s.agent_id == task.agent_id
+                and before is not None
+                and s.round == before.round + 1
             ]
             if before is None or not after:
                 continue

@@ -164,7 +164,7 @@ def test_a_conclusion_in_breach_of_a_binding_constraint_never_heads_the_list():
     # without the veto, size ranks first as before
     lawful = [s.model_copy(update={"vetoes": (), "score": 70}) for s in scores[:2]] + scores[2:]
     verdict = practicality.judge(lawful, feasibility=10, severity=0.5, regeneration=0)
-    assert [c.agents for c in monitor.aggregate(report, solutions, verdict)][0] == ("a", "b")
+    assert next(c.agents for c in monitor.aggregate(report, solutions, verdict)) == ("a", "b")
 
 
 # -- practicality ----------------------------------------------------------------------------
