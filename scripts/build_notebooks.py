@@ -46,6 +46,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
 from datetime import UTC, datetime
 from html import escape
 import ipywidgets as w
+import plotly.graph_objects as go
+from IPython import get_ipython
 from IPython.display import HTML, display
 from hivemind_lab import Calibrations, Limits, plots
 from hivemind_lab.reports import gather, write_report
@@ -130,23 +132,31 @@ def on_run(_):
     lines.append(f"{result.usage.calls} calls (offline stand-in, not an LLM). Report: <code>{report}</code>")
     latest.update(run_dir=run_dir, result=result, report=report)
     summary.value = "<br>".join(lines)
-    with tables:
-        tables.clear_output(wait=True)
-        if result.conclusions:
-            display(HTML(table_html(conclusions_frame(result))))
-            display(HTML(table_html(justifications_frame(result, run_dir))))
-        else:
-            display(HTML("<p>No conclusions passed: the summary above says what came closest and "
-                         "what would pass; the vetoed plans are in the report.</p>"))
-    with charts:
-        charts.clear_output(wait=True)
-        display(plots.feasibility_by_constraint(result))
-        display(plots.veto_history(result))
-        display(plots.convergence(result))
+    if result.conclusions:
+        show(tables, HTML(table_html(conclusions_frame(result))),
+             HTML(table_html(justifications_frame(result, run_dir))))
+    else:
+        show(tables, HTML("<p>No conclusions passed: the summary above says what came closest and "
+                          "what would pass; the vetoed plans are in the report.</p>"))
+    show(charts, plots.feasibility_by_constraint(result), plots.veto_history(result),
+         plots.convergence(result))
 
 
-button.on_click(on_run)
-on_run(None)  # the first run, so the notebook shows results when executed top to bottom
+# An output area's outputs are set, not captured from display() inside `with area:`: headless
+# (nbconvert, nbval) nbclient's stand-in front end answers a capture on the channel it is
+# waiting on and the cell never ended (jupyter/nbclient#312). A figure goes in as its MIME
+# bundle: display() would show it through its own _ipython_display_, outside the area.
+def show(area, *shown):
+    outputs = []
+    for item in shown:
+        data, metadata = ((item._repr_mimebundle_(), {}) if isinstance(item, go.Figure)
+                          else get_ipython().display_formatter.format(item))
+        outputs.append({"output_type": "display_data", "data": data, "metadata": metadata})
+    area.outputs = tuple(outputs)
+
+
+button.on_click(on_run)  # in JupyterLab: Run deliberates on what the controls hold
+on_run(None)  # the first run, the same with or without a front end: results when run top to bottom
 latest["result"].status""",
         ),
         (
@@ -173,14 +183,23 @@ from hivemind_lab.experiments import ExperimentSpec, load, run
 from hivemind_lab.experiments.compare import compare""",
         ),
         (
+            "parameters",
+            """# The sizes of the runs below (tests/test_notebooks.py runs the notebook with smaller ones).
+seeds = [0, 1, 2]  # three replicates: a mean of one run has no interval
+grid = {"stubbornness": [0.1, 0.5, 0.8], "similarity_threshold": [0.1, 0.7], "severity": [0.3, 0.7]}
+curve_values = (0.0, 0.25, 0.5, 0.75, 1.0)
+curve_seeds = (0, 1)
+densities = (12000, 8000, 5000)  # the cost chart: one run each""",
+        ),
+        (
             "code",
             """spec = ExperimentSpec.model_validate({
     "name": "notebook-sweep",
     "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
     "inputs": {"sufficiency": 1, "feasibility": 80, "density": 8000},
     "limits": {"max_rounds": 4, "max_regenerations": 1},
-    "space": {"kind": "grid", "stubbornness": [0.1, 0.5, 0.8], "similarity_threshold": [0.1, 0.7], "severity": [0.3, 0.7]},
-    "seeds": [0, 1, 2],  # three replicates: a mean of one run has no interval
+    "space": {"kind": "grid", **grid},
+    "seeds": seeds,
     "baselines": ["vote"],
 })
 root = Path(tempfile.mkdtemp()) / "runs"
@@ -232,8 +251,8 @@ curve_problems = ("data/problems/dental-imaging-low-end-entrant.toml",
                   "data/problems/regional-bank-digital-challenger.toml")
 backend = "offline"  # the stand-in; "local" runs the bundled model (slow: a small grid)
 for calibration, designs in DESIGNS.items():
-    cspec = curve_spec(calibration, problems=curve_problems, seeds=(0, 1),
-                       values=(0.0, 0.25, 0.5, 0.75, 1.0), backend=backend)
+    cspec = curve_spec(calibration, problems=curve_problems, seeds=curve_seeds,
+                       values=curve_values, backend=backend)
     cruns = load(run(cspec, project=ROOT, root=root.parent / cspec.name).root)
     for design in designs:
         points = curve(cruns, calibration, design.metric, bounds=design.bounds)
@@ -247,7 +266,7 @@ for calibration, designs in DESIGNS.items():
 from hivemind_lab.workbench import problems, run_deliberation
 grocer = problems(ROOT)["regional-grocer-discounter-price-war"]
 cost = []
-for density in (12000, 8000, 5000):
+for density in densities:
     _, res = run_deliberation(grocer, sufficiency=1, feasibility=1, density=density,
                               calibrations=Calibrations(stubbornness=0.5), root=ROOT)
     cost.append({"agents": res.n_agents, "calls": res.usage.calls, "tokens": res.usage.tokens})
@@ -371,15 +390,23 @@ from IPython.display import display
 from hivemind_lab.experiments import graph_views as views
 from hivemind_lab.experiments.graph_export import DOMAIN, analysis_graph, export_runs
 from hivemind_lab.graph import GraphConfig, open_store
-from hivemind_lab.graph.analytics import entity_graph, motif_census
-tmp = Path(tempfile.mkdtemp())
+from hivemind_lab.graph.analytics import entity_graph, motif_census""",
+        ),
+        (
+            "parameters",
+            """# tests/test_notebooks.py sets it False: the embedded store alone, whatever runs here.
+on_neo4j = True  # also on the project's Neo4j server when it runs""",
+        ),
+        (
+            "code",
+            """tmp = Path(tempfile.mkdtemp())
 spec = ExperimentSpec.model_validate({
     "name": "graph-notebook", "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
     "inputs": {"sufficiency": 2, "feasibility": 40, "density": 6000}, "limits": {"max_rounds": 2, "max_regenerations": 0},
     "space": {"stubbornness": [0.1, 0.5, 0.9], "similarity_threshold": [0.35], "severity": [0.5]}})
 run(spec, project=ROOT, root=tmp / "runs")
 configs = {"embedded": GraphConfig(db_path=tmp / "graph.lbdb")}
-if (neo4j := views.project_neo4j(ROOT)) is not None:
+if on_neo4j and (neo4j := views.project_neo4j(ROOT)) is not None:
     configs["neo4j"] = neo4j
 graphs, summaries = {}, {}
 for name, config in configs.items():
@@ -479,15 +506,21 @@ for other in graphs.values():
 }
 
 
+def _cell(kind: str, src: str) -> nbformat.NotebookNode:
+    """A cell; "parameters" is a code cell tagged as papermill tags the cell whose values a run
+    may replace (a cell tagged "injected-parameters" after it)."""
+    if kind == "md":
+        return new_markdown_cell(src)
+    cell = new_code_cell(src)
+    if kind == "parameters":
+        cell.metadata["tags"] = ["parameters"]
+    return cell
+
+
 def main() -> None:
     HERE.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(
-            cells=[
-                new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                for kind, src in cells
-            ]
-        )
+        nb = new_notebook(cells=[_cell(kind, src) for kind, src in cells])
         for index, cell in enumerate(nb.cells):
             cell.id = f"{name.split('_')[0]}-cell-{index}"  # stable ids: rebuilding changes nothing
 
