@@ -391,7 +391,7 @@ def test_an_abstained_run_writes_its_report_and_exits_0_saying_what_would_pass(t
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
-        ["deliberate", "--problem", GROCER, "--feasibility", "90", "--out", str(out)],
+        ["deliberate", "--problem", GROCER, "--feasibility", "90", "--out", str(out), "--verbose"],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output

@@ -169,6 +169,15 @@ def deliberate(
     latency: Annotated[
         float, typer.Option(help="Artificial seconds per model call (demos, tests).", hidden=True)
     ] = 0.0,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Also print the decision as read (options, constraints, facts) before the run "
+            "and the whole summary after it; without it: progress, the outcome in one line and "
+            "the report's path.",
+        ),
+    ] = False,
 ) -> None:
     """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
     started = time.monotonic()
@@ -283,7 +292,6 @@ def deliberate(
                 practicality_kb = sample_path(practicality_kb, PRACTICALITY)
                 # A mistyped --profile is refused before the decision card fills the screen.
                 resolve_constraints(practicality_kb, request.profile)
-                console.print(escape(card(decision)), highlight=False, soft_wrap=True)
                 stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
                 run_dir = out or Path("runs") / f"{prob.id}-{stamp}"
             from hivemind_lab.agents.backends import backend_choice  # loads the openai SDK: ~1 s
@@ -295,6 +303,8 @@ def deliberate(
 
             # A used --out is refused before a local server starts and loads its model.
             check_run_dir(run_dir, resume=resume is not None)
+            if verbose and resume is None:  # every flag checked: no error follows the card
+                console.print(escape(card(decision)), highlight=False, soft_wrap=True)
         except HivemindError as exc:
             from hivemind_lab.cli.intake import refused
 
@@ -421,6 +431,10 @@ def deliberate(
         # The plan first: the report sets it beside what the run made.
         (Path(run_dir) / "plan.json").write_text(planned.model_dump_json(indent=1) + "\n")
         report = write_report(run_dir, force=True)
+        if not verbose:
+            _print_outcome(run_dir)
+            console.print(f"report: {report}")
+            return
         _print_summary(result, run_dir, wall_s=time.monotonic() - started)
         actual = result.usage
         console.print(
@@ -460,6 +474,7 @@ _RESUME_TAKES = frozenset(
         "max_retries",
         "max_concurrency",
         "rate_limit_rpm",
+        "verbose",
     }
 )
 """What --resume reads from the command line: how to reach the model. Everything else the run
@@ -532,6 +547,24 @@ def _view(title: str, quoted: bool) -> str:
     from rich.markup import escape
 
     return escape(f"“{title}”" if quoted else title)
+
+
+def _print_outcome(run_dir: Path) -> None:
+    """The outcome in one line, in the report's words: the status and the recommended plan
+    with its support, or what happened when no plan is recommended."""
+    from rich.markup import escape
+
+    from hivemind_lab.reports import gather
+    from hivemind_lab.reports.summary import summarise
+
+    said = summarise(gather(run_dir))
+    rec = said.recommendation
+    line = (
+        f"{_view(rec.title, rec.quoted)} — {escape(said.support)}"
+        if rec is not None
+        else escape(said.happened)
+    )
+    console.print(f"[bold]{said.status_label}:[/] {line}", highlight=False, soft_wrap=True)
 
 
 def _print_summary(result: Any, run_dir: Path, *, wall_s: float) -> None:

@@ -151,18 +151,70 @@ def load_problem(path: str | Path) -> Problem:
     try:
         return Problem.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        message = re.sub(r"^Value error, ", "", err["msg"])
-        if err["type"] not in ("missing", "extra_forbidden"):
-            message += f", got {err.get('input')!r}"[:200]
-        field = re.sub(r"\.\d+$", "", loc)
-        allowed = _ALLOWED.get(field) or (
-            f"one of {', '.join(sorted(Problem.model_fields))}"
-            if err["type"] == "extra_forbidden" and "." not in loc
-            else None
-        )
-        raise InputError(f"{path}: {loc}", message, allowed=allowed) from None
+        raise _invalid(str(path), exc) from None
+
+
+_SAID = {
+    "missing": "is missing",
+    "extra_forbidden": "is not a field of a problem",
+    "string_type": "is not text",
+    "string_too_short": "is empty",
+    "string_pattern_mismatch": "has characters it cannot have",
+    "int_type": "is not a whole number",
+    "int_parsing": "is not a whole number",
+    "int_from_float": "is not a whole number",
+    "bool_type": "is not true or false",
+    "bool_parsing": "is not true or false",
+    "tuple_type": "is not a list",
+    "list_type": "is not a list",
+    "model_type": "is not a table",
+    "dict_type": "is not a table",
+    "model_attributes_type": "is not a table",
+    "literal_error": "is not one of the allowed values",
+    "enum": "is not one of the allowed values",
+}
+"""What a problem file's value does wrong, by pydantic's error type (bounds are worded with
+their limit in `_worded`)."""
+
+
+def _worded(err: Any) -> tuple[str, str, str | None]:
+    """One validation error as the problem's author reads it: the field (``suggested.density``,
+    ``options.2``), what is wrong with the value they wrote, and what is allowed."""
+    loc = ".".join(str(p) for p in err["loc"])
+    kind, ctx = err["type"], err.get("ctx") or {}
+    bounds = {
+        "greater_than_equal": f"must be at least {ctx.get('ge')}",
+        "greater_than": f"must be more than {ctx.get('gt')}",
+        "less_than_equal": f"must be at most {ctx.get('le')}",
+        "less_than": f"must be less than {ctx.get('lt')}",
+        "string_too_long": f"is longer than {ctx.get('max_length')} characters",
+        "too_long": f"has more than {ctx.get('max_length')} items",
+        "too_short": f"has fewer than {ctx.get('min_length')} items",
+    }
+    said = bounds.get(kind) or _SAID.get(kind) or re.sub(r"^Value error, ", "", err["msg"])
+    if kind not in ("missing", "extra_forbidden"):
+        said += f", got {err.get('input')!r}"[:200]
+    field = re.sub(r"\.\d+$", "", loc)
+    allowed = _ALLOWED.get(field) or (
+        f"one of {', '.join(sorted(Problem.model_fields))}"
+        if kind == "extra_forbidden" and "." not in loc
+        else None
+    )
+    return loc, said, allowed
+
+
+def _invalid(where: str, exc: ValidationError, *, prefix: str = "") -> InputError:
+    """Every error of a problem at once (a file with three mistakes is refused once, naming
+    the three), each in the author's words; one error names its field as before."""
+    worded = [_worded(err) for err in exc.errors(include_url=False)]
+    if len(worded) == 1:
+        loc, said, allowed = worded[0]
+        return InputError(f"{where}: {prefix}{loc}", said, allowed=allowed)
+    lines = [
+        f"\n  {prefix}{loc}: {said}" + (f" (allowed: {allowed})" if allowed else "")
+        for loc, said, allowed in worded
+    ]
+    return InputError(where, f"{len(worded)} fields need fixing:" + "".join(lines))
 
 
 def load_problems(folder: str | Path) -> list[Problem]:
@@ -237,13 +289,7 @@ def problem_from_text(text: str, *, id: str = "ad-hoc", where: str = "problem") 
     try:
         return Problem.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        field = re.sub(r"\.\d+$", "", loc)
-        message = re.sub(r"^Value error, ", "", err["msg"]) + f", got {err.get('input')!r}"[:200]
-        raise InputError(
-            f"{where}: front matter {loc}", message, allowed=_ALLOWED.get(field)
-        ) from None
+        raise _invalid(where, exc, prefix="front matter ") from None
 
 
 def _profile(text: str) -> str:
