@@ -158,27 +158,18 @@ def sweep(
             f"results in {report.root}"
         )
         from hivemind_lab.experiments import load as load_runs
-        from hivemind_lab.experiments.compare import compare, compute_table, format_interval
+        from hivemind_lab.experiments.compare import compare, compute_table
+        from hivemind_lab.reports.sweep import strategy_table
 
         runs = load_runs(report.root)
         _print_calibrations(runs, objective=experiment.space.objective)
-        table = compare(runs)
-        summary = Table(title="strategies (mean ± 95 % Student-t interval, n runs)")
-        for col in ("strategy", "feasibility", "vetoes", "calls", "tokens"):
+        # As the sweep report and the explorer show it: named columns, clipped intervals.
+        shown = strategy_table(compare(runs))
+        summary = Table(title="strategies: mean (95 % Student-t interval, n runs)")
+        for col in shown.columns:
             summary.add_column(col)
-        for row in table.iter_rows(named=True):
-            summary.add_row(
-                row["strategy"],
-                *(
-                    format_interval(row[f"{m}_mean"], row[f"{m}_ci95"], row[f"{m}_n"], digits=d)
-                    for m, d in (
-                        ("mean_feasibility", 1),
-                        ("vetoes", 2),
-                        ("run_calls", 0),
-                        ("run_tokens", 0),
-                    )
-                ),
-            )
+        for cells in shown.iter_rows():
+            summary.add_row(*cells)
         console.print(summary)
         compute = compute_table(runs)
         if not compute.is_empty():

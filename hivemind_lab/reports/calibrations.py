@@ -43,7 +43,7 @@ class Measure:
         return value
 
     def number(self, value: float) -> str:
-        return f"{value:.{self.digits}f}"
+        return f"{value:,.{self.digits}f}"  # token counts run to six figures
 
 
 def _calibration_measure(name: str) -> Measure:
