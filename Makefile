@@ -74,7 +74,7 @@ typecheck: setup
 ## The contract suite runs on real Neo4j too: start the project's own server around the tests.
 ## Two pytest-xdist workers; the tests of one service (Neo4j, Ray, the browser, the local model)
 ## stay on one worker (tests/conftest.py). Every notebook is run by tests/test_notebooks_browser.py
-## in a real JupyterLab.
+## in a real JupyterLab, and headless (nbval, nbconvert --execute) by tests/test_notebooks.py.
 PYTEST := $(BIN)/pytest -q -n 2 --dist loadgroup --durations=15
 unit: setup conformance
 	scripts/neo4j start
