@@ -16,7 +16,8 @@ from hivemind_lab.agents.prompts import split_task_block
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import Problem
-from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs import events
+from hivemind_lab.runs.audit import AuditRecord, read_records
 from hivemind_lab.runs.chat_export import PROBLEM_REDACTED, export_chat, read_chat
 from hivemind_lab.runs.manifest import utc_now
 from hivemind_lab.runs.rundir import read_manifest
@@ -41,8 +42,9 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
 
 
-def _llm_records(run_dir: Path) -> list:
-    return [r for r in read_records(run_dir / "audit.jsonl") if r.kind.startswith("llm.")]
+def _llm_records(run_dir: Path) -> list[AuditRecord]:
+    records = read_records(run_dir / "audit.jsonl")
+    return [r for r in records if isinstance(r.event, events.ModelCall)]
 
 
 def _client_texts(run_dir: Path) -> list[str]:
