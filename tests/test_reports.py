@@ -65,7 +65,9 @@ def _copy(run_dir: Path, tmp_path: Path) -> Path:
 def test_header_has_the_problem_title_and_the_full_question(run_dir, grocer):
     html = write_report(run_dir).read_text()
     assert re.search(r"<h1>[^<]+</h1>", html)
-    assert f"Question: {' '.join(grocer.question.split())}" in unescape(_text(html))
+    # the whole question, under its own heading, its line breaks kept
+    assert "The client's question" in html
+    assert " ".join(grocer.question.split()) in " ".join(unescape(_text(html)).split())
     assert "How should Northfield respond to the discounter over the next three years?" in html
     request = read_manifest(run_dir).request
     assert f"<h1>{request.problem_title or request.problem_id}</h1>" in html

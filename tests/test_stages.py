@@ -253,7 +253,7 @@ async def test_severity_moves_the_score_of_a_concern_continuously(agents):
     assert got[0] > got[1] > got[2] >= 0
     # the stage applies the severity, not the model: at the neutral severity the model's score
     # (which already weighs its concerns) stands; at the extremes a concern's penalty moves it
-    assert got == [100, 80, round(80 - practicality.GRADE_PENALTY["critical"])]
+    assert got == [90, 80, round(80 - practicality.GRADE_PENALTY["critical"])]
 
 
 async def test_severity_spreads_solutions_by_their_concerns(agents):
@@ -284,7 +284,9 @@ async def test_severity_spreads_solutions_by_their_concerns(agents):
         assert row == sorted(row, reverse=True) and len(set(row)) == len(row), (severity, row)
     for i in range(1, len(solutions)):  # each concerned solution falls as severity rises
         assert rows[0.0][i] > rows[0.5][i] > rows[0.75][i] > rows[1.0][i] >= 0, i
-    assert rows[0.0][0] == rows[1.0][0] == 70  # no concern: severity has nothing to weigh
+    assert rows[0.5][0] == rows[1.0][0] == 70  # no concern: strictness has nothing to weigh
+    # leniency gives every plan the same benefit of the doubt: it never reorders them
+    assert len(set(rows[0.0])) == 1 and rows[0.0][0] > 70
     spread = [rows[sev][0] - rows[sev][-1] for sev in (0.5, 0.75, 1.0)]
     assert spread == sorted(spread) and spread[0] < spread[-1]
 
@@ -384,3 +386,47 @@ def test_a_set_whose_every_plan_breaches_a_binding_constraint_is_vetoed():
 def test_an_empty_set_is_not_judged():
     with pytest.raises(ValueError, match="no scores"):
         practicality.judge([], feasibility=50, severity=0.5, regeneration=0)
+
+
+def test_a_cluster_shows_a_lawful_member_when_its_medoid_is_barred():
+    """Two alike plans, one pursuing a barred option now: the cluster they make shows the lawful
+    one (whichever is its medoid), and is not counted as in breach."""
+    from hivemind_lab.runs.results import BindingVeto
+
+    solutions = [
+        solution("a", RAISE, ["pursue", "pursue"]),
+        solution("b", RAISE + " in every region", ["pursue", "later"]),
+    ]
+    report = monitor.observe(
+        solutions, threshold=0.3, sufficiency=1, embedder=EMBEDDER, regeneration=0, round=0
+    )
+    assert len(report.clusters) == 1
+    veto = (BindingVeto(constraint="constraint.1", option=1, by="decision"),)
+    barred = next(s.id for s in solutions if s.id == report.clusters[0].representative_id)
+    scores = [
+        _score(s.id, "legal", 0 if s.id == barred else 80).model_copy(
+            update={"vetoes": veto if s.id == barred else ()}
+        )
+        for s in solutions
+    ]
+    verdict = practicality.judge(scores, feasibility=10, severity=0.5, regeneration=0)
+    top = monitor.aggregate(report, solutions, verdict)[0]
+    lawful = next(s for s in solutions if s.id != barred)
+    assert top.recommendations == lawful.recommendations
+    assert top.title == lawful.title
+
+
+async def test_the_same_words_under_other_stances_are_scored_apart(agents):
+    """Plans share a score only when their words and stances are the same: the same steps
+    under a stance that breaches a binding constraint must get their own (vetoed) score."""
+    asked: list[ScoreTask] = []
+    model = scripted(
+        {"legal": ScoreOutput(score=80, reason=""), "financial": ScoreOutput(score=80, reason="")},
+        asked,
+    )
+    solutions = [
+        solution("a", RAISE, ["pursue", "later"]),
+        solution("b", RAISE, ["pursue", "pursue"]),
+    ]
+    scored = await score_set(agents, model, solutions)
+    assert len(asked) == 4 and len(scored.scored) == 4

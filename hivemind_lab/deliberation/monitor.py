@@ -283,9 +283,10 @@ def aggregate(
 ) -> tuple[Conclusion, ...]:
     """The ranked aggregate list: each cluster with its members' justifications side by side.
 
-    A cluster any of whose solutions a binding constraint vetoed (it pursues now an option the
-    client may not take first) ranks below every cluster without such a veto, whatever its
-    size: a recommendation never leads with a barred option. Then clusters rank by size (how
+    A cluster whose every solution a binding constraint vetoed (each pursues now an option the
+    client may not take first) ranks below every cluster with a lawful plan, whatever its
+    size, and a cluster shows a lawful member's plan when it has one: a recommendation never
+    leads with a barred option. Then clusters rank by size (how
     many agents reached the conclusion), then mean feasibility. The combined rationale is the model's (``rationales``, by cluster index) when the run asked
     for one, else a plain count of agents and passages.
     """
@@ -307,6 +308,9 @@ def aggregate(
         scores = {c: round(sum(v) / len(v), 2) for c, v in sorted(per_constraint.items())}
         mean = round(sum(scores.values()) / len(scores), 2) if scores else 0.0
         representative = by_id[cluster.representative_id]
+        lawful = [m for m in members if m.id not in barred]
+        if representative.id in barred and lawful:  # the plan shown is never a barred one
+            representative = lawful[0]
         justifications = tuple(
             Justification(
                 agent_id=m.agent_id, solution_id=m.id, rationale=m.rationale, citations=m.citations
@@ -318,7 +322,7 @@ def aggregate(
             f"{len(members)} agent(s) ({', '.join(cluster.agent_ids)}) reached this conclusion "
             f"from different knowledge slices, citing {len(cited)} passage(s)."
         )
-        in_breach = any(m.id in barred for m in members)
+        in_breach = not lawful
         drafts.append(
             (
                 in_breach,

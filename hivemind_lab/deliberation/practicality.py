@@ -170,10 +170,13 @@ NEUTRAL_SEVERITY = 0.5
 
 
 def severity_factor(severity: float) -> float:
-    """How far each unmitigated concern moves the score at ``severity``, as a share of its
-    `GRADE_PENALTY`: -1 at severity 0 (the concern is forgiven: its weight given back), 0 at
-    `NEUTRAL_SEVERITY`, +1 at severity 1 (it is counted a second time). Straight in between."""
-    return (severity - NEUTRAL_SEVERITY) / NEUTRAL_SEVERITY
+    """How strict the network is beyond the model's own judgement: 0 at `NEUTRAL_SEVERITY` and
+    below, rising straight to 1 at severity 1 (each unmitigated concern counted a second time)."""
+    return max(0.0, (severity - NEUTRAL_SEVERITY) / (1.0 - NEUTRAL_SEVERITY))
+
+
+LENIENT_SHARE = 0.5
+"""Share of the distance to 100 a fully lenient network (severity 0) gives every score."""
 
 
 def constraint_score(output: ScoreOutput, severity: float) -> float:
@@ -182,17 +185,30 @@ def constraint_score(output: ScoreOutput, severity: float) -> float:
     The rubric asks the model for a score that already weighs its concerns ("75 manageable
     concerns with known mitigations; 50 serious concerns …"), so at the neutral severity (0.5,
     the default) that score stands. Severity is the network's strictness relative to the
-    model's own: each unmitigated concern moves the score by its grade's `GRADE_PENALTY`
-    times `severity_factor` (down when stricter, up when more lenient), clipped to 0..100.
-    Subtracting the concerns again at the default (what this did before 2026-12-03) counted
-    each one twice: constraint agents that scored sound plans 70–85 gave set means near 51 and
-    vetoed plans they judged feasible. Pure; monotone (non-increasing) in severity.
+    model's own:
+
+    - stricter (above 0.5): each unmitigated concern is weighed again, its grade's
+      `GRADE_PENALTY` times `severity_factor` taken off;
+    - more lenient (below 0.5): every score gets the benefit of the doubt alike, a share of its
+      distance to 100 rising to `LENIENT_SHARE` at severity 0, whatever its concerns. Giving
+      the concerns back instead let a plan the model scored 60 with two critical concerns pass
+      a clean plan it scored 85 (100 against 85 at severity 0): a lenient network must never
+      prefer the riskier plan, and this keeps the model's order.
+
+    Clipped to 0..100. Pure; monotone (non-increasing) in severity. Subtracting the concerns
+    again at the default (what this did before 2026-12-03) counted each one twice: constraint
+    agents that scored sound plans 70–85 gave set means near 51 and vetoed plans they judged
+    feasible.
 
     Example: score 75 with one unmitigated major and one mitigated minor concern: 75 at 0.5,
-    75 + 15 = 90 at 0, 75 - 15 = 60 at 1, 75 - 7.5 = 67.5 at 0.75.
+    75 - 7.5 = 67.5 at 0.75, 75 - 15 = 60 at 1; 75 + 25 × 0.5 = 87.5 at 0.
     """
+    score = float(output.score)
+    if severity < NEUTRAL_SEVERITY:
+        lenient = LENIENT_SHARE * (NEUTRAL_SEVERITY - severity) / NEUTRAL_SEVERITY
+        return min(100.0, score + (100.0 - score) * lenient)
     penalty = sum(GRADE_PENALTY[c.grade] for c in output.concerns if not c.mitigated)
-    return min(100.0, max(0.0, output.score - penalty * severity_factor(severity)))
+    return min(100.0, max(0.0, score - penalty * severity_factor(severity)))
 
 
 BINDING_AGENT: dict[ConstraintKind, str | None] = {
@@ -321,6 +337,12 @@ class ScoredSet(NamedTuple):
     """The same scores for every solution id, identical solutions sharing theirs."""
 
 
+def _key(view: SolutionView) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """Solutions that share a score: the same words and the same stances (the same words under
+    other stances can breach a binding constraint the first did not)."""
+    return view.text(), tuple(sorted((s.option, s.stance) for s in view.stances))
+
+
 async def score_set(
     caller: AgentCaller,
     agents: Sequence[ConstraintAgent],
@@ -332,7 +354,7 @@ async def score_set(
     """Score a solution set, asking once per distinct solution (identical ones share scores)."""
     distinct: dict[str, tuple[str, SolutionView]] = {}
     for solution_id, view in solutions:
-        distinct.setdefault(view.text(), (solution_id, view))
+        distinct.setdefault(_key(view), (solution_id, view))
     scored = await score(
         caller, agents, list(distinct.values()), severity=severity, context=context
     )
@@ -340,7 +362,7 @@ async def score_set(
         x.model_copy(update={"solution_id": solution_id})
         for solution_id, view in solutions
         for x in scored
-        if x.solution_id == distinct[view.text()][0]
+        if x.solution_id == distinct[_key(view)][0]
     ]
     return ScoredSet(scored, per_solution)
 

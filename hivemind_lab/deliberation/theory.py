@@ -53,10 +53,10 @@ from hivemind_lab.runs.results import Critique, Solution
 SHARED_TOPIC = "client-data"
 """Topic given to client-cleared and market data passages."""
 MAX_ATTEMPTS = 3
+"""Proposals an agent may make per phase before it abstains for refusing to stop repeating."""
 REASKS = 1
 """Times a reviser is asked again, with the reason, when the engine cannot take its revision
 whole (each costs one call; a model that follows the engine's weighing needs one at most)."""
-"""Proposals an agent may make per phase before it abstains for refusing to stop repeating."""
 EVIDENCE_K = 6
 SHARED_K = 2
 OPTION_K = 3
@@ -721,7 +721,7 @@ async def revise(
             )
             licensed = licence(current, written, weighing, solutions, received)
             hold = hold_unanswered(current, written, licensed, exclusive=context.exclusive)
-            if not hold.held or attempt == REASKS:
+            if not hold.reason or attempt == REASKS:
                 break
             task = task.model_copy(
                 update={"not_taken": NotTaken(revision=written.view(), reason=hold.reason)}

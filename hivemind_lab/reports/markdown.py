@@ -48,7 +48,7 @@ def report_markdown(r: RunReport) -> str:
     for banner in r.banners:
         lines += [f"> **{md(banner.text)}**", ""]
     if r.question:
-        lines += [f"**Question.** {md(r.question)}", ""]
+        lines += [f"**Question.** {md(' '.join(r.question.split()))}", ""]
     lines += ["## The decision", ""]
     lines += [f"- {o.letter}. {md(o.text)} ({md(o.source)})" for o in r.decision.options]
     lines += ["", md(r.decision.kind), ""]
@@ -132,7 +132,7 @@ def report_markdown(r: RunReport) -> str:
             lines.append(
                 f"- {said(m.title) if m.quoted else md(m.title)}"
                 f"{': ' + md(m.differs) if m.differs else ''} ({md(m.support)}; mean "
-                f"feasibility score {m.mean}). Its plan:"
+                f"feasibility score {m.mean})" + (". Its plan:" if m.steps else "")
             )
             lines += [f"  {k}. {said(step)}" for k, step in enumerate(m.steps, 1)]
         lines += [

@@ -126,6 +126,8 @@ class Closest:
     passed: bool = False
     """The set passed the review (the run stopped after it, before it concluded): no near
     miss."""
+    breach: bool = False
+    """The set was vetoed because every plan breaches a binding constraint."""
 
 
 @dataclass(frozen=True)
@@ -614,13 +616,16 @@ def _closest(attempts: list[Attempt]) -> Closest | None:
     judged = [a for a in attempts if a.plans]
     if not judged:
         return None
-    best = max(judged, key=lambda a: (a.set_mean, -a.number))
+    # a set that passed first, then one vetoed on its mean, then one vetoed for a breach (no
+    # feasibility would have passed it), each by its mean
+    best = max(judged, key=lambda a: (not a.vetoed, a.why != "breach", a.set_mean, -a.number))
     return Closest(
         best.number,
         best.set_mean,
         best.plans[0],
         would_pass_at(best.set_mean),
         passed=not best.vetoed,
+        breach=best.why == "breach",
     )
 
 
@@ -691,16 +696,27 @@ def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
     return out
 
 
+def _question(text: str, title: str) -> str:
+    """The client's question as they wrote it, its line breaks kept (a memo's paragraphs, list
+    and table rows stay apart), without a first line that only repeats the report's title (a
+    Markdown problem's own heading); "" when the question is the title."""
+    lines = text.strip().splitlines()
+    if lines and normalise(lines[0].lstrip("# ")) == normalise(title):
+        lines = lines[1:]
+    said = "\n".join(line.rstrip() for line in lines).strip()
+    return "" if normalise(said) in ("", normalise(title)) else said
+
+
 def summarise(evidence: RunEvidence) -> RunReport:
     """The report of one run, in a reader's words, for any status."""
     r, req = evidence.result, evidence.request
     plain = Plain(evidence)
     said = words(r.status)
     attempts = _attempts(evidence, plain)
-    question = " ".join(req.problem.split())
+    question = _question(req.problem, evidence.title)
     report = RunReport(
         title=evidence.title,
-        question="" if normalise(question) == normalise(evidence.title) else question,
+        question=question,
         banners=_banners(evidence),
         status=r.status,
         status_label=said.label,
@@ -756,7 +772,8 @@ def summarise(evidence: RunEvidence) -> RunReport:
                     "the split below)."
                 )
             report.why = _why(evidence, top, plain)
-            report.rationale = plain(" ".join(top.combined_rationale.split()))
+            if evidence.manifest.strategy == "deliberation":  # baselines write no synthesis
+                report.rationale = plain(" ".join(top.combined_rationale.split()))
             ordered = sorted(scores, key=lambda s: s.score)
             report.risks = [s for s in ordered if s.below] or ordered[:2]
             report.minority = _minority(evidence, top, plain)
@@ -926,7 +943,7 @@ def _what_changes(evidence: RunEvidence, report: RunReport) -> list[str]:
             )
         return out
     c = report.closest
-    if c is not None and not c.passed:  # a set that passed needs no lower feasibility
+    if c is not None and not c.passed and not c.breach:  # no lower feasibility passes these
         out.append(
             f"The best set of plans reached a mean of {c.set_mean:.1f} (attempt {c.attempt}); "
             f"a feasibility of {c.would_pass_at} or lower would have passed it "
