@@ -352,7 +352,7 @@ async def score_set(
     context: DecisionContext | None = None,
 ) -> ScoredSet:
     """Score a solution set, asking once per distinct solution (identical ones share scores)."""
-    distinct: dict[str, tuple[str, SolutionView]] = {}
+    distinct: dict[tuple[str, tuple[tuple[int, str], ...]], tuple[str, SolutionView]] = {}
     for solution_id, view in solutions:
         distinct.setdefault(_key(view), (solution_id, view))
     scored = await score(
