@@ -140,7 +140,7 @@ def test_calibration_names_and_ranges_are_the_models():
     from hivemind_lab import calibrations
     from hivemind_lab.inputs import ALLOWED
 
-    assert calibrations.CALIBRATIONS == tuple(Calibrations.model_fields)
+    assert tuple(Calibrations.model_fields) == calibrations.CALIBRATIONS
     for name in calibrations.CALIBRATIONS:
         low, high = calibrations.bounds(name)
         assert ALLOWED[name] == f"{low}-{high}"
