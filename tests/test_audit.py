@@ -379,7 +379,6 @@ def test_torn_last_line_is_dropped_and_the_repair_logged(log_path: Path, complet
     assert [r.model_dump() for r in records[:complete]] == before
     repair = records[complete]
     assert repair.seq == complete
-    assert repair.kind == "audit.repair"
     assert repair.actor == "audit"
     assert repair.payload == {"dropped_bytes": len(torn)}
     assert repair.prev == (before[-1]["hash"] if before else GENESIS)

@@ -18,6 +18,7 @@ from hivemind_lab.inputs import Calibrations
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.fingerprint import diff_folders, knowledge_hash
 from hivemind_lab.problems import Problem
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.rundir import RunDir, read_manifest
 from tests.support import KNOWLEDGE, PRACTICALITY, run
@@ -124,7 +125,7 @@ def test_rescore_flips_a_verdict_links_both_runs_and_leaves_the_original_untouch
     assert new_manifest.knowledge_hashes.theory == manifest.knowledge_hashes.theory
     assert new_manifest.knowledge_hashes.constraints != manifest.knowledge_hashes.constraints
     records = list(read_records(out / "audit.jsonl"))
-    assert records[0].kind == "rescore.start"
+    assert isinstance(records[0].event, events.RescoreStart)
     assert records[0].payload["original"]["audit_head"] == head
     assert verify_log(out / "audit.jsonl").ok
     assert read_rescore(out) == report

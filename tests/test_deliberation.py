@@ -15,6 +15,7 @@ from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation.embedders import make_embedder
 from hivemind_lab.deliberation.monitor import is_repeat
 from hivemind_lab.llm.latency import LatencyChatModel
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.results import Solution
 from tests.support import run, run_free
@@ -48,7 +49,7 @@ def test_converged_run_writes_result_audit_and_manifest(tmp_path, grocer):
 def test_every_model_call_is_in_the_audit_trail(tmp_path, grocer):
     result = run_free(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
-    calls = [r for r in records if r.kind.startswith("llm.")]
+    calls = [r for r in records if isinstance(r.event, events.ModelCall)]
     assert len(calls) == result.usage.calls
     kinds = {r.kind for r in records}
     assert {
@@ -101,13 +102,11 @@ def test_non_converged_run_still_reports_what_it_has(tmp_path, grocer):
 def test_no_justification_reaches_a_constraint_agent(tmp_path, grocer):
     run_free(tmp_path / "r", grocer, feasibility=60, limits=Limits(max_regenerations=1))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
-    rationales = {
-        r.payload["rationale"] for r in records if r.kind in ("theory.proposal", "theory.revision")
-    }
+    rationales = {r.payload["rationale"] for r in records if isinstance(r.event, events.Proposal)}
     citations = {
         c
         for r in records
-        if r.kind in ("theory.proposal", "theory.revision")
+        if isinstance(r.event, events.Proposal)  # revisions too
         for c in r.payload["citations"]
     }
     prompts = [json.dumps(r.payload["prompt"]) for r in records if r.kind == "llm.score"]
@@ -131,16 +130,16 @@ def test_veto_regenerates_without_repeats(tmp_path, grocer):
     assert result.vetoes[0].vetoed, "the sample set-up should veto the first generation"
     assert result.regenerations >= 1
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
-    assert any(r.kind == "theory.proposal" and r.payload["regeneration"] >= 1 for r in records)
+    assert any(type(r.event) is events.Proposal and r.event.regeneration >= 1 for r in records)
     solutions = [
         Solution.model_validate(r.payload)
         for r in records
-        if r.kind in ("theory.proposal", "theory.revision")
+        if isinstance(r.event, events.Proposal)  # revisions too
     ]
     vetoed_ids = {
         sid
         for r in records
-        if r.kind == "practicality.veto"
+        if isinstance(r.event, events.Veto)
         for sid in r.payload["vetoed_solutions"]
     }
     embedder = make_embedder()
@@ -191,7 +190,7 @@ def test_same_seed_same_result_and_other_seed_differs(tmp_path, grocer):
         return [
             r.payload["recommendations"]
             for r in read_records(d / "audit.jsonl")
-            if r.kind == "theory.proposal"
+            if type(r.event) is events.Proposal
         ]
 
     assert first_proposals(tmp_path / "a") != first_proposals(tmp_path / "c")
@@ -265,7 +264,7 @@ def test_the_model_writes_each_conclusions_combined_rationale_and_replay_repeats
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
     calls = [r for r in records if r.kind == "llm.synthesize"]
     assert len(calls) == len(result.monitor[-1].clusters) == len(result.conclusions)
-    written = [r for r in records if r.kind == "monitor.rationales"][-1].payload
+    written = [r for r in records if isinstance(r.event, events.Rationales)][-1].payload
     assert sorted(c.combined_rationale for c in result.conclusions) == sorted(written.values())
     assert all("#" not in c.combined_rationale for c in result.conclusions)
     again = replay(tmp_path / "r")
@@ -291,6 +290,6 @@ def test_a_batched_critic_of_more_peers_than_a_reply_holds_asks_in_batches(
     given = {
         (r.payload["critic_id"], r.payload["target_id"])
         for r in records
-        if r.kind == "theory.critique"
+        if isinstance(r.event, events.CritiqueGiven)
     }
     assert len(given) == n * (n - 1)

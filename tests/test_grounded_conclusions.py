@@ -16,6 +16,7 @@ from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import request_for
 from hivemind_lab.problems import load_problems, problem_from_text
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.results import Solution
 from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS
@@ -68,12 +69,12 @@ def test_each_conclusion_is_made_of_its_members_solutions(tmp_path, problem):
         for s in (
             Solution.model_validate(r.payload)
             for r in records
-            if r.kind in ("theory.proposal", "theory.revision")
+            if isinstance(r.event, events.Proposal)  # revisions too
         )
     }
     shown = set()
     for r in records:
-        if r.kind.startswith("llm."):
+        if isinstance(r.event, events.ModelCall):
             shown |= {w.strip('",') for m in r.payload["prompt"] for w in m["content"].split()}
     fact_ids = {f.id for f in request.facts()}
     for conclusion in result.conclusions:

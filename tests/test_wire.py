@@ -40,6 +40,7 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.deliberation import theory
 from hivemind_lab.deliberation.monitor import standing_concerns, synthesis_task
 from hivemind_lab.problems.model import Fact
+from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.results import Cluster, ConstraintScore, Solution
 from tests.support import run
@@ -156,7 +157,7 @@ def test_every_option_a_deliberation_sends_is_a_letter_and_the_audit_keeps_ints(
 ) -> None:
     run(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
-    calls = [r for r in records if r.kind.startswith("llm.")]
+    calls = [r for r in records if isinstance(r.event, events.ModelCall)]
     kinds = {c.kind for c in calls}
     assert {"llm.propose", "llm.critique", "llm.revise", "llm.score"} <= kinds
     for call in calls:
@@ -166,7 +167,7 @@ def test_every_option_a_deliberation_sends_is_a_letter_and_the_audit_keeps_ints(
         assert all(isinstance(r, str) and r in OPTION_LETTERS for r in refs), (call.kind, refs)
         assert "0-based index" not in user and "option index" not in user
     stances = [
-        s for r in records if r.kind == "theory.proposal" for s in r.payload.get("stances", [])
+        s for r in records if type(r.event) is events.Proposal for s in r.payload.get("stances", [])
     ]
     assert stances and all(isinstance(s["option"], int) for s in stances), "the audit keeps ints"
 
