@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
 
 from hivemind_lab.agents.policy import OfflineAgentModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Calibrations, Limits, request_for
 from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.models import Frozen
 from hivemind_lab.problems import Problem, load_problems
 from hivemind_lab.problems.decision import checked_options
 from hivemind_lab.problems.model import (
@@ -119,7 +119,7 @@ _BOUND = re.compile(r"(?i)(forbids|limits|not\s+first|after)\b\s*(.*)")
 _BOUND_WORDS = ("forbids", "not first", "after", "limits")
 
 
-class DecisionRows(BaseModel):
+class DecisionRows(Frozen):
     """The decision as the editor holds it: the lines a user reads and edits.
 
     Constraint rows read ``text | forbids 1, 3 | not first 2 | after 1 | limits 4``: the
@@ -127,8 +127,6 @@ class DecisionRows(BaseModel):
     score, one barred first is vetoed when pursued now but may come later (after the option
     named, if any), a limited one is bounded.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     options: tuple[str, ...] = ()
     """One option a row."""

@@ -21,8 +21,6 @@ import functools
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents import prompts
 from hivemind_lab.agents.policy import identity
 from hivemind_lab.deliberation import rules
@@ -31,6 +29,7 @@ from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec, FixedInputs
 from hivemind_lab.inputs import DeliberationRequest, request_for
 from hivemind_lab.knowledge import fingerprint
+from hivemind_lab.models import Frozen
 from hivemind_lab.problems import resolve_problem
 from hivemind_lab.problems.decision import decide
 from hivemind_lab.runs.manifest import Budget, KnowledgeHashes, RunManifest
@@ -41,10 +40,8 @@ version, the engine's rules, the model's code, the knowledge's content, or (base
 compute allowed."""
 
 
-class Current(BaseModel):
+class Current(Frozen):
     """What a point's run would record now (for the fields that decide its outcome)."""
-
-    model_config = ConfigDict(frozen=True)
 
     request: DeliberationRequest
     prompt_version: str

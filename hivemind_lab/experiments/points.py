@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.experiments.spec import ExperimentSpec, Strategy
 from hivemind_lab.inputs import Calibrations
+from hivemind_lab.models import Frozen
 
 
-class RunPoint(BaseModel):
+class RunPoint(Frozen):
     """Everything that distinguishes one run of a sweep."""
-
-    model_config = ConfigDict(frozen=True)
 
     problem: str
     calibrations: Calibrations

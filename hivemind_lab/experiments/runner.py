@@ -16,8 +16,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from hivemind_lab.agents import backends as factory
 from hivemind_lab.agents.backends import BackendChoice
 from hivemind_lab.agents.policy import identity
@@ -40,16 +38,15 @@ from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.endpoint import EndpointSettings
 from hivemind_lab.llm.local import LocalEndpoint
 from hivemind_lab.llm.ratelimit import RateGate
+from hivemind_lab.models import Frozen
 from hivemind_lab.runs.manifest import Budget, ExperimentInfo, RunManifest
 from hivemind_lab.runs.results import DeliberationResult
 from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.runs.sweepdir import SweepDir
 
 
-class RunSummary(BaseModel):
+class RunSummary(Frozen):
     """One finished run, as a sweep reports it."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_id: str
     point: RunPoint

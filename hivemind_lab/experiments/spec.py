@@ -13,14 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from hivemind_lab.calibrations import CALIBRATIONS, allowed, bounds
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
 from hivemind_lab.errors import InputError, did_you_mean
 from hivemind_lab.inputs import Calibrations, Limits
 from hivemind_lab.models import FrozenRecord as Frozen
 
-CALIBRATIONS: tuple[str, ...] = tuple(Calibrations.model_fields)
-"""The calibration names, in the model's order (a sweep's axes)."""
 Strategy = Literal["deliberation", "vote", "single_agent"]
 Objective = Literal["rounds_no_veto", "fewest_conclusions", "highest_feasibility"]
 
@@ -91,8 +90,9 @@ class Space(Frozen):
     def _values(self) -> Space:
         for name in CALIBRATIONS:
             values = getattr(self, name)
-            if not values or any(not 0.0 <= v <= 1.0 for v in values):
-                raise ValueError(f"{name} values must lie in 0.0-1.0, got {list(values)}")
+            low, high = bounds(name)
+            if not values or any(not low <= v <= high for v in values):
+                raise ValueError(f"{name} values must lie in {allowed(name)}, got {list(values)}")
             if self.kind != "grid" and (len(values) != 2 or values[0] > values[1]):
                 raise ValueError(
                     f"{name} must be [low, high] for a {self.kind} search, got {list(values)}"

@@ -8,17 +8,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import Field, StrictBool, ValidationError, field_validator
 
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
+from hivemind_lab.models import FrozenRecord
 from hivemind_lab.problems.model import ConstraintKind
 
 
-class ConstraintSpec(BaseModel):
+class ConstraintSpec(FrozenRecord):
     """A binding constraint as a problem file or a flag states it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     text: str = Field(min_length=1, max_length=1000)
     kind: ConstraintKind | None = None
@@ -41,30 +40,24 @@ class ConstraintSpec(BaseModel):
         return value.strip()
 
 
-class AttachedDocument(BaseModel):
+class AttachedDocument(FrozenRecord):
     """Client-cleared or market data that every agent sees."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=ID_PATTERN)
     title: str = Field(min_length=1, max_length=300)
     text: str = Field(min_length=1, max_length=50_000)
 
 
-class SuggestedInputs(BaseModel):
+class SuggestedInputs(FrozenRecord):
     """Slider values a problem's author suggests for a demo."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     sufficiency: int = Field(default=2, ge=1)
     feasibility: int = Field(default=50, ge=1, le=100)
     density: int = Field(default=6000, gt=0)
 
 
-class Problem(BaseModel):
+class Problem(FrozenRecord):
     """A client's strategic question."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=ID_PATTERN)
     title: str = Field(min_length=1, max_length=300)
