@@ -66,7 +66,7 @@ def test_a_sweep_point_closes_its_model_inside_its_own_loop(tmp_path, monkeypatc
     made: list[Closing] = []
     make = runner.make_model
 
-    def closing_model(spec, endpoint=None):
+    def closing_model(spec, endpoint=None, **_):
         made.append(Closing(make(spec, endpoint)))
         return made[-1]
 

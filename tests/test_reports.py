@@ -340,7 +340,11 @@ def test_markdown_report_shows_client_markup_as_typed(tmp_path):
     from hivemind_lab.inputs import request_for
     from hivemind_lab.problems import resolve_problem
 
-    question = "Should Acme_Corp raise *prices* or open a <b>second</b> [shop](http://x.org) at #3?"
+    # options in written structure (the reader reads no prose alternatives since #31)
+    question = (
+        "Should Acme_Corp act at #3? Option A: raise *prices*. "
+        "Option B: open a <b>second</b> [shop](http://x.org)."
+    )
     problem = resolve_problem(question)
     options = request_for(problem).options
     assert len(options) == 2 and "<b>" in options[1]
