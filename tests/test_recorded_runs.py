@@ -359,3 +359,23 @@ def test_a_stop_after_the_plans_passed_review_does_not_read_as_a_near_miss(tmp_p
     text = " ".join(render_markdown(copy).split())
     assert "passed the practicality review" in text
     assert "Closest to passing" not in text and "would have passed it" not in text
+
+
+@pytest.mark.browser
+def test_page_one_of_a_recorded_run_pdf_is_the_decision(tmp_path: Path):
+    """Printed, a capable model's report opens with the decision and its recommendation on
+    page 1 (the client's long question stays folded)."""
+    import subprocess
+
+    from hivemind_lab.reports import write_report
+
+    copy = tmp_path / "bakery"
+    shutil.copytree(RECORDED / "bakery", copy)
+    write_report(copy, out=tmp_path / "r.html", pdf=True)
+    first = subprocess.run(
+        ["pdftotext", "-f", "1", "-l", "1", str(tmp_path / "r.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "The decision" in first and "Summary" in first and "Pursue" in first
