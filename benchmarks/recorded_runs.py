@@ -35,12 +35,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from hivemind_lab.agents.schemas import CritiqueTask, ReviseTask  # noqa: E402
-from hivemind_lab.compliance import recorded_solutions, rescore  # noqa: E402
+from hivemind_lab.compliance import recorded_solutions  # noqa: E402
 from hivemind_lab.deliberation import monitor  # noqa: E402
 from hivemind_lab.deliberation.embedders import make_embedder  # noqa: E402
 from hivemind_lab.deliberation.theory import hold_unanswered, licence, weigh_points  # noqa: E402
 from hivemind_lab.runs.rundir import RunDir  # noqa: E402
-from tests.recorded import calls, manifest, recorded_runs, replay_model  # noqa: E402
+from tests.recorded import calls, manifest, recorded_runs, rescored  # noqa: E402
 
 SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9)
@@ -52,15 +52,7 @@ def _severity_rows(run: Path) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         by: dict[float, list[tuple[float, bool]]] = {}
         for severity in SEVERITIES:
-            with replay_model(run) as model:
-                report = rescore(
-                    run,
-                    practicality_kb=REPO / "data" / "practicality",
-                    out=Path(tmp) / str(severity),
-                    model=model,
-                    severity=severity,
-                )
-                assert model.misses == 0, "a severity re-score needed a new call"
+            report = rescored(run, Path(tmp) / str(severity), severity)
             by[severity] = [(s.after.mean_score, s.after.vetoed) for s in report.sets]
     feasibility = manifest(run).request.feasibility
     for index in range(len(by[SEVERITIES[0]])):

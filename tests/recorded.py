@@ -27,8 +27,9 @@ from hivemind_lab.llm.structured import extract_json
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.manifest import RunManifest
+from hivemind_lab.runs.rescore import RescoreReport
 from hivemind_lab.runs.rundir import RunDir
-from tests.support import REPO
+from tests.support import PRACTICALITY, REPO
 
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 
@@ -82,14 +83,16 @@ def calls(run: Path, kind: str | None = None) -> list[Call]:
     return found
 
 
-def requests(run: Path) -> list[dict[str, object]]:
-    """Every request the run sent a model, as the JSON of its task block(s)."""
-    out = []
-    for record in read_records(RunDir(run).audit_path):
-        event = record.event
-        if isinstance(event, events.ModelCall | events.IntakeCalled):
-            out.append({"kind": event.kind, "prompt": event.prompt})
-    return out
+def rescored(run: Path, out: Path, severity: float) -> RescoreReport:
+    """The run's judged sets scored again by the engine's own practicality path at
+    ``severity``, on the run's cache in replay mode (severity is never sent, so no new call;
+    a miss fails)."""
+    from hivemind_lab.compliance import rescore
+
+    with replay_model(run) as model:
+        report = rescore(run, practicality_kb=PRACTICALITY, out=out, model=model, severity=severity)
+        assert model.misses == 0, "a severity re-score needed a new call"
+    return report
 
 
 def copy_run(run: Path, into: Path) -> Path:

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from hivemind_lab import Calibrations, DeliberationRequest, Limits, OfflineAgentModel
+from hivemind_lab.agents.schemas import OptionStance
 from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.inputs import request_for
 from hivemind_lab.problems import Problem
-from hivemind_lab.runs.results import DeliberationResult
+from hivemind_lab.runs.results import DeliberationResult, Solution
 
 REPO = Path(__file__).resolve().parents[1]
 KNOWLEDGE = REPO / "data" / "knowledge"
@@ -81,3 +82,20 @@ def run_free(run_dir: Path, problem: Problem, **options: Any) -> DeliberationRes
     """`run` with the content-free `TestModel`: for tests of the engine, storage and reports,
     which must not rest on the offline stand-in's judgement."""
     return run(run_dir, problem, model=TestModel(), **options)
+
+
+def staged(agent: str, *stances: tuple[int, str], round: int = 0) -> Solution:
+    """A hand-built solution of ``agent`` at ``round`` taking ``stances`` ((option, stance)
+    pairs), with placeholder words: for tests of the engine's stance rules."""
+    return Solution(
+        id=f"g0.r{round}.{agent}",
+        agent_id=agent,
+        regeneration=0,
+        round=round,
+        title=agent,
+        recommendations=(f"r{round}",),
+        rationale="",
+        stances=tuple(
+            OptionStance.model_validate({"option": o, "stance": st}) for o, st in stances
+        ),
+    )

@@ -47,7 +47,7 @@ from hivemind_lab.deliberation.theory import (
 )
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.results import Solution
-from tests.support import run
+from tests.support import run, staged
 
 # -- the spec's loop: a debate always happens ------------------------------------------------------
 
@@ -221,16 +221,7 @@ def test_a_stance_change_is_taken_only_towards_the_critics_who_raised_it():
 
 
 def _solution(*stances: tuple[int, Stance], round: int = 0) -> Solution:
-    return Solution(
-        id=f"g0.r{round}.t",
-        agent_id="t",
-        regeneration=0,
-        round=round,
-        title="t",
-        recommendations=(f"r{round}",),
-        rationale="",
-        stances=tuple(OptionStance(option=o, stance=s) for o, s in stances),  # type: ignore[arg-type]
-    )
+    return staged("t", *stances, round=round)
 
 
 def _raised(*options: int) -> Licence:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from hivemind_lab.agents.schemas import (
     ScoreOutput,
     ScoreTask,
 )
-from hivemind_lab.compliance import recorded_solutions, rescore
+from hivemind_lab.compliance import recorded_solutions
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.experiments.replays import replay
 from hivemind_lab.problems import Problem
@@ -34,7 +33,15 @@ from hivemind_lab.reports.summary import summarise
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.rundir import RunDir
-from tests.recorded import RECORDED, calls, intake_reply, manifest, recorded_runs, replay_model
+from tests.recorded import (
+    RECORDED,
+    calls,
+    copy_run,
+    intake_reply,
+    manifest,
+    recorded_runs,
+    rescored,
+)
 from tests.support import PRACTICALITY
 
 RUNS = recorded_runs()
@@ -101,19 +108,6 @@ def test_at_the_default_severity_a_constraint_agent_score_stands():
     assert sum(any(not c.mitigated for c in out.concerns) for out in replies) >= 10
 
 
-def _rescored(run: Path, tmp: Path, severity: float):
-    with replay_model(run) as model:
-        report = rescore(
-            run,
-            practicality_kb=PRACTICALITY,
-            out=tmp / f"{run.name}-{severity}",
-            model=model,
-            severity=severity,
-        )
-        assert model.misses == 0
-    return report
-
-
 @pytest.mark.slow
 def test_plans_the_constraint_agents_judge_feasible_pass_at_the_default_severity(tmp_path):
     """Re-judged by the engine on the recorded replies (zero calls): a set whose constraint
@@ -123,7 +117,7 @@ def test_plans_the_constraint_agents_judge_feasible_pass_at_the_default_severity
     for run in RUNS:
         replies = {(t.constraint, t.solution.text()): out for t, out in _score_calls(run)}
         solutions = recorded_solutions(RunDir(run).audit_path)
-        by_severity = {s: _rescored(run, tmp_path, s) for s in SEVERITIES}
+        by_severity = {s: rescored(run, tmp_path / f"{run.name}-{s}", s) for s in SEVERITIES}
         for verdict in by_severity[0.5].sets:
             after = verdict.after
             if any(score.vetoes for score in after.scores):
@@ -330,8 +324,7 @@ def test_a_recorded_run_report_is_sized_for_an_executive(run: Path, tmp_path: Pa
     said once; the engine's ids (agents, constraints, facts) never reach the reader."""
     from hivemind_lab.reports import render_markdown
 
-    copy = tmp_path / run.name
-    shutil.copytree(run, copy)
+    copy = copy_run(run, tmp_path)
     body = render_markdown(copy).split("## Appendix")[0]
     # what the report writes, from the summary on (above it: the client's own question,
     # options and constraints)
@@ -350,8 +343,7 @@ def test_a_stop_after_the_plans_passed_review_does_not_read_as_a_near_miss(tmp_p
     nor a feasibility that 'would have passed' it."""
     from hivemind_lab.reports import render_markdown
 
-    copy = tmp_path / "grocer"
-    shutil.copytree(RECORDED / "grocer", copy)
+    copy = copy_run(RECORDED / "grocer", tmp_path)
     result = RunDir(copy).read_result()
     assert result.vetoes and not result.vetoes[-1].vetoed
     stopped = result.model_copy(update={"status": "budget_exhausted", "conclusions": ()})
@@ -369,8 +361,7 @@ def test_page_one_of_a_recorded_run_pdf_is_the_decision(tmp_path: Path):
 
     from hivemind_lab.reports import write_report
 
-    copy = tmp_path / "bakery"
-    shutil.copytree(RECORDED / "bakery", copy)
+    copy = copy_run(RECORDED / "bakery", tmp_path)
     write_report(copy, out=tmp_path / "r.html", pdf=True)
     first = subprocess.run(
         ["pdftotext", "-f", "1", "-l", "1", str(tmp_path / "r.pdf"), "-"],

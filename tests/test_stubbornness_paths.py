@@ -25,7 +25,6 @@ from hivemind_lab.agents.schemas import (
     ReceivedCritique,
     ReviseTask,
     RevisionOutput,
-    Stance,
 )
 from hivemind_lab.agents.testing import FunctionModel, answer
 from hivemind_lab.deliberation.theory import (
@@ -40,20 +39,9 @@ from hivemind_lab.deliberation.theory import (
 from hivemind_lab.knowledge.retrieval import Passage, RetrievalIndex
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.runs.results import Critique, Solution
-from tests.support import run
+from tests.support import run, staged
 
-
-def _solution(agent: str, *stances: tuple[int, Stance], round: int = 0) -> Solution:
-    return Solution(
-        id=f"g0.r{round}.{agent}",
-        agent_id=agent,
-        regeneration=0,
-        round=round,
-        title=agent,
-        recommendations=(f"r{round}",),
-        rationale="",
-        stances=tuple(OptionStance(option=o, stance=s) for o, s in stances),  # type: ignore[arg-type]
-    )
+_solution = staged
 
 
 def _contradiction(option: int, instead: int | None) -> CritiquePoint:

@@ -34,8 +34,8 @@ from hivemind_lab.deliberation.practicality import (
 )
 from hivemind_lab.deliberation.theory import hold_crossings
 from hivemind_lab.problems.model import Fact
-from hivemind_lab.runs.results import Solution
 from hivemind_lab.samples import PROJECT
+from tests.support import staged
 
 OPTIONS = (
     "Open a second bakery shop in the old town",
@@ -302,19 +302,7 @@ def test_the_engine_contradicts_a_not_first_option_pursued_now_and_says_what_com
     assert "first move" in point.claim and repr(FIRST[0]) in point.claim
 
 
-def _solution(agent: str, *stances: tuple[int, str], round: int = 0) -> Solution:
-    return Solution(
-        id=f"g0.r{round}.{agent}",
-        agent_id=agent,
-        regeneration=0,
-        round=round,
-        title=agent,
-        recommendations=(f"r{round}",),
-        rationale="",
-        stances=tuple(
-            OptionStance.model_validate({"option": o, "stance": st}) for o, st in stances
-        ),
-    )
+_solution = staged
 
 
 def test_a_crossing_side_leaving_a_not_first_option_always_moves() -> None:

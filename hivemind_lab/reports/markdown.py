@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime
 
 from hivemind_lab.reports.evidence import RunEvidence
-from hivemind_lab.reports.summary import Plan, RunReport, plural, summarise
+from hivemind_lab.reports.summary import Plan, ReviewLine, RunReport, plural, summarise
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>|#~])")
 
@@ -36,6 +36,11 @@ def _scores(plan: Plan, feasibility: int) -> list[str]:
     if any(s.below for s in plan.scores):
         lines += ["", f"⚠ at or below the client's feasibility ({feasibility})."]
     return [*lines, ""]
+
+
+def _concern(c: ReviewLine) -> str:
+    """One concern of the feasibility review, with the constraints that raised it."""
+    return f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
 
 
 def _bullets(items: list[str]) -> list[str]:
@@ -154,10 +159,7 @@ def report_markdown(r: RunReport) -> str:
     minor = [c for c in r.review if not c.in_body]
     if grave or minor:
         lines += ["## Feasibility review: the concerns behind the scores", ""]
-        lines += [
-            f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
-            for c in grave
-        ]
+        lines += [_concern(c) for c in grave]
         if minor:
             lines += [
                 f"- {len(minor)} minor or already answered concerns are listed in the appendix."
@@ -189,10 +191,7 @@ def report_markdown(r: RunReport) -> str:
     lines += [""]
     if minor:
         lines += ["### Minor and answered concerns on the plan", ""]
-        lines += [
-            f"- {md(c.about)}, raised by {md(', '.join(c.constraints))}: {said(c.text)}"
-            for c in minor
-        ]
+        lines += [_concern(c) for c in minor]
         lines += [""]
     if r.agent_notes:
         lines += ["### The agents' own justifications, for auditors", ""]

@@ -649,13 +649,12 @@ def _support(evidence: RunEvidence, top: Conclusion) -> tuple[str, bool]:
     )
 
 
-def _why(evidence: RunEvidence, top: Conclusion, plain: Plain) -> list[str]:
+def _why(evidence: RunEvidence, top: Conclusion, rationale: str) -> list[str]:
     """Why the backers chose the plan, besides the monitor's combined rationale (quoted on its
     own, `RunReport.rationale`): the client's facts the shown plan relies on that neither its
     steps nor that rationale already quote, then where the backers differ."""
     facts = _facts(evidence)
     out = []
-    rationale = plain(" ".join(top.combined_rationale.split()))
     own = evidence.own_justifications(top)
     shown = evidence.solutions.get(own[0].solution_id) if own else None
     used: dict[str, int] = {}
@@ -771,9 +770,10 @@ def summarise(evidence: RunEvidence) -> RunReport:
                     "the plans passed the practicality review; the agents did not all agree (see "
                     "the split below)."
                 )
-            report.why = _why(evidence, top, plain)
-            if evidence.manifest.strategy == "deliberation":  # baselines write no synthesis
+            # the model's synthesis, in a reader's words (baselines write none)
+            if evidence.manifest.strategy == "deliberation":
                 report.rationale = plain(" ".join(top.combined_rationale.split()))
+            report.why = _why(evidence, top, report.rationale)
             ordered = sorted(scores, key=lambda s: s.score)
             report.risks = [s for s in ordered if s.below] or ordered[:2]
             report.minority = _minority(evidence, top, plain)
