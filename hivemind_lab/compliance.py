@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast, get_args
 
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality
@@ -25,6 +26,7 @@ from hivemind_lab.deliberation.runner import run_manifest
 from hivemind_lab.deliberation.state import RunState
 from hivemind_lab.deliberation.strategies.rescore import RescoreStrategy
 from hivemind_lab.errors import AuditIntegrityError, InputError
+from hivemind_lab.inputs import ScoreMode
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.llm.base import ChatModel
@@ -104,6 +106,7 @@ def _rescore_manifest(
     constraints: tuple[str, ...],
     profile: str | tuple[str, ...],
     severity: float,
+    score_mode: ScoreMode,
 ) -> RunManifest:
     hashes = manifest.knowledge_hashes
     theory = (
@@ -116,7 +119,9 @@ def _rescore_manifest(
     return RunManifest.model_validate(
         {
             **dict(manifest),
-            "request": manifest.request.model_copy(update={"profile": profile}),
+            "request": manifest.request.model_copy(
+                update={"profile": profile, "score_mode": score_mode}
+            ),
             "calibrations": manifest.calibrations.model_copy(update={"severity": severity}),
             "created_at": utc_now(),
             "practicality_kb": str(practicality_kb),
@@ -140,6 +145,7 @@ def rescore(
     profile: str | Sequence[str] | None = None,
     severity: float | None = None,
     regenerate: bool = False,
+    score_mode: str | None = None,
 ) -> RescoreReport:
     """Re-judge a finished run's solution sets against ``practicality_kb`` into ``out``.
 
@@ -151,6 +157,8 @@ def rescore(
         profile: constraint profile or list (default: the run's).
         severity: the constraint agents' severity (default: the run's).
         regenerate: continue the deliberation when the final set is newly vetoed.
+        score_mode: per_solution or batched (default: the run's), to compare the two on the
+            same solutions.
     """
     original = RunDir(run_dir)
     manifest, result, origin = _read_original(original)
@@ -166,6 +174,11 @@ def rescore(
     sev = manifest.calibrations.severity if severity is None else severity
     if not 0.0 <= sev <= 1.0:
         raise InputError("severity", f"{sev!r} is out of range", allowed="0 to 1")
+    mode = manifest.request.score_mode if score_mode is None else score_mode
+    if mode not in get_args(ScoreMode):
+        raise InputError(
+            "score_mode", f"unknown score mode {mode!r}", allowed=", ".join(get_args(ScoreMode))
+        )
     feasibility = manifest.request.feasibility
     solutions = recorded_solutions(original.audit_path)
     sets = tuple((v, _set_ids(v)) for v in result.vetoes)
@@ -185,6 +198,7 @@ def rescore(
         constraints=constraints,
         profile=chosen,
         severity=sev,
+        score_mode=cast(ScoreMode, mode),
     )
     assert new_manifest.knowledge_hashes is not None
     before_hashes = manifest.knowledge_hashes
@@ -201,6 +215,7 @@ def rescore(
         agents=tuple(agents),
         severity=sev,
         feasibility=feasibility,
+        mode=cast(ScoreMode, mode),
         context=manifest.request.context(),
         original=result,
         start=events.RescoreStart(

@@ -39,6 +39,9 @@ if TYPE_CHECKING:  # the agents' schemas load with a run, not with the CLI's sta
 
 ProfileName = Literal["enterprise", "individual"]
 CritiqueMode = Literal["pairwise", "batched"]
+ScoreMode = Literal["per_solution", "batched"]
+"""per_solution: one score call per constraint agent and distinct solution; batched: one call
+per constraint agent for the whole set (`hivemind_lab.deliberation.practicality.score`)."""
 
 ALLOWED: dict[str, str] = {
     "problem": "non-empty text",
@@ -54,6 +57,7 @@ ALLOWED: dict[str, str] = {
     "concurrency": "integer 1-512",
     "profile": "enterprise, individual or a non-empty list of constraint names",
     "critique_mode": "pairwise or batched",
+    "score_mode": "per_solution or batched",
     "options": f"up to {MAX_OPTIONS} non-empty option names of at most {MAX_OPTION_CHARS} characters",
     "exclusive": "true (one of the options) or false (options may be combined or sequenced)",
     "decision": "the client's decision, read at intake (request_for or problems.decide)",
@@ -104,6 +108,9 @@ class DeliberationRequest(FrozenRecord):
     """Practicality profile, or a custom list of constraints."""
     critique_mode: CritiqueMode = "pairwise"
     """pairwise: N(N-1) critique calls a round; batched: one call per critic (N calls)."""
+    score_mode: ScoreMode = "per_solution"
+    """per_solution: one call per constraint agent and distinct solution; batched: one call per
+    constraint agent for the set. Runs recorded before 2026-12-04 read as per_solution."""
     problem_id: str = "ad-hoc"
     """Identifier of the problem (for reports and graph export)."""
     problem_title: str = ""

@@ -13,11 +13,13 @@ from hivemind_lab.agents.calls import ModelCall
 from hivemind_lab.agents.prompts import render
 from hivemind_lab.agents.schemas import (
     BatchCritiqueTask,
+    BatchScoreTask,
     CritiqueTask,
     ProposeTask,
     ReviseTask,
     ScoreTask,
     SynthesizeTask,
+    validation_context,
 )
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.errors import HivemindError
@@ -28,7 +30,15 @@ from hivemind_lab.models import Event
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
 """Seconds a batched call record may wait before it is written anyway (slow models)."""
-Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
+Task = (
+    ProposeTask
+    | CritiqueTask
+    | BatchCritiqueTask
+    | ReviseTask
+    | ScoreTask
+    | BatchScoreTask
+    | SynthesizeTask
+)
 
 
 class AuditSink(Protocol):
@@ -98,7 +108,7 @@ class AgentCaller:
                 self.model,
                 request,
                 output_type,
-                context={"exclusive": True} if task.exclusive else None,
+                context=validation_context(task),
             )
         u = self.usage
         for response in result.responses:

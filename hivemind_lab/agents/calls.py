@@ -17,6 +17,7 @@ LlmKind = Literal[
     "llm.critique_batch",
     "llm.revise",
     "llm.score",
+    "llm.score_batch",
     "llm.synthesize",
 ]
 

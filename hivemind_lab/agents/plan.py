@@ -22,7 +22,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hivemind_lab.agents.prompts import render
-from hivemind_lab.agents.schemas import MAX_TARGETS, ProposeTask, ScoreTask, SolutionView
+from hivemind_lab.agents.schemas import (
+    MAX_SCORED,
+    MAX_TARGETS,
+    ProposeTask,
+    ScoreTask,
+    SolutionView,
+)
 from hivemind_lab.agents.usage import CallKind
 from hivemind_lab.inputs import DeliberationRequest, Limits
 from hivemind_lab.llm.endpoint import Prices
@@ -48,6 +54,9 @@ recommendations and rationale as the task shows them)."""
 CRITIQUE_TOKENS = 850
 """Prompt tokens one received critique adds to a revision task."""
 SOLUTION_VIEW_TOKENS = 250
+BATCH_SOLUTION_TOKENS = SOLUTION_VIEW_TOKENS + 300
+"""Prompt tokens each further solution adds to a batched score task: its view, its passage ids
+and the passages no earlier solution of the batch retrieved."""
 """Prompt tokens a solution's recommendations add to a score task beyond the rendered stand-in."""
 
 
@@ -77,6 +86,7 @@ class RunPlan(Frozen):
     agents: int
     constraints: int
     critique_mode: str
+    score_mode: str = "per_solution"
     by_kind: tuple[KindPlan, ...]
 
     @property
@@ -90,7 +100,8 @@ class RunPlan(Frozen):
             f"plan: {self.calls} calls, {self.prompt_tokens:,} prompt and "
             f"{self.completion_tokens:,} completion tokens{cost}",
             f"  {self.agents} theory agents, {self.constraints} constraint agents, "
-            f"{self.rounds} round(s), {self.critique_mode} critique, no veto",
+            f"{self.rounds} round(s), {self.critique_mode} critique, "
+            f"{self.score_mode.replace('_', ' ')} scoring, no veto",
         ]
         out += [
             f"  {k.kind:<15} {k.calls:>4} calls  {k.prompt_tokens:>9,} prompt  "
@@ -147,8 +158,10 @@ def plan_run(
         scores.append(tokens(task) + SOLUTION_VIEW_TOKENS)
     rounds = min(max(limits.min_rounds, 1), limits.max_rounds)
     clusters = min(request.sufficiency, n)
-    kinds = _kinds(proposals, scores, rounds, clusters, request.critique_mode)
-    most = _kinds(proposals, scores, limits.max_rounds, n, request.critique_mode)
+    kinds = _kinds(proposals, scores, rounds, clusters, request.critique_mode, request.score_mode)
+    most = _kinds(
+        proposals, scores, limits.max_rounds, n, request.critique_mode, request.score_mode
+    )
     attempts = 1 + limits.max_regenerations
     prompt = sum(k.prompt_tokens for k in kinds)
     completion = sum(k.completion_tokens for k in kinds)
@@ -163,12 +176,37 @@ def plan_run(
         agents=n,
         constraints=c,
         critique_mode=request.critique_mode,
+        score_mode=request.score_mode,
         by_kind=tuple(k for k in kinds if k.calls),
     )
 
 
+def _scoring(scores: list[int], n: int, mode: str) -> KindPlan:
+    """Every constraint agent scores the set's (at most ``n``) solutions: a call each, or one
+    call per `MAX_SCORED` of them carrying each solution's view and passages once."""
+    if mode == "per_solution":
+        return KindPlan(
+            kind="score",
+            calls=len(scores) * n,
+            prompt_tokens=n * sum(scores),
+            completion_tokens=len(scores) * n * REPLY_TOKENS["score"],
+        )
+    batches = -(-n // MAX_SCORED) if n else 0
+    return KindPlan(
+        kind="score_batch",
+        calls=len(scores) * batches,
+        prompt_tokens=sum(batches * s + (n - batches) * BATCH_SOLUTION_TOKENS for s in scores),
+        completion_tokens=len(scores) * n * REPLY_TOKENS["score"],
+    )
+
+
 def _kinds(
-    proposals: list[int], scores: list[int], rounds: int, clusters: int, mode: str
+    proposals: list[int],
+    scores: list[int],
+    rounds: int,
+    clusters: int,
+    mode: str,
+    score_mode: str = "per_solution",
 ) -> list[KindPlan]:
     n = len(proposals)
     peers = n - 1
@@ -203,12 +241,7 @@ def _kinds(
             prompt_tokens=rounds * sum(p + revise for p in proposals),
             completion_tokens=n * rounds * REPLY_TOKENS["revise"],
         ),
-        KindPlan(
-            kind="score",
-            calls=len(scores) * n,
-            prompt_tokens=n * sum(scores),
-            completion_tokens=len(scores) * n * REPLY_TOKENS["score"],
-        ),
+        _scoring(scores, n, score_mode),
         KindPlan(
             kind="synthesize",
             calls=clusters,

@@ -26,6 +26,8 @@ from hivemind_lab.agents.schemas import (
     AgentTask,
     BatchCritiqueOutput,
     BatchCritiqueTask,
+    BatchScoreOutput,
+    BatchScoreTask,
     CritiqueOutput,
     CritiqueTask,
     DecisionContext,
@@ -44,8 +46,15 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
 
-PROMPT_VERSION = "2026-12-03.1"
-"""2026-12-03.1: options are named by letter on the wire (``{"id": "A", "label": …}``, every
+PROMPT_VERSION = "2026-12-04.1"
+"""2026-12-04.1: a constraint agent may score every distinct solution of a set in one call
+(`score_batch`: each judged alone on the absolute rubric, in a rotation of its own); the
+monitor is told once where ids go (in `citations`, not in its sentences); a revision lists up
+to 16 adopted and rejected claims and reads the passages its critics cite (`cited`); the score
+rubric says plainly that severity is the engine's; a proposal's reply schema no longer
+describes the exclusive rule to every decision; an exclusive decision's solution may say when
+to revisit the choice.
+2026-12-03.1: options are named by letter on the wire (``{"id": "A", "label": …}``, every
 option field of a task and a reply takes the letter; the engine keeps 0-based ints); critique
 kinds name the three stances (a contradiction's `stance`), no "opposite"; theory agents may
 reason on the client's facts and say when their evidence does not bear on the decision; reply
@@ -67,7 +76,15 @@ _TWO_BLOCKS = re.compile(
 """The decision block, the text between, the task block. JSON escapes newlines inside strings,
 so a newline next to a tag is always the layout's own."""
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
-Task = ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask
+Task = (
+    ProposeTask
+    | CritiqueTask
+    | BatchCritiqueTask
+    | ReviseTask
+    | ScoreTask
+    | BatchScoreTask
+    | SynthesizeTask
+)
 """Every task an agent (theory, practicality or the monitor) is asked."""
 
 SYSTEM = (
@@ -91,7 +108,8 @@ _ROLE = {
     "monitor": (
         "Your role: the monitor. Several theory agents reached one conclusion from different "
         "knowledge slices. Write its combined rationale for the client's executives from the "
-        "members' solutions and justifications only, keeping the passage ids they cite."
+        "members' solutions and justifications only. Put the passage ids the members cite "
+        "and you rely on in `citations`; the sentences themselves name no ids."
     ),
     "practicality": (
         "Your role: a practicality agent representing one real-world feasibility constraint. You "
@@ -116,6 +134,22 @@ _CRITIQUE = (
 )
 """The critique instructions, also the batch's (its model sees no single critique's text)."""
 
+_SCORE = (
+    "Score the solution's feasibility for this client under your constraint, on this "
+    "rubric: 100 no concern; 75 manageable concerns with known mitigations; 50 serious "
+    "concerns that need conditions the solution does not state; 25 likely to fail under "
+    "this constraint given the client's facts; 0 infeasible or unlawful. Then list your "
+    "concerns (at most six): the option each bears on, its grade (minor: a cost or a "
+    "condition; major: likely harm unless handled; critical: it blocks the move), whether "
+    "the solution or the client's facts already mitigate it, and the fact, passage or "
+    "constraint id behind it. List in `strengths` (at most four) what makes the solution "
+    "feasible under your constraint. Score by the rubric alone: the engine applies the "
+    "client's risk tolerance to your unmitigated concerns afterwards, so do not raise or "
+    "lower your score for it. Give a short reason naming the option and the fact or "
+    "knowledge that decides it, and the risk signals you found."
+)
+"""The score instructions, also the batch's (its model sees no single score's text)."""
+
 _INSTRUCTIONS = {
     "propose": (
         "Propose a solution to the client's decision. `options` lists the courses of action "
@@ -137,7 +171,7 @@ _INSTRUCTIONS = {
     ),
     "revise": (
         "Revise your solution after reading every critique of it, with your own evidence shown "
-        "again. The engine has weighed every point by the distinct evidence behind it and your "
+        "again and, in `cited`, the passages your critics cite that are not in it. The engine has weighed every point by the distinct evidence behind it and your "
         "stubbornness: `must_answer` lists the points (critic_id, 0-based point index, weight) "
         "you must answer, by adopting each or rebutting it from your evidence; `may_weigh` "
         "lists points near your bar that you may adopt or not; every other point you may leave. "
@@ -156,20 +190,15 @@ _INSTRUCTIONS = {
         "standing, taken from `objections` (contradictions the members did not take in) or "
         "`concerns` (major or critical concerns a constraint agent raised that the solutions "
         "leave unanswered; name that constraint), or leave it empty when none stands. Plain "
-        "sentences, no list of ids; put the passage ids relied on in `citations`."
+        "sentences for the client."
     ),
-    "score": (
-        "Score the solution's feasibility for this client under your constraint, on this "
-        "rubric: 100 no concern; 75 manageable concerns with known mitigations; 50 serious "
-        "concerns that need conditions the solution does not state; 25 likely to fail under "
-        "this constraint given the client's facts; 0 infeasible or unlawful. Then list your "
-        "concerns (at most six): the option each bears on, its grade (minor: a cost or a "
-        "condition; major: likely harm unless handled; critical: it blocks the move), whether "
-        "the solution or the client's facts already mitigate it, and the fact, passage or "
-        "constraint id behind it. List in `strengths` (at most four) what makes the solution "
-        "feasible under your constraint. Do not adjust for severity: the engine weighs "
-        "unmitigated concerns by it. Give a short reason naming the option and the fact or "
-        "knowledge that decides it, and the risk signals you found."
+    "score": _SCORE,
+    "score_batch": (
+        "Score each solution of `solutions` in turn, as follows, and return one entry per "
+        "solution_id. Judge each solution alone, against the rubric, as if it were the only "
+        "one you were shown: do not rank the solutions against each other or spread their "
+        "scores apart; equally feasible solutions get the same score. `evidence_ids` names "
+        "the passages of `evidence` retrieved for that solution. " + _SCORE
     ),
 }
 
@@ -184,7 +213,8 @@ ONE_OF_RULE = (
     "This decision is exclusive (`exclusive` is true): the client can take only one of its "
     "options. Choose exactly one option; the others are alternatives you reject. A solution "
     "pursues exactly one option, marks every other option avoid, never uses later and never "
-    'sequences options (no "first …, then …").'
+    'sequences options (no "first …, then …"). A recommendation may say when the client '
+    "should revisit the choice (a date, a figure, an event)."
 )
 """Told to every agent of an exclusive decision: one of the options, never a sequence."""
 
@@ -217,6 +247,7 @@ MAX_TOKENS: dict[str, int] = {
     "critique": 1800,
     "revise": 3200,
     "score": 2200,
+    "score_batch": 2200,
     "synthesize": 1400,
 }
 """Completion budget per task: above what the bounded output schema can hold in ordinary text
@@ -231,6 +262,8 @@ def max_tokens_for(
     """The completion budget for one task (a batched critique grows with its targets)."""
     if isinstance(task, BatchCritiqueTask):
         return 100 + CRITIQUE_TOKENS_PER_TARGET * max(1, len(task.targets))
+    if isinstance(task, BatchScoreTask):
+        return 100 + MAX_TOKENS["score"] * len(task.solutions)
     return MAX_TOKENS[task.task]
 
 
@@ -241,6 +274,7 @@ OUTPUT_TYPES: dict[str, type[BaseModel]] = {
     "critique_batch": BatchCritiqueOutput,
     "revise": RevisionOutput,
     "score": ScoreOutput,
+    "score_batch": BatchScoreOutput,
 }
 
 
@@ -277,7 +311,7 @@ def task_json(task: Task) -> str:
 
 
 def _role(task: Task) -> Literal["theory", "monitor", "practicality"]:
-    if isinstance(task, ScoreTask):
+    if isinstance(task, ScoreTask | BatchScoreTask):
         return "practicality"
     if isinstance(task, SynthesizeTask):
         return "monitor"
@@ -332,6 +366,8 @@ def _response_format(task: Task) -> ResponseFormat:
         schema = cited_ids(schema, task)
         if task.options:
             schema = stance_per_option(schema, task)
+    if isinstance(task, BatchScoreTask):
+        schema = scored_ids(schema, task)
     if schema is base.json_schema:
         return base
     return ResponseFormat(name=base.name, json_schema=schema)
@@ -376,6 +412,19 @@ def cited_ids(schema: dict[str, Any], task: DecisionContext) -> dict[str, Any]:
             "uniqueItems": True,
             "default": [],
         }
+    return narrowed
+
+
+def scored_ids(schema: dict[str, Any], task: BatchScoreTask) -> dict[str, Any]:
+    """``schema`` with one score per solution of ``task``: ``solution_id`` takes the task's
+    ids and ``scores`` holds as many entries as it has solutions (the reply is also validated
+    for each id exactly once: `BatchScoreOutput`)."""
+    narrowed = copy.deepcopy(schema)
+    ids = [item.solution_id for item in task.solutions]
+    scores = narrowed["properties"]["scores"]
+    scores["minItems"] = scores["maxItems"] = len(ids)
+    ref = scores["items"]["$ref"].rsplit("/", 1)[-1]
+    narrowed["$defs"][ref]["properties"]["solution_id"] = {"type": "string", "enum": ids}
     return narrowed
 
 

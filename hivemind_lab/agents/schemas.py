@@ -43,11 +43,16 @@ MAX_REASON = 800
 MAX_ID = 120
 MAX_RECOMMENDATIONS = 4
 MAX_POINTS = 6
+MAX_ANSWERED = 16
+"""Claims a revision lists as adopted or as rejected: two or three critics of six points each
+(at six, a capable model had to drop points it had answered)."""
 MAX_TARGETS = 64
 MAX_FACTS_USED = 32
 """The static cap on cited fact ids; a reply schema narrows it to the task's facts."""
 MAX_CONSTRAINTS = 12
 MAX_STRENGTHS = 4
+MAX_SCORED = 8
+"""Solutions one batched score call judges (a set of more is asked in batches)."""
 
 OPTION_LETTERS = "ABCDEFGH"
 """An option's name on the wire, by its place in the decision's options (at most eight)."""
@@ -256,12 +261,10 @@ def one_of_violation(stances: Sequence[OptionStance]) -> str | None:
 
 
 class ProposalOutput(Frozen):
-    """A solution with its justification.
+    """A solution with its justification."""
 
-    Validated with the context ``{"exclusive": True}`` (an exclusive decision), a reply that
-    pursues several options or sequences one is a schema violation: the model is shown the
-    error and asked again, like any other (`hivemind_lab.llm.structured`).
-    """
+    # The docstring is the reply schema's description, which every model reads: what holds
+    # only for some decisions (the exclusive rule in `_one_of`) is told by the task's rules.
 
     title: Annotated[str, Field(min_length=1, max_length=160)]
     stances: Annotated[list[OptionStance], Field(max_length=8)] = []
@@ -279,6 +282,9 @@ class ProposalOutput(Frozen):
 
     @model_validator(mode="after")
     def _one_of(self, info: ValidationInfo) -> ProposalOutput:
+        """Validated with the context ``{"exclusive": True}`` (an exclusive decision), a reply
+        that pursues several options or sequences one is a schema violation: the model is
+        shown the error and asked again, like any other (`hivemind_lab.llm.structured`)."""
         if isinstance(info.context, dict) and info.context.get("exclusive"):
             broken = one_of_violation(self.stances)
             if broken:
@@ -400,6 +406,9 @@ class ReviseTask(DecisionContext):
     option that no point of either list addresses is not taken by the engine."""
     evidence: tuple[Evidence, ...] = ()
     """The agent's own evidence on the options, shown again."""
+    cited: tuple[Evidence, ...] = ()
+    """The passages its critics cite that are not in its own evidence, so the reviser reads
+    what a point rests on before it adopts or rebuts it."""
     max_recommendations: int = MAX_RECOMMENDATIONS
     not_taken: NotTaken | None = None
     """Set when this is the second time of asking: the revision the engine could not take
@@ -415,9 +424,11 @@ class NotTaken(Frozen):
 
 
 class RevisionOutput(ProposalOutput):
-    adopted: Annotated[list[Text], Field(max_length=MAX_POINTS)] = []
+    """A revised solution with its justification, and the critique claims it took and left."""
+
+    adopted: Annotated[list[Text], Field(max_length=MAX_ANSWERED)] = []
     """Critique claims taken into the solution."""
-    rejected: Annotated[list[Text], Field(max_length=MAX_POINTS)] = []
+    rejected: Annotated[list[Text], Field(max_length=MAX_ANSWERED)] = []
     """Critique claims considered and not taken."""
 
 
@@ -432,6 +443,32 @@ class ScoreTask(DecisionContext):
     constraint: str
     solution_id: str
     solution: SolutionView
+    evidence: tuple[Evidence, ...]
+    red_flags: tuple[str, ...] = ()
+    mitigations: tuple[str, ...] = ()
+
+
+class ScoreItem(Frozen):
+    """One solution of a batched score, with the ids of the constraint's passages retrieved for
+    it (every passage is in the task's ``evidence`` once)."""
+
+    solution_id: str
+    solution: SolutionView
+    evidence_ids: tuple[str, ...] = ()
+
+
+class BatchScoreTask(DecisionContext):
+    """Score every distinct solution of a set under one constraint in one call.
+
+    The same information as one `ScoreTask` per solution: the constraint's evidence for each
+    solution (shared passages sent once) and its signals. Each solution is to be judged alone
+    on the absolute rubric, and the engine hands each constraint agent the solutions in its own
+    rotation, so that a position effect falls on a different solution for each agent
+    (`hivemind_lab.deliberation.practicality.score`)."""
+
+    task: Literal["score_batch"] = "score_batch"
+    constraint: str
+    solutions: Annotated[tuple[ScoreItem, ...], Field(min_length=1, max_length=MAX_SCORED)]
     evidence: tuple[Evidence, ...]
     red_flags: tuple[str, ...] = ()
     mitigations: tuple[str, ...] = ()
@@ -476,6 +513,38 @@ class ScoreOutput(Frozen):
     violations: Annotated[list[Violation], Field(max_length=8)] = []
     """The binding constraints the solution breaks, per option it pursues (the engine scores
     such a solution 0 whatever ``score`` says)."""
+
+
+class SolutionScore(ScoreOutput):
+    """One solution's score in a batched reply."""
+
+    solution_id: Ref
+
+
+class BatchScoreOutput(Frozen):
+    """A batched score: exactly one entry per solution of the task.
+
+    Validated with the context ``{"solution_ids": [...]}`` (the caller's), a reply that leaves a
+    solution out, scores one twice or names another is a schema violation, so the model is
+    shown the error and asked again (`hivemind_lab.llm.structured`) rather than a solution
+    silently going without its score."""
+
+    scores: Annotated[list[SolutionScore], Field(min_length=1, max_length=MAX_SCORED)]
+
+    @model_validator(mode="after")
+    def _each_once(self, info: ValidationInfo) -> BatchScoreOutput:
+        if isinstance(info.context, dict) and "solution_ids" in info.context:
+            wanted = list(info.context["solution_ids"])
+            got = [s.solution_id for s in self.scores]
+            if sorted(got) != sorted(wanted):
+                missing = [i for i in wanted if i not in got]
+                extra = sorted({i for i in got if i not in wanted or got.count(i) > 1})
+                raise ValueError(
+                    "score each solution of the task exactly once by its solution_id"
+                    + (f"; missing: {', '.join(missing)}" if missing else "")
+                    + (f"; unknown or repeated: {', '.join(extra)}" if extra else "")
+                )
+        return self
 
 
 class ClusterMember(Frozen):
@@ -605,6 +674,22 @@ class IntakeOutput(Frozen):
 
 
 AgentTask = Annotated[
-    ProposeTask | CritiqueTask | BatchCritiqueTask | ReviseTask | ScoreTask | SynthesizeTask,
+    ProposeTask
+    | CritiqueTask
+    | BatchCritiqueTask
+    | ReviseTask
+    | ScoreTask
+    | BatchScoreTask
+    | SynthesizeTask,
     Field(discriminator="task"),
 ]
+
+
+def validation_context(task: DecisionContext) -> dict[str, Any] | None:
+    """What a reply to ``task`` is validated against beyond its schema: an exclusive
+    decision's one-of rule (`ProposalOutput`), a batched score's solution ids
+    (`BatchScoreOutput`)."""
+    context: dict[str, Any] = {"exclusive": True} if task.exclusive else {}
+    if isinstance(task, BatchScoreTask):
+        context["solution_ids"] = [item.solution_id for item in task.solutions]
+    return context or None

@@ -25,6 +25,8 @@ from hivemind_lab.agents.schemas import (
     MAX_POINTS,
     BatchCritiqueOutput,
     BatchCritiqueTask,
+    BatchScoreOutput,
+    BatchScoreTask,
     CritiqueOutput,
     CritiquePoint,
     CritiqueTask,
@@ -39,6 +41,7 @@ from hivemind_lab.agents.schemas import (
     ScoreOutput,
     ScoreTask,
     ScoreValue,
+    SolutionScore,
     Stance,
     SynthesizeTask,
     TargetCritique,
@@ -189,6 +192,24 @@ def score(task: ScoreTask, rng: random.Random) -> ScoreOutput:
     )
 
 
+def score_batch(task: BatchScoreTask, seed: int | None) -> BatchScoreOutput:
+    """Per solution, exactly the score the same agent gives it in a call of its own (its own
+    passages), as `critique_batch` does for critiques."""
+    by_id = {e.id: e for e in task.evidence}
+    scores = []
+    for item in task.solutions:
+        single = ScoreTask(
+            **task.model_dump(include=set(DecisionContext.model_fields)),
+            constraint=task.constraint,
+            solution_id=item.solution_id,
+            solution=item.solution,
+            evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
+        )
+        one = score(single, task_rng(single, seed))
+        scores.append(SolutionScore(solution_id=item.solution_id, **dict(one)))
+    return BatchScoreOutput(scores=scores)
+
+
 def synthesize(task: SynthesizeTask, rng: random.Random) -> RationaleOutput:
     """Placeholder texts and the members' own citations."""
     cited = list(dict.fromkeys(c for m in task.members for c in m.citations))
@@ -213,6 +234,8 @@ def answer(task: Task, seed: int | None) -> BaseModel:
         return revise(task, rng)
     if isinstance(task, SynthesizeTask):
         return synthesize(task, rng)
+    if isinstance(task, BatchScoreTask):
+        return score_batch(task, seed)
     return score(task, rng)
 
 

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hivemind_lab.agents.schemas import (
+    MAX_SCORED,
     MAX_TARGETS,
     BatchCritiqueOutput,
+    BatchScoreOutput,
     CritiqueOutput,
     ProposalOutput,
     RationaleOutput,
@@ -48,7 +50,9 @@ class UsageSummary(Frozen):
         return self.prompt_tokens - self.cached_prompt_tokens
 
 
-CallKind = Literal["propose", "critique", "critique_batch", "revise", "score", "synthesize"]
+CallKind = Literal[
+    "propose", "critique", "critique_batch", "revise", "score", "score_batch", "synthesize"
+]
 
 KIND_OF_FORMAT: dict[str, CallKind] = {
     ProposalOutput.__name__: "propose",
@@ -56,6 +60,7 @@ KIND_OF_FORMAT: dict[str, CallKind] = {
     BatchCritiqueOutput.__name__: "critique_batch",
     RevisionOutput.__name__: "revise",
     ScoreOutput.__name__: "score",
+    BatchScoreOutput.__name__: "score_batch",
     RationaleOutput.__name__: "synthesize",
 }
 """The kind of agent call a request is, read from its response format's name (the meter sees
@@ -70,6 +75,7 @@ class CallPlan:
     n_constraints: int
     max_rounds: int
     critique_mode: Literal["pairwise", "batched"] = "pairwise"
+    score_mode: Literal["per_solution", "batched"] = "per_solution"
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,12 @@ def calls_left(
         critique = "critique_batch"
         per_round = n * (-(-peers // MAX_TARGETS) if peers else 0)  # <= MAX_TARGETS a reply
     clusters = n if distinct is None else min(distinct, n)
-    end: dict[CallKind, int] = {"score": plan.n_constraints * n, "synthesize": clusters}
+    scores: dict[CallKind, int] = (
+        {"score": plan.n_constraints * n}
+        if plan.score_mode == "per_solution"
+        else {"score_batch": plan.n_constraints * -(-n // MAX_SCORED)}  # <= MAX_SCORED a call
+    )
+    end: dict[CallKind, int] = {**scores, "synthesize": clusters}
     rounds = max(plan.max_rounds - round, 0)
     if phase == "done":
         return {}
@@ -144,12 +155,13 @@ def planned_calls(
     *,
     max_rounds: int,
     critique_mode: Literal["pairwise", "batched"] = "pairwise",
+    score_mode: Literal["per_solution", "batched"] = "per_solution",
 ) -> int:
     """The calls of one generation that runs every round: proposals, each round's critiques
     and revisions, every constraint agent scoring every solution, one rationale per cluster
     (at most one per agent). An estimate for a progress display: a run that converges early
     makes fewer, a regeneration more."""
-    plan = CallPlan(n_agents, n_constraints, max_rounds, critique_mode)
+    plan = CallPlan(n_agents, n_constraints, max_rounds, critique_mode, score_mode)
     return sum(calls_left(plan, "generate", 0).values())
 
 

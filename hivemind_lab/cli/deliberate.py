@@ -108,6 +108,14 @@ def deliberate(
             show_default="batched for openai and local, pairwise for offline and test",
         ),
     ] = None,
+    score_mode: Annotated[
+        str | None,
+        typer.Option(
+            help="per_solution (a call per constraint agent and solution) or batched (a call "
+            "per constraint agent for the set).",
+            show_default="batched for openai and local, per_solution for offline and test",
+        ),
+    ] = None,
     exclusive: Annotated[
         bool | None,
         typer.Option(
@@ -244,7 +252,7 @@ def deliberate(
                     else similarity,
                     severity=base.severity if severity is None else severity,
                 )
-                from hivemind_lab.llm.endpoint import default_critique_mode
+                from hivemind_lab.llm.endpoint import default_critique_mode, default_score_mode
 
                 # The sliders and limits are checked before the problem is read: reading loads the
                 # rule reader (~0.4 s), and a bad value is answered in well under a second.
@@ -254,6 +262,7 @@ def deliberate(
                     "density": density,
                     "profile": profile,
                     "critique_mode": critique_mode or default_critique_mode(backend),
+                    "score_mode": score_mode or default_score_mode(backend),
                 }
                 request_for(prob, decision=Decision(reader_version="unread"), **sliders)
                 limits = build(
@@ -371,6 +380,7 @@ def deliberate(
                     len(known.constraint_agents),
                     max_rounds=limits.max_rounds,
                     critique_mode=request.critique_mode,
+                    score_mode=request.score_mode,
                 )
             )
             bar.update(task_id, total=estimate.total)

@@ -42,6 +42,10 @@ def rescore(
             help="Continue the deliberation when the final set is newly vetoed.",
         ),
     ] = False,
+    score_mode: Annotated[
+        str | None,
+        typer.Option(help="per_solution or batched scoring calls.", show_default="the run's"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Re-judge a finished run's solution sets against updated constraint knowledge.
@@ -73,6 +77,7 @@ def rescore(
                 model=chat,
                 profile=chosen,
                 severity=severity,
+                score_mode=score_mode,
                 regenerate=regenerate,
             )
     except HivemindError as exc:

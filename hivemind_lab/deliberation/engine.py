@@ -23,7 +23,7 @@ from hivemind_lab.agents.schemas import DecisionContext, SolutionView
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.deliberation.state import Progress, ProgressCallback, RunState
 from hivemind_lab.errors import InputError
-from hivemind_lab.inputs import Limits
+from hivemind_lab.inputs import Limits, ScoreMode
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.runs import events
@@ -98,10 +98,11 @@ class Engine:
         *,
         severity: float,
         context: DecisionContext,
+        mode: ScoreMode = "per_solution",
     ) -> practicality.ScoredSet:
         """The practicality network scores a set; every score is audited."""
         scored = await practicality.score_set(
-            self.caller, agents, solutions, severity=severity, context=context
+            self.caller, agents, solutions, severity=severity, context=context, mode=mode
         )
         self.record(*((f"constraint-{x.constraint}", events.Score.of(x)) for x in scored.scored))
         return scored

@@ -11,17 +11,22 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import (
+    MAX_SCORED,
+    BatchScoreOutput,
+    BatchScoreTask,
     DecisionContext,
     Evidence,
+    ScoreItem,
     ScoreOutput,
     ScoreTask,
     SolutionView,
 )
 from hivemind_lab.errors import InputError, did_you_mean
+from hivemind_lab.inputs import ScoreMode
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.problems.model import ConstraintKind
@@ -29,6 +34,7 @@ from hivemind_lab.runs.results import BindingVeto, ConstraintScore, Practicality
 from hivemind_lab.tokens import TokenCounter
 
 EVIDENCE_K = 4
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,16 @@ def apply_binding(
     return Bound(0 if found else score, found)
 
 
+def rotation(items: Sequence[T], k: int) -> list[T]:
+    """``items`` rotated left by ``k``: the k-th constraint agent reads a batch starting at its
+    k-th solution, so a model's leaning on the first (or last) solution it reads falls on a
+    different solution for each agent of the network instead of always on the same one."""
+    if not items:
+        return []
+    r = k % len(items)
+    return [*items[r:], *items[:r]]
+
+
 async def score(
     caller: AgentCaller,
     agents: Sequence[ConstraintAgent],
@@ -286,25 +302,26 @@ async def score(
     *,
     severity: float,
     context: DecisionContext | None = None,
+    mode: ScoreMode = "per_solution",
 ) -> list[ConstraintScore]:
     """Every constraint agent scores every solution 0-100, seeing the client's problem,
-    options and facts but never the theory agents' justifications."""
+    options and facts but never the theory agents' justifications.
+
+    ``batched`` asks each agent once for all the solutions (its evidence for each, shared
+    passages once), each solution judged alone on the absolute rubric and the order rotated per
+    agent (`rotation`); the scores come back in the same order as ``per_solution``'s, and the
+    engine's arithmetic after the model is the same for both.
+    """
     fields = dict(context) if context is not None else {"problem": ""}
     network = [a.constraint for a in agents]
 
-    async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
-        evidence = agent.evidence(view.text())
-        red_flags, mitigations = agent.signals(evidence)
-        task = ScoreTask(
-            **fields,
-            constraint=agent.constraint,
-            solution_id=solution_id,
-            solution=view,
-            evidence=evidence,
-            red_flags=red_flags,
-            mitigations=mitigations,
-        )
-        out = await caller.ask(agent.id, task, ScoreOutput)
+    def scored(
+        agent: ConstraintAgent,
+        solution_id: str,
+        view: SolutionView,
+        out: ScoreOutput,
+        task: DecisionContext,
+    ) -> ConstraintScore:
         bound = apply_binding(
             round(constraint_score(out, severity)),
             out,
@@ -324,6 +341,56 @@ async def score(
             concerns=tuple(out.concerns),
         )
 
+    async def one(agent: ConstraintAgent, solution_id: str, view: SolutionView) -> ConstraintScore:
+        evidence = agent.evidence(view.text())
+        red_flags, mitigations = agent.signals(evidence)
+        task = ScoreTask(
+            **fields,
+            constraint=agent.constraint,
+            solution_id=solution_id,
+            solution=view,
+            evidence=evidence,
+            red_flags=red_flags,
+            mitigations=mitigations,
+        )
+        out = await caller.ask(agent.id, task, ScoreOutput)
+        return scored(agent, solution_id, view, out, task)
+
+    async def many(
+        k: int, agent: ConstraintAgent, group: Sequence[tuple[str, SolutionView]]
+    ) -> list[ConstraintScore]:
+        pool: dict[str, Evidence] = {}
+        items = []
+        for solution_id, view in rotation(group, k):
+            found = agent.evidence(view.text())
+            pool.update({e.id: e for e in found if e.id not in pool})
+            items.append(
+                ScoreItem(
+                    solution_id=solution_id,
+                    solution=view,
+                    evidence_ids=tuple(e.id for e in found),
+                )
+            )
+        evidence = tuple(pool.values())
+        red_flags, mitigations = agent.signals(evidence)
+        task = BatchScoreTask(
+            **fields,
+            constraint=agent.constraint,
+            solutions=tuple(items),
+            evidence=evidence,
+            red_flags=red_flags,
+            mitigations=mitigations,
+        )
+        out = await caller.ask(agent.id, task, BatchScoreOutput)
+        by_id = {s.solution_id: s for s in out.scores}
+        return [scored(agent, sid, view, by_id[sid], task) for sid, view in group]
+
+    if mode == "batched":
+        groups = [solutions[i : i + MAX_SCORED] for i in range(0, len(solutions), MAX_SCORED)]
+        nested = await asyncio.gather(
+            *(many(k, a, g) for k, a in enumerate(agents) for g in groups)
+        )
+        return [s for group in nested for s in group]
     jobs = [one(a, sid, view) for a in agents for sid, view in solutions]
     return list(await asyncio.gather(*jobs))
 
@@ -350,13 +417,14 @@ async def score_set(
     *,
     severity: float,
     context: DecisionContext | None = None,
+    mode: ScoreMode = "per_solution",
 ) -> ScoredSet:
     """Score a solution set, asking once per distinct solution (identical ones share scores)."""
     distinct: dict[tuple[str, tuple[tuple[int, str], ...]], tuple[str, SolutionView]] = {}
     for solution_id, view in solutions:
         distinct.setdefault(_key(view), (solution_id, view))
     scored = await score(
-        caller, agents, list(distinct.values()), severity=severity, context=context
+        caller, agents, list(distinct.values()), severity=severity, context=context, mode=mode
     )
     per_solution = [
         x.model_copy(update={"solution_id": solution_id})

@@ -650,6 +650,24 @@ class RevisionRound:
         return sum(self.movement.values()) / len(self.movement) if self.movement else 0.0
 
 
+def critics_cited(
+    received: Sequence[ReceivedCritique],
+    passages: Mapping[str, Evidence],
+    *,
+    own: frozenset[str],
+) -> tuple[Evidence, ...]:
+    """The passages the critiques cite that the reviser was not shown, each once in citing
+    order: a point rests on them, and a reviser told to rebut "from your evidence" could not
+    read what it was asked to rebut. Citations of facts or of unknown ids add nothing."""
+    cited = dict.fromkeys(
+        p.citation
+        for c in received
+        for p in c.points
+        if p.citation in passages and p.citation not in own
+    )
+    return tuple(passages[pid] for pid in cited if pid is not None)
+
+
 async def revise(
     caller: AgentCaller,
     agents: Sequence[TheoryAgent],
@@ -677,6 +695,9 @@ async def revise(
         a.id: frozenset(e.id for e in a.option_evidence(context.problem, context.options))
         | fact_ids
         for a in agents
+    }
+    passages = {
+        e.id: e for a in agents for e in a.option_evidence(context.problem, context.options)
     }
     weighings: dict[str, Weighing] = {}
     held: dict[str, tuple[int, ...]] = {}
@@ -708,6 +729,7 @@ async def revise(
             must_answer=weighing.must_answer,
             may_weigh=weighing.may_weigh,
             evidence=agent.option_evidence(context.problem, context.options),
+            cited=critics_cited(received, passages, own=shown[agent.id]),
         )
         licensed: Licence | None = None
         for attempt in range(REASKS + 1):

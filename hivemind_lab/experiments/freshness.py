@@ -104,6 +104,7 @@ def _request(path: str, stamp: tuple[int, int], inputs: str) -> DeliberationRequ
         feasibility=given.feasibility,
         density=given.density,
         critique_mode=given.critique_mode,
+        score_mode=given.score_mode,
         profile=given.profile,
     )
 

@@ -32,6 +32,7 @@ class FixedInputs(Frozen):
     feasibility: int = Field(ge=1, le=100)
     density: int = Field(gt=0)
     critique_mode: Literal["pairwise", "batched"] = "pairwise"
+    score_mode: Literal["per_solution", "batched"] = "per_solution"
     profile: str | None = Field(default=None, min_length=1)
     """enterprise, individual or comma-separated constraint names (as ``--profile``); None:
     each problem's own."""
@@ -127,16 +128,20 @@ class ExperimentSpec(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _critique_by_backend(cls, data: object) -> object:
-        """A spec that names no critique mode takes the backend's (batched on a model backend,
-        pairwise offline: `hivemind_lab.llm.endpoint.default_critique_mode`)."""
+        """A spec that names no critique or score mode takes the backend's (batched on a model
+        backend, pairwise and per solution offline: `hivemind_lab.llm.endpoint`)."""
         if not isinstance(data, dict):
             return data
         inputs = data.get("inputs")
-        if isinstance(inputs, dict) and "critique_mode" not in inputs:
-            from hivemind_lab.llm.endpoint import default_critique_mode
+        if isinstance(inputs, dict):
+            from hivemind_lab.llm.endpoint import default_critique_mode, default_score_mode
 
-            mode = default_critique_mode(str(data.get("backend", "offline")))
-            data = {**data, "inputs": {**inputs, "critique_mode": mode}}
+            backend = str(data.get("backend", "offline"))
+            defaults = {
+                "critique_mode": default_critique_mode(backend),
+                "score_mode": default_score_mode(backend),
+            }
+            data = {**data, "inputs": defaults | inputs}
         return data
 
     @property

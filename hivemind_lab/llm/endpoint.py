@@ -91,3 +91,10 @@ def default_critique_mode(backend: str) -> Literal["pairwise", "batched"]:
     per critic a round, N instead of N(N-1)); pairwise on the offline stand-in and the test
     model, whose calls cost nothing and whose calibration figures were measured pairwise."""
     return "batched" if backend in MODEL_BACKENDS else "pairwise"
+
+
+def default_score_mode(backend: str) -> Literal["per_solution", "batched"]:
+    """The score mode a run takes when none is given: batched on a model backend (one call per
+    constraint agent for the set, C instead of C×S); per solution on the offline stand-in and
+    the test model, whose calls cost nothing and whose figures were measured per solution."""
+    return "batched" if backend in MODEL_BACKENDS else "per_solution"

@@ -384,23 +384,38 @@ class _Scored(BaseModel):
     solution_id: str
 
 
-def _score_concerns(call: events.ModelCall) -> tuple[tuple[str, str], tuple[Concern, ...]] | None:
-    """A score call's (constraint, solution id) and the concerns of its last reply.
+class _ScoredBatch(BaseModel):
+    """What a batched score task names: the constraint that judged."""
 
-    The concerns are recorded only in the model's reply (the result keeps the score and the
-    reason), so they are read back from the audit; a reply that does not parse has none."""
+    constraint: str
+
+
+SCORE_CALLS = ("llm.score", "llm.score_batch")
+
+
+def _score_concerns(call: events.ModelCall) -> list[tuple[tuple[str, str], tuple[Concern, ...]]]:
+    """A score call's (constraint, solution id) and the concerns of its last reply; a batched
+    score call's, for each solution it judged.
+
+    Runs recorded before the result kept the concerns have them only in the model's reply, so
+    they are read back from the audit; a reply that does not parse has none."""
     from hivemind_lab.agents.prompts import split_task_block
-    from hivemind_lab.agents.schemas import ScoreOutput
+    from hivemind_lab.agents.schemas import BatchScoreOutput, ScoreOutput
 
     block = split_task_block(str(call.prompt[-1].get("content", ""))) if call.prompt else None
     if block is None or not call.responses:
-        return None
+        return []
+    content = str(call.responses[-1].get("content", ""))
     try:
+        if call.kind == "llm.score_batch":
+            batch = _ScoredBatch.model_validate_json(block.data)
+            output = BatchScoreOutput.model_validate_json(content)
+            return [((batch.constraint, s.solution_id), tuple(s.concerns)) for s in output.scores]
         task = _Scored.model_validate_json(block.data)
-        output = ScoreOutput.model_validate_json(str(call.responses[-1].get("content", "")))
+        single = ScoreOutput.model_validate_json(content)
     except ValidationError:
-        return None
-    return (task.constraint, task.solution_id), tuple(output.concerns)
+        return []
+    return [((task.constraint, task.solution_id), tuple(single.concerns))]
 
 
 def _standing(call: events.ModelCall) -> tuple[frozenset[str], tuple[Objection, ...]] | None:
@@ -439,10 +454,8 @@ def gather(run_dir: str | Path) -> RunEvidence:
             evidence.solutions[event.id] = event.solution
         elif isinstance(event, events.CritiqueGiven):
             evidence.critiques.append(event.critique)
-        elif isinstance(event, events.ModelCall) and event.kind == "llm.score":
-            found = _score_concerns(event)
-            if found is not None:
-                evidence.concerns[found[0]] = found[1]
+        elif isinstance(event, events.ModelCall) and event.kind in SCORE_CALLS:
+            evidence.concerns.update(_score_concerns(event))
         elif isinstance(event, events.ModelCall) and event.kind == "llm.synthesize":
             cluster = _standing(event)
             if cluster is not None:  # a resumed run's last synthesis is the one that counts

@@ -41,7 +41,11 @@ OutcomeFilter = Literal["all", "cleared", "vetoed"]
 SetOutcome = Literal["cleared", "vetoed", "unjudged"]
 """What the practicality network made of the solution set a call belongs to (``unjudged``: the
 generation ended before scoring, e.g. abstention or a spent budget)."""
-_TASK_ROLES: dict[str, Role] = {"score": "practicality", "synthesize": "monitor"}
+_TASK_ROLES: dict[str, Role] = {
+    "score": "practicality",
+    "score_batch": "practicality",
+    "synthesize": "monitor",
+}
 PROBLEM_REDACTED = "[client problem redacted]"
 CLIENT_TEXT_REDACTED = "[client text redacted]"
 SHARED_WORDS = 6

@@ -20,12 +20,13 @@ from pydantic import BaseModel
 from hivemind_lab.agents.policy import identity
 from hivemind_lab.agents.policy.critique import critique, critique_batch
 from hivemind_lab.agents.policy.monitor import synthesize
-from hivemind_lab.agents.policy.practicality import score
+from hivemind_lab.agents.policy.practicality import score, score_batch
 from hivemind_lab.agents.policy.theory import propose, revise
 from hivemind_lab.agents.prompts import parse_task
 from hivemind_lab.agents.schemas import (
     WIRE,
     BatchCritiqueTask,
+    BatchScoreTask,
     CritiqueTask,
     ProposeTask,
     ReviseTask,
@@ -44,6 +45,7 @@ __all__ = [
     "propose",
     "revise",
     "score",
+    "score_batch",
     "synthesize",
 ]
 
@@ -76,6 +78,8 @@ class OfflineAgentModel:
             return revise(task)
         if isinstance(task, SynthesizeTask):
             return synthesize(task)
+        if isinstance(task, BatchScoreTask):
+            return score_batch(task)
         return score(task)
 
     def count_prompt(self, request: ChatRequest) -> int:

@@ -19,7 +19,15 @@ from collections.abc import Sequence
 from hivemind_lab.agents.policy.binding import bind_score
 from hivemind_lab.agents.policy.phrasing import MAX_TEXT, fit_text
 from hivemind_lab.agents.policy.reading import commitment, polarity
-from hivemind_lab.agents.schemas import Concern, ScoreOutput, ScoreTask
+from hivemind_lab.agents.schemas import (
+    BatchScoreOutput,
+    BatchScoreTask,
+    Concern,
+    DecisionContext,
+    ScoreOutput,
+    ScoreTask,
+    SolutionScore,
+)
 from hivemind_lab.problems.decision import Fact, fact_snippet
 from hivemind_lab.text import overlap, stems, term_set, word_stems
 
@@ -163,3 +171,23 @@ def score(task: ScoreTask) -> ScoreOutput:
         {"score": anchor, "reason": reason, "flags": flags[:6], "concerns": concerns}
     )
     return bind_score(task, out)
+
+
+def score_batch(task: BatchScoreTask) -> BatchScoreOutput:
+    """Each solution of a batch scored exactly as `score` scores it alone, from the passages
+    retrieved for it (a batch is a way of calling, not a new judgement)."""
+    by_id = {e.id: e for e in task.evidence}
+    shared = task.model_dump(include=set(DecisionContext.model_fields))
+    scores = []
+    for item in task.solutions:
+        single = ScoreTask(
+            **shared,
+            constraint=task.constraint,
+            solution_id=item.solution_id,
+            solution=item.solution,
+            evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
+            red_flags=task.red_flags,
+            mitigations=task.mitigations,
+        )
+        scores.append(SolutionScore(solution_id=item.solution_id, **dict(score(single))))
+    return BatchScoreOutput(scores=scores)

@@ -271,6 +271,7 @@ class BaselineStrategy:
                 [(s.id, s.view()) for s in finalists],
                 severity=cal.severity,
                 context=request.context(),
+                mode=request.score_mode,
             )
             verdict = practicality.judge(
                 scored.per_solution,

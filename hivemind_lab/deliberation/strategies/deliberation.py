@@ -185,6 +185,7 @@ class DeliberationStrategy:
             [(sol.id, sol.view()) for sol in solutions],
             severity=self.calibrations.severity,
             context=self.context,
+            mode=self.request.score_mode,
         )
         verdict = practicality.judge(
             scored.per_solution,

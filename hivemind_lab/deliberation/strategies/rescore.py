@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from hivemind_lab.agents.schemas import DecisionContext
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.deliberation.engine import Engine
+from hivemind_lab.inputs import ScoreMode
 from hivemind_lab.runs import events
 from hivemind_lab.runs.rescore import SetRescore, SolutionRescore, compare, outcome
 from hivemind_lab.runs.results import DeliberationResult, PracticalityVerdict, Solution
@@ -35,6 +36,7 @@ class RescoreStrategy:
     agents: tuple[practicality.ConstraintAgent, ...]
     severity: float
     feasibility: int
+    mode: ScoreMode
     context: DecisionContext
     original: DeliberationResult
     start: events.RescoreStart
@@ -54,6 +56,7 @@ class RescoreStrategy:
                 [(i, self.solutions[i].view()) for i in ids],
                 severity=self.severity,
                 context=self.context,
+                mode=self.mode,
             )
             after = practicality.judge(
                 scored.per_solution,
