@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -25,6 +25,7 @@ from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.models import Frozen
 
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
+    from hivemind_lab.agents.roster import RosterEntry
     from hivemind_lab.llm.endpoint import EndpointSettings, Prices
     from hivemind_lab.llm.local import LocalEndpoint, LocalServer
     from hivemind_lab.llm.ratelimit import RateGate
@@ -160,3 +161,52 @@ def open_model(
         yield make_model(
             choice, endpoint=server.endpoint, env=env, settings=settings, prices=prices
         )
+
+
+@contextmanager
+def open_models(
+    assignment: Mapping[str, RosterEntry],
+    default: BackendChoice,
+    *,
+    concurrency: int,
+    env: Mapping[str, str] | None = None,
+    settings: EndpointSettings | None = None,
+    prices: Prices | None = None,
+) -> Iterator[dict[str, ChatModel]]:
+    """A roster's models for the block, by agent id (``assignment``: `Roster.assign`'s).
+
+    One chat model per distinct entry, whichever agents share it; one llama-server per
+    distinct local model file (``concurrency`` slots each), stopped by its PID afterwards.
+    An entry's key variable and prices replace the run's for its endpoint only; its context
+    size and latency are the run's (``default``).
+    """
+    from hivemind_lab.llm.endpoint import Prices as EnvPrices
+
+    env = os.environ if env is None else env
+    base_prices = prices or EnvPrices.from_env(env)
+    with ExitStack() as stack:
+        made: dict[str, ChatModel] = {}
+        servers: dict[Path, LocalEndpoint] = {}
+        out: dict[str, ChatModel] = {}
+        for agent, entry in assignment.items():
+            key = entry.model_dump_json()  # equal entries written twice are one model
+            if key not in made:
+                choice = entry.choice(default)
+                endpoint = None
+                if choice.backend == "local":
+                    from hivemind_lab.llm.local import resolve_model_file
+
+                    model_file = resolve_model_file(choice.model_file, env)
+                    if model_file not in servers:
+                        server = local_server(choice, slots=concurrency, env=env)
+                        servers[model_file] = stack.enter_context(server).endpoint
+                    endpoint = servers[model_file]
+                made[key] = make_model(
+                    choice,
+                    endpoint=endpoint,
+                    env=entry.environment(env),
+                    settings=settings,
+                    prices=base_prices.model_copy(update=entry.prices),
+                )
+            out[agent] = made[key]
+        yield out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -23,7 +23,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.errors import HivemindError
-from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.base import ChatModel, ChatResponse, model_name
 from hivemind_lab.llm.structured import complete_structured
 from hivemind_lab.models import Event
 
@@ -52,16 +52,38 @@ class BudgetExhausted(HivemindError):
     """The run's token or cost budget is spent."""
 
 
+def added(usage: UsageSummary, responses: Sequence[ChatResponse]) -> UsageSummary:
+    """``usage`` with the calls of ``responses`` counted in."""
+    u = usage
+    for response in responses:
+        hit = int(response.cached)
+        u = UsageSummary(
+            calls=u.calls + 1,
+            model_calls=u.model_calls + 1 - hit,
+            cache_hits=u.cache_hits + hit,
+            prompt_tokens=u.prompt_tokens + response.usage.prompt_tokens,
+            cached_prompt_tokens=u.cached_prompt_tokens + response.usage.cached_prompt_tokens,
+            completion_tokens=u.completion_tokens + response.usage.completion_tokens,
+            tokens=u.tokens + response.usage.total_tokens,
+            cost_usd=round(u.cost_usd + response.usage.cost_usd, 10),
+        )
+    return u
+
+
 class AgentCaller:
     """Calls the model for agent tasks, at most ``concurrency`` at once.
 
     Every request and reply is written to the audit log (when given) and counted in `usage`.
+    An agent named in ``models`` (a roster's) is answered by its own model, and its calls are
+    also counted in that model's line of `usage_by_model`; every other agent by ``model``.
     """
 
     def __init__(
         self,
         model: ChatModel,
         *,
+        models: Mapping[str, ChatModel] | None = None,
+        usage_by_model: Mapping[str, UsageSummary] | None = None,
         audit: AuditSink | None = None,
         seed: int = 0,
         concurrency: int = 16,
@@ -71,6 +93,10 @@ class AgentCaller:
         batch_audit: bool = False,
     ) -> None:
         self.model = model
+        self.models = dict(models or {})
+        """The model of each agent a roster names (by agent id); empty: ``model`` for all."""
+        self.usage_by_model = dict(usage_by_model or {})
+        """With a roster: what each model's calls consumed, by `model_name`."""
         self.batch_audit = batch_audit
         """Hold call records until `flush` (one fsync per phase) instead of one per call."""
         self._pending: list[tuple[str, Event]] = []
@@ -102,33 +128,26 @@ class AgentCaller:
         request = render(task, seed=self.seed if seed is None else seed).model_copy(
             update={"affinity": actor}
         )
+        model = self.model_for(actor)
         async with self._semaphore:
             self._check_budget()
             result = await complete_structured(
-                self.model,
+                model,
                 request,
                 output_type,
                 context=validation_context(task),
             )
-        u = self.usage
-        for response in result.responses:
-            hit = int(response.cached)
-            u = UsageSummary(
-                calls=u.calls + 1,
-                model_calls=u.model_calls + 1 - hit,
-                cache_hits=u.cache_hits + hit,
-                prompt_tokens=u.prompt_tokens + response.usage.prompt_tokens,
-                cached_prompt_tokens=u.cached_prompt_tokens + response.usage.cached_prompt_tokens,
-                completion_tokens=u.completion_tokens + response.usage.completion_tokens,
-                tokens=u.tokens + response.usage.total_tokens,
-                cost_usd=round(u.cost_usd + response.usage.cost_usd, 10),
+        self.usage = added(self.usage, result.responses)
+        if self.models:
+            name = model_name(model)
+            self.usage_by_model[name] = added(
+                self.usage_by_model.get(name, UsageSummary()), result.responses
             )
-        self.usage = u
         if self.audit is not None:
             call = ModelCall(
                 kind=f"llm.{task.task}",  # type: ignore[arg-type]  # each task's kind is one
-                backend=self.model.backend,
-                model=self.model.model,
+                backend=model.backend,
+                model=model.model,
                 prompt=[m.model_dump() for m in request.messages],
                 responses=[
                     {"content": r.content, "usage": r.usage.model_dump(), "cached": r.cached}
@@ -139,6 +158,10 @@ class AgentCaller:
             if not self.batch_audit or time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
                 self.flush()
         return result.value
+
+    def model_for(self, actor: str) -> ChatModel:
+        """The model that answers ``actor``: its roster entry's, else the run's."""
+        return self.models.get(actor, self.model)
 
     def flush(self) -> None:
         """Write the held call records to the audit log under one fsync."""

@@ -279,8 +279,16 @@ class CallMeter:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Forward one call, then count it."""
+        return await self.count(self.inner, request)
+
+    def over(self, inner: ChatModel) -> ChatModel:
+        """``inner``, its calls counted by this meter (a roster's models, one progress line)."""
+        return _Counted(inner, self)
+
+    async def count(self, inner: ChatModel, request: ChatRequest) -> ChatResponse:
+        """Forward one call to ``inner``, then count it."""
         self.estimate.began()
-        response = await self.inner.complete(request)
+        response = await inner.complete(request)
         self.calls += 1
         self.usage = self.usage + response.usage
         self.estimate.finished(CallRecord.of(request, response.usage))
@@ -291,3 +299,16 @@ class CallMeter:
         """Tokens the endpoint read or generated per second since the first call began
         (prompt tokens reused from its cache left out)."""
         return self.estimate.tokens_per_second()
+
+
+class _Counted:
+    """A model whose calls a `CallMeter` counts (`CallMeter.over`)."""
+
+    def __init__(self, inner: ChatModel, meter: CallMeter) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.model = inner.model
+        self._meter = meter
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await self._meter.count(self.inner, request)

@@ -145,6 +145,17 @@ def deliberate(
     input_usd_per_mtok: InputPrice = None,
     output_usd_per_mtok: OutputPrice = None,
     plan: PlanFlag = False,
+    agent_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-model",
+            help="A model for a role or one agent, ROLE=BACKEND[:MODEL][@BASE_URL][,key=VAR]"
+            "[,input=USD][,output=USD] (ROLE: theory, practicality, monitor or an agent id "
+            "such as theory-03; a role given several takes them round-robin). Repeat for each; "
+            "replaces the problem file's [roster] for what it names.",
+            show_default="--backend's model for every agent",
+        ),
+    ] = None,
     model_file: Annotated[
         Path | None,
         typer.Option(
@@ -224,6 +235,7 @@ def deliberate(
                 seed = manifest.seed
                 kb, practicality_kb = Path(manifest.knowledge_base), Path(manifest.practicality_kb)
                 backend = manifest.backend
+                roster = manifest.roster
                 model = manifest.model if backend == "openai" else None
                 started_with = manifest.model_info.get("model_path")
                 if backend == "local" and model_file is None and started_with:
@@ -237,6 +249,10 @@ def deliberate(
                         allowed="a .toml, .txt or .md problem file, or its text",
                     )
                 prob = resolve_problem(problem)
+                from hivemind_lab.agents.roster import Roster, roster_from_flags
+
+                given = (prob.roster or Roster()).over(roster_from_flags(agent_model or ()))
+                roster = None if given.empty else given
                 if preset not in PRESETS:
                     raise InputError(
                         "preset",
@@ -261,8 +277,9 @@ def deliberate(
                     "feasibility": feasibility,
                     "density": density,
                     "profile": profile,
-                    "critique_mode": critique_mode or default_critique_mode(backend),
-                    "score_mode": score_mode or default_score_mode(backend),
+                    "critique_mode": critique_mode
+                    or default_critique_mode(_spending(backend, roster)),
+                    "score_mode": score_mode or default_score_mode(_spending(backend, roster)),
                 }
                 request_for(prob, decision=Decision(reader_version="unread"), **sliders)
                 limits = build(
@@ -322,7 +339,7 @@ def deliberate(
         if plan:
             _print_plan(request, limits, kb, practicality_kb, seed=seed, cost=cost)
             return
-        from hivemind_lab.agents.backends import open_model
+        from hivemind_lab.agents.backends import open_model, open_models
         from hivemind_lab.agents.usage import CallMeter, CallPlan, ProgressEstimate, format_left
         from hivemind_lab.deliberation import Progress as RunProgress
         from hivemind_lab.deliberation import deliberate as run_deliberation
@@ -395,22 +412,47 @@ def deliberate(
             from hivemind_lab.agents.plan import plan_run
 
             planned = plan_run(request, limits, known, prices=cost)
-            with open_model(
-                choice, concurrency=limits.concurrency, settings=settings, prices=cost
-            ) as chat:
-                served = getattr(chat, "server", None)
-                if served is not None:
+            # A roster's agents by id (round-robin over each role), checked before any server
+            # starts; the agents it does not name speak through --backend's model.
+            assignment = (
+                roster.assign(
+                    (a.id for a in known.theory_agents), (a.id for a in known.constraint_agents)
+                )
+                if roster is not None
+                else {}
+            )
+            with (
+                open_model(
+                    choice, concurrency=limits.concurrency, settings=settings, prices=cost
+                ) as chat,
+                open_models(
+                    assignment,
+                    choice,
+                    concurrency=limits.concurrency,
+                    settings=settings,
+                    prices=cost,
+                ) as models,
+            ):
+                for served in {
+                    id(s): s
+                    for m in (chat, *models.values())
+                    if (s := getattr(m, "server", None)) is not None
+                }.values():
                     err_console.print(
                         f"local model {served.info.model_file} on llama-server "
                         f"{served.base_url} (pid {served.pid})",
                         highlight=False,
                         soft_wrap=True,
                     )
+                meter = CallMeter(chat, on_call, estimate)
+                counted = {id(m): meter.over(m) for m in models.values()}
                 result = run_deliberation(
                     request,
                     cal,
                     limits,
-                    model=CallMeter(chat, on_call, estimate),
+                    model=meter,
+                    models={agent: counted[id(m)] for agent, m in models.items()},
+                    roster=roster,
                     run_dir=run_dir,
                     seed=seed,
                     knowledge_base=kb,
@@ -453,6 +495,17 @@ def deliberate(
             highlight=False,
         )
         console.print(f"report: {report} (and report.md)")
+
+
+def _spending(backend: str, roster: Any) -> str:
+    """The backend whose calls cost most among the run's and its roster's: a roster of hosted
+    theory agents over an offline default critiques and scores as a model backend does."""
+    from hivemind_lab.llm.endpoint import MODEL_BACKENDS
+
+    if backend in MODEL_BACKENDS or roster is None:
+        return backend
+    named = sorted({e.backend for e in roster.entries()} & MODEL_BACKENDS)
+    return named[0] if named else backend
 
 
 def _print_plan(

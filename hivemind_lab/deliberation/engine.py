@@ -14,21 +14,22 @@ with `asyncrun.run_sync`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, SolutionView
+from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.deliberation.state import Progress, ProgressCallback, RunState
 from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Limits, ScoreMode
-from hivemind_lab.llm.base import ChatModel
+from hivemind_lab.llm.base import ChatModel, model_name
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import AuditLog
-from hivemind_lab.runs.results import DeliberationResult
+from hivemind_lab.runs.results import DeliberationResult, ModelShare
 from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 
 R = TypeVar("R", covariant=True)
@@ -50,6 +51,8 @@ class Engine:
     Args:
         run_dir: the run directory (created if missing).
         model: the chat model agents speak through (wrapped in the run's own response cache).
+        models: with a roster, every agent's model by agent id (each wrapped in the same cache,
+            whose keys name the model); None: ``model`` for every agent.
         seed: the run's seed.
         limits: concurrency, and the token and cost budgets when ``spend_limits``.
         spend_limits: whether `Limits.max_tokens` and `Limits.max_cost_usd` bind the caller
@@ -62,6 +65,7 @@ class Engine:
         run_dir: str | Path,
         *,
         model: ChatModel,
+        models: Mapping[str, ChatModel] | None = None,
         seed: int,
         limits: Limits,
         spend_limits: bool = True,
@@ -74,8 +78,11 @@ class Engine:
         self.audit = AuditLog(self.files.audit_path, anchor_every=0)
         self.cache = ResponseCache(self.files.cache_path, commit_interval=0.5)  # run-private
         self.state = self._load_state()
+        cached = {id(m): CachingChatModel(m, self.cache) for m in (model, *(models or {}).values())}
         self.caller = AgentCaller(
-            CachingChatModel(model, self.cache),
+            cached[id(model)],
+            models={agent: cached[id(m)] for agent, m in (models or {}).items()},
+            usage_by_model=self.state.usage_by_model,
             audit=self.audit,
             seed=seed,
             concurrency=limits.concurrency,
@@ -123,6 +130,7 @@ class Engine:
         state = state.model_copy(
             update={
                 "usage": self.caller.usage,
+                "usage_by_model": self.caller.usage_by_model,
                 "elapsed_s": round(self.state.elapsed_s + time.perf_counter() - started, 6),
             }
         )
@@ -157,10 +165,30 @@ class Engine:
             ("engine", events.Result(status=result.status, conclusions=len(result.conclusions)))
         )
         result = result.model_copy(
-            update={"audit_head": self.audit.head, "audit_records": self.audit.count}
+            update={
+                "audit_head": self.audit.head,
+                "audit_records": self.audit.count,
+                "models": self.model_shares(),
+            }
         )
         self.files.write_result(result)
         return result
+
+    def model_shares(self) -> tuple[ModelShare, ...]:
+        """With a roster, each model: the agents it answered for and what its calls consumed
+        (empty without one: the manifest's one model answered for all)."""
+        agents: dict[str, list[str]] = {}
+        for agent, m in sorted(self.caller.models.items()):
+            agents.setdefault(model_name(m), []).append(agent)
+        used = self.caller.usage_by_model
+        return tuple(
+            ModelShare(
+                model=name,
+                agents=tuple(agents.get(name, ())),
+                usage=used.get(name, UsageSummary()),
+            )
+            for name in sorted({*agents, *used})
+        )
 
     def close(self) -> None:
         self.caller.flush()

@@ -10,10 +10,12 @@ bound to its run directory: `run_manifest` is the one async core, `deliberate` i
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from hivemind_lab.agents import prompts
+from hivemind_lab.agents.roster import Roster
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality, rules, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
@@ -29,6 +31,7 @@ from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.base import ChatModel, layers
 from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import (
+    AgentModel,
     Budget,
     EmbedderInfo,
     ExperimentInfo,
@@ -104,12 +107,33 @@ def model_info(model: ChatModel) -> dict[str, Any]:
     return {}
 
 
+def agent_ids(knowledge: Knowledge) -> tuple[str, ...]:
+    """Every agent of a run: the theory agents, the constraint agents and the monitor."""
+    return (
+        *(a.id for a in knowledge.theory_agents),
+        *(a.id for a in knowledge.constraint_agents),
+        "monitor",
+    )
+
+
+def every_agent(
+    model: ChatModel, models: Mapping[str, ChatModel] | None, knowledge: Knowledge
+) -> dict[str, ChatModel] | None:
+    """With a roster's models, every agent's (the run's ``model`` for those it does not
+    name); None without one."""
+    if not models:
+        return None
+    return {agent: models.get(agent, model) for agent in agent_ids(knowledge)}
+
+
 def build_manifest(
     request: DeliberationRequest,
     calibrations: Calibrations,
     limits: Limits,
     *,
     model: ChatModel,
+    models: Mapping[str, ChatModel] | None = None,
+    roster: Roster | None = None,
     seed: int,
     knowledge: Knowledge,
     knowledge_base: str | Path,
@@ -119,8 +143,15 @@ def build_manifest(
     experiment: ExperimentInfo | None = None,
     budget: Budget | None = None,
 ) -> RunManifest:
-    """Everything needed to understand and rebuild the run."""
+    """Everything needed to understand and rebuild the run (with a roster: the roster as given
+    and every agent's model as met)."""
+    everyone = every_agent(model, models, knowledge) or {}
     return RunManifest(
+        roster=roster if everyone else None,
+        agent_models={
+            agent: AgentModel(backend=m.backend, model=m.model, model_info=model_info(m))
+            for agent, m in everyone.items()
+        },
         created_at=utc_now(),
         strategy=strategy,
         decision=request.decision,
@@ -175,6 +206,7 @@ async def run_manifest(
     run_dir: str | Path,
     *,
     model: ChatModel,
+    models: Mapping[str, ChatModel] | None = None,
     resume: bool = False,
     on_progress: ProgressCallback | None = None,
     knowledge: Knowledge | None = None,
@@ -184,7 +216,8 @@ async def run_manifest(
     Starting a run, a sweep point, resuming a killed run (CLI ``--resume``) and replaying a
     finished one all come here. A new run writes the manifest first, so a crash at any later
     point leaves a resumable run: a deliberation continues from its last checkpoint, a baseline
-    (no phases worth keeping) restarts whole.
+    (no phases worth keeping) restarts whole. ``models`` are a roster's, by agent id (the
+    agents it does not name speak through ``model``).
     """
     run = RunDir(run_dir)
     check_run_dir(run.path, resume=resume)
@@ -212,6 +245,7 @@ async def run_manifest(
     engine = Engine(
         run.path,
         model=model,
+        models=every_agent(model, models, knowledge),
         seed=manifest.seed,
         limits=manifest.limits,
         spend_limits=deliberating,
@@ -259,6 +293,8 @@ def new_run(
     limits: Limits | None = None,
     *,
     model: ChatModel,
+    models: Mapping[str, ChatModel] | None = None,
+    roster: Roster | None = None,
     seed: int = 0,
     knowledge_base: str | Path = KNOWLEDGE,
     practicality_kb: str | Path = PRACTICALITY,
@@ -279,6 +315,8 @@ def new_run(
         calibrations,
         limits,
         model=model,
+        models=models,
+        roster=roster,
         seed=seed,
         knowledge=knowledge,
         knowledge_base=knowledge_base,
@@ -295,6 +333,8 @@ def deliberate(
     limits: Limits | None = None,
     *,
     model: ChatModel,
+    models: Mapping[str, ChatModel] | None = None,
+    roster: Roster | None = None,
     run_dir: str | Path,
     seed: int = 0,
     knowledge_base: str | Path = KNOWLEDGE,
@@ -313,6 +353,9 @@ def deliberate(
         calibrations: stubbornness, similarity threshold and severity.
         limits: rounds, regenerations, budgets and concurrency.
         model: the ChatModel agents speak through (e.g. `OfflineAgentModel()`).
+        models: a roster's models by agent id (`agents.backends.open_models`); the agents it
+            does not name speak through ``model``.
+        roster: the roster those models were opened from (recorded in the manifest).
         run_dir: where the run's artifacts go (new or empty, unless ``resume=True``).
         seed: the run's seed (slicing, sampling).
         knowledge_base: the theory knowledge folder (default: the sample).
@@ -333,6 +376,8 @@ def deliberate(
             calibrations,
             limits,
             model=model,
+            models=models,
+            roster=roster,
             seed=seed,
             knowledge_base=knowledge_base,
             practicality_kb=practicality_kb,
@@ -344,6 +389,7 @@ def deliberate(
             manifest,
             run_dir,
             model=model,
+            models=models,
             resume=resume,
             on_progress=on_progress,
             knowledge=knowledge,

@@ -52,6 +52,8 @@ class RunState(Frozen):
     verdicts: tuple[PracticalityVerdict, ...] = ()
     metrics: tuple[RoundMetrics, ...] = ()
     usage: UsageSummary = UsageSummary()
+    usage_by_model: dict[str, UsageSummary] = {}
+    """With a roster: what each model's calls consumed so far (by `llm.base.model_name`)."""
     status: Status | None = None
     pending_refused: int = 0
     elapsed_s: float = 0.0

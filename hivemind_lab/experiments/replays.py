@@ -37,6 +37,9 @@ def comparable(result: DeliberationResult) -> dict[str, Any]:
         for key in parents:
             node = node.get(key, {})
         node.pop(leaf, None)
+    for share in data.get("models", ()):  # each model's line counts its cache hits too
+        for field in ("cache_hits", "model_calls"):
+            share.get("usage", {}).pop(field, None)
     return data
 
 
@@ -77,8 +80,16 @@ def replay(run_dir: str | Path) -> ReplayReport:
         model = CachingChatModel(
             None, recorded, mode="replay", backend=manifest.backend, model=manifest.model
         )
+        # A roster's agents replay from the entries their own models wrote (one per model).
+        per_model = {
+            (m.backend, m.model): CachingChatModel(
+                None, recorded, mode="replay", backend=m.backend, model=m.model
+            )
+            for m in manifest.agent_models.values()
+        }
+        models = {a: per_model[m.backend, m.model] for a, m in manifest.agent_models.items()}
         try:
-            run_sync(run_manifest(manifest, Path(tmp) / "replay", model=model))
+            run_sync(run_manifest(manifest, Path(tmp) / "replay", model=model, models=models))
         finally:
             recorded.close()
         original = comparable(run.read_result())
@@ -88,6 +99,6 @@ def replay(run_dir: str | Path) -> ReplayReport:
         run_dir=str(run.path),
         identical=a == b,
         first_difference=None if a == b else first_difference(original, again),
-        network_calls=model.misses,
+        network_calls=model.misses + sum(m.misses for m in per_model.values()),
         compared_bytes=len(a),
     )

@@ -125,3 +125,9 @@ def describe_model(model: ChatModel) -> str:
         if isinstance(endpoint, str):
             return f"{model.backend}/{model.model} at {endpoint}"
     return f"{model.backend}/{model.model}"
+
+
+def model_name(model: ChatModel) -> str:
+    """``backend:model``: the name a run gives the model behind an agent (its usage line, its
+    share of the result, the graph's source model of what the agent concluded)."""
+    return f"{model.backend}:{model.model}"

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializationInfo, field_serializer, model_validator
 
+from hivemind_lab.agents.roster import Roster
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits, recorded_decision
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.models import FrozenRecord as Frozen
@@ -107,6 +108,16 @@ class KnowledgeHashes(Frozen):
     """Each constraint's knowledge, by constraint name."""
 
 
+class AgentModel(Frozen):
+    """The model a roster gave an agent, as the run met it (what replay and resume ask)."""
+
+    backend: str
+    model: str
+    """The model id the backend answered as (an ``openai`` entry's may come from the
+    environment)."""
+    model_info: dict[str, Any] = {}
+
+
 class RescoreOrigin(Frozen):
     """The finished run a rescore run re-judged (which is never modified)."""
 
@@ -159,6 +170,12 @@ class RunManifest(Frozen):
     """Content hashes of the theory and constraint knowledge (None in older manifests)."""
     rescore_of: RescoreOrigin | None = None
     """Rescore runs only: the run whose solution sets this one re-judged."""
+    roster: Roster | None = None
+    """Which model answers each agent, as given (None: ``backend``/``model`` for every
+    agent)."""
+    agent_models: dict[str, AgentModel] = {}
+    """With a roster: every agent's model by agent id (``theory-03``, ``constraint-legal``,
+    ``monitor``), the run's own included."""
 
     @model_validator(mode="before")
     @classmethod

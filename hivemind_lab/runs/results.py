@@ -185,6 +185,17 @@ class RoundMetrics(Frozen):
     tokens: int
 
 
+class ModelShare(Frozen):
+    """One model of a run with a roster: the agents it answered for and what its calls
+    consumed."""
+
+    model: str
+    """``backend:model`` (`hivemind_lab.llm.base.model_name`)."""
+    agents: tuple[str, ...] = ()
+    """The agent ids it answered for (``theory-03``, ``constraint-legal``, ``monitor``)."""
+    usage: UsageSummary = UsageSummary()
+
+
 class DeliberationResult(Frozen):
     """Everything a deliberation concluded; written as ``result.json``."""
 
@@ -217,3 +228,10 @@ class DeliberationResult(Frozen):
     """One of the options: every solution pursued exactly one and rejected the others."""
     exclusive_source: ExclusiveSource = "default"
     """Where ``exclusive`` came from (see `hivemind_lab.problems.exclusivity`)."""
+    models: tuple[ModelShare, ...] = ()
+    """A run with a roster: each model, the agents it answered for and its calls, tokens and
+    cost (empty: the manifest's one model answered for every agent)."""
+
+    def model_of(self, agent_id: str) -> str | None:
+        """The model that answered ``agent_id`` (None: the manifest's one model)."""
+        return next((m.model for m in self.models if agent_id in m.agents), None)

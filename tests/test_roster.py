@@ -1,0 +1,244 @@
+"""Many models in one deliberation (issue 34): the roster's validation, the model of each agent
+in the audit, the cache, the usage lines and the result, and replay and resume per model."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+from hivemind_lab.agents.backends import BackendChoice, open_models
+from hivemind_lab.agents.roster import Roster, roster_from_flags, roster_from_table
+from hivemind_lab.agents.testing import TestModel
+from hivemind_lab.deliberation import deliberate
+from hivemind_lab.errors import InputError
+from hivemind_lab.experiments.replays import replay
+from hivemind_lab.llm.base import ChatModel, ChatRequest, ChatResponse, model_name
+from hivemind_lab.problems import load_problem
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.rundir import RunDir
+from tests.support import KNOWLEDGE, PRACTICALITY, make_request
+
+SETTINGS = {"sufficiency": 2, "feasibility": 1, "density": 8000}
+LIMITS = Limits(max_rounds=1, max_regenerations=0)
+
+
+# -- validation: the bad entry named as written -----------------------------------------------
+
+
+def test_flags_parse_into_typed_entries_assigned_round_robin_and_by_id():
+    roster = roster_from_flags(
+        [
+            "theory=openai:gpt-4.1-mini@https://a.example/v1,key=A_KEY,input=0.4,output=1.6",
+            "theory=local:models/x.gguf",
+            "practicality=offline",
+            "theory-02=test",
+        ]
+    )
+    first, second = roster.theory
+    assert (first.backend, first.model, first.base_url, first.key_env) == (
+        "openai",
+        "gpt-4.1-mini",
+        "https://a.example/v1",
+        "A_KEY",
+    )
+    assert (first.input_usd_per_mtok, first.output_usd_per_mtok) == (0.4, 1.6)
+    assert (second.backend, second.model_file) == ("local", Path("models/x.gguf"))
+    theory = [f"theory-{i:02d}" for i in range(5)]
+    assigned = roster.assign(reversed(theory), ["constraint-legal", "constraint-financial"])
+    backends = {agent: entry.backend for agent, entry in assigned.items()}
+    # round-robin in id order, the agent named on its own winning
+    assert [backends[a] for a in theory] == ["openai", "local", "test", "local", "openai"]
+    assert backends["constraint-legal"] == backends["constraint-financial"] == "offline"
+    assert "monitor" not in assigned  # the run's own model
+
+
+@pytest.mark.parametrize(
+    ("flag", "allowed"),
+    [
+        ("theory=opneai:gpt-4.1-mini", "openai"),  # a backend that does not exist
+        ("theroy=offline", "practicality"),  # a role that does not exist
+        ("theory=openai:m,price=3", "key="),  # a setting that does not exist
+        ("theory=openai:m,input=-1", None),  # a price out of range
+        ("theory=offline:some-model", "'offline' alone"),
+        ("theory=local:x.gguf@http://h/v1", "local:PATH.gguf"),
+        ("theory", "BACKEND"),  # no entry at all
+    ],
+)
+def test_a_bad_flag_is_named_as_written(flag, allowed):
+    with pytest.raises(InputError) as caught:
+        roster_from_flags([flag])
+    assert caught.value.field == f"--agent-model {flag}"
+    if allowed is not None:
+        assert allowed in (caught.value.allowed or "")
+
+
+def test_a_bad_table_entry_is_named_by_file_key_and_position(tmp_path):
+    problem = tmp_path / "p.toml"
+    problem.write_text(
+        'id = "p"\ntitle = "P"\nquestion = "Should we A or B?"\n'
+        '[roster]\ntheory = ["offline", {backend = "openai", modle = "x"}]\n'
+    )
+    with pytest.raises(InputError) as caught:
+        load_problem(problem)
+    assert caught.value.field == f"{problem}: [roster] theory[1]"
+    assert "model" in (caught.value.allowed or "")
+    with pytest.raises(InputError) as caught:
+        roster_from_table({"monitor": ["offline", "test"]})
+    assert caught.value.field == "[roster] monitor"  # one model for one agent
+
+
+def test_a_problem_file_roster_is_read_and_flags_replace_what_they_name(tmp_path):
+    problem = tmp_path / "p.toml"
+    problem.write_text(
+        'id = "p"\ntitle = "P"\nquestion = "Should we A or B?"\n'
+        '[roster]\ntheory = ["offline", "test"]\npracticality = "test"\n'
+    )
+    read = load_problem(problem).roster
+    assert read is not None
+    assert [e.backend for e in read.theory] == ["offline", "test"]
+    merged = read.over(roster_from_flags(["theory=test"]))
+    assert [e.backend for e in merged.theory] == ["test"]
+    assert [e.backend for e in merged.practicality] == ["test"]
+
+
+def test_an_agent_the_run_does_not_have_is_refused_naming_the_entry():
+    roster = roster_from_flags(["theory-09=test"])
+    with pytest.raises(InputError) as caught:
+        roster.assign(["theory-00", "theory-01"], ["constraint-legal"])
+    assert caught.value.field == "--agent-model theory-09=test"
+    assert "theory-01" in (caught.value.allowed or "")
+
+
+def test_an_entry_key_variable_replaces_the_run_key_for_its_endpoint_only():
+    roster = roster_from_flags(
+        ["theory=openai:m-a@http://a.invalid/v1,key=A_KEY", "theory=openai:m-b@http://b.invalid/v1"]
+    )
+    env = {"A_KEY": "secret-a", "OPENAI_API_KEY": "run-key"}
+    assigned = roster.assign(["theory-00", "theory-01"], [])
+    with open_models(assigned, BackendChoice(), concurrency=2, env=env) as models:
+        keys = {a: m.config.api_key for a, m in models.items()}  # type: ignore[attr-defined]
+    assert keys == {"theory-00": "secret-a", "theory-01": "run-key"}
+    with (
+        pytest.raises(InputError) as caught,
+        open_models(assigned, BackendChoice(), concurrency=2, env={}),
+    ):
+        pass
+    assert caught.value.field.endswith("key=A_KEY")
+
+
+# -- provenance: audit, cache, usage and result carry each agent's model -----------------------
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingTestModel:
+    """The content-free model, until call ``crash_at`` fails as a process crash would."""
+
+    backend = "test"
+
+    def __init__(self, crash_at: int | None = None) -> None:
+        self.inner = TestModel()
+        self.model = self.inner.model
+        self.crash_at = crash_at
+        self.calls = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        if self.crash_at is not None and self.calls >= self.crash_at:
+            raise Crash(f"crash at call {self.calls}")
+        return await self.inner.complete(request)
+
+
+def mixed(theory: list[str], constraints: list[str], other: ChatModel) -> dict[str, ChatModel]:
+    """Odd theory agents and every constraint agent on ``other``; the rest on the default."""
+    return {a: other for a in (*theory[1::2], *constraints)}
+
+
+def run_mixed(run_dir: Path, problem, *, other: ChatModel, resume: bool = False):
+    from hivemind_lab.deliberation.runner import prepare_knowledge
+
+    request = make_request(problem, **SETTINGS)
+    known = prepare_knowledge(
+        request, knowledge_base=KNOWLEDGE, practicality_kb=PRACTICALITY, seed=0
+    )
+    theory = sorted(a.id for a in known.theory_agents)
+    constraints = sorted(a.id for a in known.constraint_agents)
+    models = mixed(theory, constraints, other)
+    result = deliberate(
+        request,
+        Calibrations(),
+        LIMITS,
+        model=OfflineAgentModel(),
+        models=models,
+        roster=Roster(),
+        run_dir=run_dir,
+        knowledge_base=KNOWLEDGE,
+        practicality_kb=PRACTICALITY,
+        resume=resume,
+    )
+    return result, models
+
+
+def test_every_call_record_cache_entry_and_usage_line_names_its_agents_model(tmp_path, grocer):
+    result, models = run_mixed(tmp_path / "run", grocer, other=TestModel())
+    offline, test = model_name(OfflineAgentModel()), model_name(TestModel())
+    expected = lambda actor: test if actor in models else offline  # noqa: E731
+
+    calls = [(r.actor, r.event) for r in read_records(RunDir(tmp_path / "run").audit_path)]
+    made = [(actor, e) for actor, e in calls if type(e).__name__ == "ModelCall"]
+    assert {actor for actor, _ in made} >= {*models, "theory-00"}
+    for actor, event in made:
+        assert f"{event.backend}:{event.model}" == expected(actor), actor
+
+    with sqlite3.connect(tmp_path / "run" / "cache.sqlite") as conn:
+        cached = Counter(
+            f"{b}:{m}" for b, m in conn.execute("SELECT backend, model FROM responses")
+        )
+    lines = {share.model: share for share in result.models}
+    assert set(lines) == {offline, test} == set(cached)
+    for name, share in lines.items():
+        assert share.usage.model_calls == cached[name]  # each miss stored under its model
+        assert all(expected(a) == name for a in share.agents)
+    assert sum(s.usage.calls for s in result.models) == result.usage.calls
+    assert sum(s.usage.tokens for s in result.models) == result.usage.tokens
+    assert {a for s in result.models for a in s.agents} >= {*models, "monitor"}
+    assert all(result.model_of(a) == test for a in models)
+
+    manifest = RunDir(tmp_path / "run").read_manifest()
+    assert {a: f"{m.backend}:{m.model}" for a, m in manifest.agent_models.items()} == {
+        a: result.model_of(a) for s in result.models for a in s.agents
+    }
+    report = replay(tmp_path / "run")  # each model's calls from its own cache entries
+    assert report.identical, report.first_difference
+
+
+def test_a_run_without_a_roster_records_one_model_as_before(tmp_path, grocer):
+    result = deliberate(
+        make_request(grocer, **SETTINGS),
+        Calibrations(),
+        LIMITS,
+        model=OfflineAgentModel(),
+        run_dir=tmp_path / "run",
+        knowledge_base=KNOWLEDGE,
+        practicality_kb=PRACTICALITY,
+    )
+    manifest = RunDir(tmp_path / "run").read_manifest()
+    assert result.models == () and manifest.roster is None and manifest.agent_models == {}
+
+
+def test_a_mixed_run_resumes_per_model_to_the_uninterrupted_result(tmp_path, grocer):
+    reference, _ = run_mixed(tmp_path / "ref", grocer, other=CrashingTestModel())
+    with pytest.raises(Crash):
+        run_mixed(tmp_path / "crashed", grocer, other=CrashingTestModel(crash_at=20))
+    again = CrashingTestModel()
+    resumed, _ = run_mixed(tmp_path / "crashed", grocer, other=again, resume=True)
+    assert resumed.conclusions == reference.conclusions
+    ref_lines = {s.model: (s.agents, s.usage.calls, s.usage.tokens) for s in reference.models}
+    got_lines = {s.model: (s.agents, s.usage.calls, s.usage.tokens) for s in resumed.models}
+    assert got_lines == ref_lines  # each model's line continues from the checkpoint's
