@@ -107,7 +107,11 @@ def main() -> None:
         "calls (and the plan's) count the intake where one read the decision; floor = 1 + N + 2NR + C + S"
     )
     print(HEADER)
-    pair = [recorded(n) for n in ("bakery", "bakery-batched") if (RECORDED / n).is_dir()]
+    pair = [
+        recorded(f"2026-12-03.1/{n}")
+        for n in ("bakery", "bakery-batched")
+        if (RECORDED / "2026-12-03.1" / n).is_dir()
+    ]
     for r in pair:
         print(line(r))
     for r in pair:
@@ -116,7 +120,7 @@ def main() -> None:
         print(f"  {r['name']}: mean feasibility {mean}; conclusion “{r['conclusion']}”")
     print("\n== every recorded run")
     print(HEADER)
-    names = sorted(p.parent.name for p in RECORDED.glob("*/manifest.json"))
+    names = sorted(str(p.parent.relative_to(RECORDED)) for p in RECORDED.glob("*/*/manifest.json"))
     for r in sorted((recorded(n) for n in names), key=lambda r: (r["mode"], r["name"])):
         print(line(r))
 

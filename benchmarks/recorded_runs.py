@@ -1,6 +1,6 @@
 """The calibrations and the call bill, measured on recorded capable-model runs (zero calls).
 
-Each run under ``tests/fixtures/recorded/`` was deliberated through the ``openai`` backend with
+Each run under ``tests/fixtures/recorded/<prompt version>/`` was deliberated through the ``openai`` backend with
 a capable model answering every request by hand. What acts after the model is measured again
 here from the recorded replies, with no new call:
 
@@ -16,6 +16,9 @@ here from the recorded replies, with no new call:
   stubbornness would need new revise calls (it is shown other lists), so this is a lower
   bound on how the calibration acts, not a curve of outcomes;
 - **calls and tokens** per deliberation, by task.
+
+Runs sit under ``tests/fixtures/recorded/<prompt version>/``; severity is measured on the runs
+of today's prompt version (a re-score renders today's requests), the rest on every run.
 
 Usage: python benchmarks/recorded_runs.py [--out reports/recorded-runs.md]
 """
@@ -34,6 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from hivemind_lab.agents.prompts import PROMPT_VERSION  # noqa: E402
 from hivemind_lab.agents.schemas import CritiqueTask, ReviseTask  # noqa: E402
 from hivemind_lab.compliance import recorded_solutions  # noqa: E402
 from hivemind_lab.deliberation import monitor  # noqa: E402
@@ -43,6 +47,18 @@ from hivemind_lab.runs.rundir import RunDir  # noqa: E402
 from tests.recorded import calls, manifest, recorded_runs, rescored  # noqa: E402
 
 SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
+CURRENT_ONLY = "the engine runs again on runs recorded with today's prompts"
+
+
+def _label(run: Path) -> str:
+    """A run as the tables name it: its name and the prompt version it was recorded with."""
+    return f"{run.name} ({run.parent.name})"
+
+
+def _current(runs: list[Path]) -> list[Path]:
+    return [r for r in runs if manifest(r).prompt_version == PROMPT_VERSION]
+
+
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9)
 STUBBORNNESS = (0.0, 0.3, 0.6, 0.9)
 
@@ -60,7 +76,7 @@ def _severity_rows(run: Path) -> list[str]:
         for severity in SEVERITIES:
             mean, vetoed = by[severity][index]
             cells.append(f"{mean:.1f}{' **veto**' if vetoed else ''}")
-        rows.append(f"| {run.name} | {index + 1} | {feasibility} | " + " | ".join(cells) + " |")
+        rows.append(f"| {_label(run)} | {index + 1} | {feasibility} | " + " | ".join(cells) + " |")
     return rows
 
 
@@ -84,7 +100,7 @@ def _similarity_row(run: Path) -> str:
         )
         said = "/".join(map(str, counts))
         cells.append(f"{said} (halt {halt if halt is not None else f'>{max(rounds)}'})")
-    return f"| {run.name} | {sufficiency} | " + " | ".join(cells) + " |"
+    return f"| {_label(run)} | {sufficiency} | " + " | ".join(cells) + " |"
 
 
 def _stubbornness_row(run: Path) -> str | None:
@@ -133,7 +149,7 @@ def _stubbornness_row(run: Path) -> str | None:
             )
             taken += not hold.held
         cells.append(f"{must}/{may}/{taken}")
-    return f"| {run.name} | {len(revisions)} | " + " | ".join(cells) + " |"
+    return f"| {_label(run)} | {len(revisions)} | " + " | ".join(cells) + " |"
 
 
 def _calls_row(run: Path) -> str:
@@ -144,7 +160,7 @@ def _calls_row(run: Path) -> str:
         kinds["intake"] = 1
     shown = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
     return (
-        f"| {run.name} | {result.status} | {result.n_agents} | {sum(kinds.values())} "
+        f"| {_label(run)} | {result.status} | {result.n_agents} | {sum(kinds.values())} "
         f"| {shown} | {usage.prompt_tokens:,} | {usage.completion_tokens:,} |"
     )
 
@@ -164,10 +180,13 @@ def main() -> None:
         "",
         "## Severity: set means (and vetoes) re-scored by the engine",
         "",
+        f"Runs recorded with the prompts of {PROMPT_VERSION} only ({CURRENT_ONLY}: a re-score "
+        "sends today's score requests, which older runs never answered).",
+        "",
         "| run | set | feasibility | " + " | ".join(f"severity {s}" for s in SEVERITIES) + " |",
         "|---|---|---|" + "---|" * len(SEVERITIES),
     ]
-    for run in runs:
+    for run in _current(runs):
         lines += _severity_rows(run)
     lines += [
         "",

@@ -1,6 +1,6 @@
 """Recorded capable-model runs: the fixtures, and readers of what the model was asked and said.
 
-Each folder under ``tests/fixtures/recorded/`` is a whole run directory made with
+Each folder under ``tests/fixtures/recorded/<prompt version>/`` is a whole run directory made with
 ``--backend openai`` against an endpoint whose every reply a capable model wrote by hand, from
 the request alone (its manifest names the model ``hand``; ``README.md`` there says how each was
 made). Replies are never edited. Tests judge the engine's rules on them with zero model calls:
@@ -36,8 +36,15 @@ RECORDED = REPO / "tests" / "fixtures" / "recorded"
 
 
 def recorded_runs() -> list[Path]:
-    """Every recorded run directory, by name."""
-    return sorted(p.parent for p in RECORDED.glob("*/manifest.json"))
+    """Every recorded run directory (``<prompt version>/<run>``), oldest prompts first."""
+    return sorted(p.parent for p in RECORDED.glob("*/*/manifest.json"))
+
+
+def named(name: str) -> Path:
+    """The run called ``name`` recorded with the newest prompts that have one."""
+    found = [r for r in recorded_runs() if r.name == name]
+    assert found, f"no recorded run called {name!r}"
+    return found[-1]
 
 
 def manifest(run: Path) -> RunManifest:

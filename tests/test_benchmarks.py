@@ -56,7 +56,7 @@ SMALLEST: dict[str, Smallest] = {
     "mcp_latency.py": Smallest(("--calls=5", "--starts=1")),
     "monitor_ari.py": Smallest(("--sample=20",), needs=("shared",)),
     "prefix_reuse.py": Smallest(("--pairs=1", "--sides=after"), needs=("local_llm",)),
-    "progress_estimate.py": Smallest(("tests/fixtures/recorded/bakery",)),
+    "progress_estimate.py": Smallest(("tests/fixtures/recorded/2026-12-03.1/bakery",)),
     "recorded_runs.py": Smallest(),
     "slicing_10k.py": Smallest(("--n=200", "--densities", "4000", "--shared-densities", "8000")),
     "standin_judgements.py": Smallest(needs=("shared",)),

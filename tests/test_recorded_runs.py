@@ -36,11 +36,11 @@ from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.rundir import RunDir
 from tests.recorded import (
-    RECORDED,
     calls,
     copy_run,
     intake_reply,
     manifest,
+    named,
     recorded_runs,
     rescored,
     singles,
@@ -361,7 +361,7 @@ def test_a_stop_after_the_plans_passed_review_does_not_read_as_a_near_miss(tmp_p
     nor a feasibility that 'would have passed' it."""
     from hivemind_lab.reports import render_markdown
 
-    copy = copy_run(RECORDED / "grocer", tmp_path)
+    copy = copy_run(named("grocer"), tmp_path)
     result = RunDir(copy).read_result()
     assert result.vetoes and not result.vetoes[-1].vetoed
     stopped = result.model_copy(update={"status": "budget_exhausted", "conclusions": ()})
@@ -379,7 +379,7 @@ def test_page_one_of_a_recorded_run_pdf_is_the_decision(tmp_path: Path):
 
     from hivemind_lab.reports import write_report
 
-    copy = copy_run(RECORDED / "bakery", tmp_path)
+    copy = copy_run(named("bakery"), tmp_path)
     write_report(copy, out=tmp_path / "r.html", pdf=True)
     first = subprocess.run(
         ["pdftotext", "-f", "1", "-l", "1", str(tmp_path / "r.pdf"), "-"],
