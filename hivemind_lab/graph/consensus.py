@@ -263,9 +263,11 @@ class ConsensusOps(ContestOps):
         skip_closed: bool,
     ) -> tuple[list[VoteResult | None], list[Settlement]]:
         """Record every vote, then decide the contests they touched with one estimate of the
-        domain over all votes (this batch's included), then revise verdicts the estimate now
-        contradicts. Deciding after the whole batch is what makes a batch's outcome
-        independent of the order of its rows."""
+        domain over all votes (this batch's included), then judge every other contest of the
+        domain again with that estimate (decide, revise or reopen, `_reconcile`). Deciding
+        after the whole batch makes a batch's outcome independent of the order of its rows;
+        judging every contest again makes the decisions after the last vote independent of
+        the order of the batches."""
         session = VoteSession()
         taken: list[tuple[dict[str, str], tuple[str, str, str, str, str]] | None] = []
         for row in rows:
@@ -292,7 +294,7 @@ class ConsensusOps(ContestOps):
             for p in contest.pairs:
                 decisions[p.id] = (contest, decision, synthesized)
         for domain in sorted({d for d, _, _ in touched}):
-            self._revise(tx, session, domain)
+            self._reconcile(tx, session, domain)
         out: list[VoteResult | None] = []
         for item in taken:
             if item is None:

@@ -217,32 +217,43 @@ class ContestOps(GraphCore):
             for r in tx.run(
                 "MATCH (c:Conflict)<-[:VOTED_ON]-(v:Vote) WHERE c.domain = $d "
                 "RETURN c.id AS cid, c.a_id AS a, c.b_id AS b, v.model AS model, "
-                "v.resolution AS r",
+                "v.resolution AS r, v.synthesized_claim AS claim",
                 {"d": domain},
             ):
                 choice = {"accept_a": r["a"], "accept_b": r["b"]}.get(r["r"], r["r"])
-                ballots.add(r["cid"], r["model"], str(choice), r["a"], r["b"])
+                ballots.add(r["cid"], r["model"], str(choice), r["a"], r["b"], r["claim"] or "")
             for r in tx.run(
                 "MATCH (c:Conflict) WHERE c.domain = $d RETURN c.id AS cid, c.a_id AS a, "
-                "c.b_id AS b",
+                "c.b_id AS b, c.status AS status, c.created_at AS created, c.subject AS subject",
                 {"d": domain},
             ):
                 ballots.ends.setdefault(r["cid"], (r["a"], r["b"]))
-            holders: dict[str, set[str]] = defaultdict(set)
-            for r in tx.run(
-                "MATCH (a:Assertion)-[:CORROBORATED_BY]->(m:Model) WHERE a.domain = $d "
-                "AND a.status = 'active' RETURN a.id AS id, a.source_model AS owner, "
-                "m.name AS model",
-                {"d": domain},
-            ):
-                holders[r["id"]].update((r["owner"], r["model"]))
-            ballots.agreements = {k: frozenset(v) for k, v in holders.items()}
+                ballots.status[r["cid"]] = r["status"]
+                ballots.opened[r["cid"]] = r["created"]
+                ballots.subjects[r["cid"]] = r["subject"]
             for r in tx.run(
                 "MATCH (a:Assertion) WHERE a.domain = $d "
-                "RETURN a.id AS id, a.predicate_key AS p, a.object_key AS o",
+                "RETURN a.id AS id, a.predicate_key AS p, a.object_key AS o, "
+                "a.source_model AS owner, a.confidence AS conf, a.created_at AS created",
                 {"d": domain},
             ):
                 ballots.values[r["id"]] = f"{r['p']}\x1f{r['o']}"
+                ballots.holders[r["id"]] = {r["owner"]: float(r["conf"])}
+                ballots.created[r["id"]] = r["created"]
+            holders: dict[str, set[str]] = defaultdict(set)
+            for r in tx.run(
+                # A decided contest's losing sides keep their corroborators as holders, so the
+                # contest is judged again with the electorate it was decided with.
+                "MATCH (a:Assertion)-[r:CORROBORATED_BY]->(m:Model) WHERE a.domain = $d "
+                "AND a.status IN ['active', 'disproven'] RETURN a.id AS id, "
+                "a.source_model AS owner, m.name AS model, r.confidence AS conf, "
+                "a.status AS status",
+                {"d": domain},
+            ):
+                ballots.holders.setdefault(r["id"], {})[r["model"]] = float(r["conf"])
+                if r["status"] == "active":
+                    holders[r["id"]].update((r["owner"], r["model"]))
+            ballots.agreements = {k: frozenset(v) for k, v in holders.items()}
             for r in tx.run(
                 "MATCH (v:Verdict)-[:DECIDES]->(c:Conflict) WHERE v.domain = $d "
                 "RETURN v.id AS vid, c.id AS cid, v.winner AS winner",
@@ -274,29 +285,16 @@ class ContestOps(GraphCore):
     ) -> Decision:
         """Where the contest stands and whether it is final, with every voter weighted by the
         reliability the joint estimate over the domain's votes gives it."""
-        found = self._estimate(tx, session, domain)
-        values = max(2, len(contest.sides))
-        weights = {m: found.weight(m, values) for m in sorted(contest.voters)}
+        return judge(
+            contest, self._estimate(tx, session, domain), self._rule, self._elapsed(contest)
+        )
+
+    def _elapsed(self, contest: Contest) -> float:
+        """Seconds since the contest's first conflict (its voting window)."""
         opened = contest.opened_at
-        elapsed = 0.0
-        if opened:
-            elapsed = (self.clock() - datetime.fromisoformat(opened)).total_seconds()
-        sides = frozenset(contest.sides)
-        evidence = None
-        if found.labelled(sides):  # Dawid–Skene rows: a voter's part depends on the side
-            picked = {m: frozenset(c & sides) for m, c in choices(contest).items() if c & sides}
-            factor = {
-                m: confidence_factor(
-                    max(
-                        (h for h in (contest.sides[s].holders.get(m) for s in c) if h is not None),
-                        default=None,
-                    )
-                )
-                for m, c in picked.items()
-            }
-            evidence = found.evidence(picked, sides, factor)
-        now = standing(contest, weights, evidence=evidence)
-        return decide(contest, now, self._rule, elapsed_s=elapsed)
+        if not opened:
+            return 0.0
+        return (self.clock() - datetime.fromisoformat(opened)).total_seconds()
 
     # -- applying a decision -----------------------------------------------------------------
     def _apply(
@@ -327,6 +325,8 @@ class ContestOps(GraphCore):
         for p in contest.pairs:
             if p.id in session.conflicts:
                 session.conflicts[p.id]["status"] = status
+            if domain in session.domains:
+                session.domains[domain].status[p.id] = status
         session.subjects[(sk, domain)].close(contest)
         if top == FORK:
             self._fork(tx, list(contest.pairs), now=now, score=score, winners=winners)
@@ -395,11 +395,25 @@ class ContestOps(GraphCore):
         and the contest's votes stay one contest in the domain's vote set."""
         now = now_iso(self.clock)
         vid = contest.pairs[0].id
-        tx.run(
-            "CREATE (v:Verdict {id: $id, domain: $d, subject: $s, winner: $w, posterior: $p, "
-            "decided_at: $now, revised_at: $now, revisions: 0})",
-            {"id": vid, "d": domain, "s": subject, "w": top, "p": score, "now": now},
-        )
+        params = {"id": vid, "d": domain, "s": subject, "w": top, "p": score, "now": now}
+        if tx.run("MATCH (v:Verdict {id: $id}) RETURN v.id AS id", {"id": vid}):
+            # A reopened contest decided again keeps its verdict, and the history says so.
+            tx.run(
+                "MATCH (v:Verdict {id: $id}) SET v.winner = $w, v.posterior = $p, "
+                "v.revised_at = $now, v.revisions = v.revisions + 1",
+                params,
+            )
+            tx.run(
+                "CREATE (r:Revision {id: $rid, verdict_id: $id, from_winner: '', to_winner: $w, "
+                "posterior: $p, created_at: $now})",
+                {**params, "rid": str(uuid.uuid4()), "p": round(score, 6)},
+            )
+        else:
+            tx.run(
+                "CREATE (v:Verdict {id: $id, domain: $d, subject: $s, winner: $w, posterior: $p, "
+                "decided_at: $now, revised_at: $now, revisions: 0})",
+                params,
+            )
         each(
             tx,
             "MATCH (v:Verdict {id: $vid}), (c:Conflict {id: $cid}) CREATE (v)-[:DECIDES]->(c)",
@@ -424,25 +438,173 @@ class ContestOps(GraphCore):
             )
         )
 
-    # -- revising a verdict ------------------------------------------------------------------
-    def _revise(self, tx: Tx, session: VoteSession, domain: str) -> int:
-        """Re-examine every decided contest of the domain with the current estimate: a verdict
-        whose posterior now names another side with at least φ is revised (statuses, conflict
-        resolutions, track records), the change kept as a `Revision`. Returns how many."""
+    # -- judging every contest again ---------------------------------------------------------
+    def _reconcile(self, tx: Tx, session: VoteSession, domain: str) -> int:
+        """Judge every contest of the domain again with the current estimate, so that the
+        graph's decisions are a function of the vote set, whatever order the votes came in:
+
+        - an open contest that is now final is decided (a split contest waiting for votes
+          elsewhere to move the records);
+        - a verdict whose side is still final stays; one whose posterior now names another
+          side with at least φ is revised; one that would no longer be decided is reopened
+          (its conflicts take votes again).
+
+        Verdicts for ``fork`` or ``synthesize`` are procedural and stay. Each change takes the
+        subject's lock and reads the contest again before it is made. Returns how many
+        contests changed."""
         ballots = self._domain_ballots(tx, session, domain)
         found = self._estimate(tx, session, domain)
-        revised = 0
+        changed = 0
         for key, members in sorted(ballots.contests().items()):
-            winner = session.winners.get(key)
-            post = found.posteriors.get(key)
-            if winner is None or winner in (FORK, SYNTHESIZE) or not post:
+            winner = session.winners.get(key) if ballots.verdict.get(members[0]) == key else None
+            if winner in (FORK, SYNTHESIZE):
                 continue
-            best = max(post, key=lambda s: (post[s], s))
-            if best == winner or post[best] < self.config.consensus_phi:
+            if winner is None and any(ballots.status.get(c) != "unresolved" for c in members):
+                continue  # forked or withdrawn without a verdict
+            contest = ballots.contest(members)
+            if not contest.ballots:
                 continue
-            self._revise_one(tx, session, key, members, winner, best, post, domain=domain)
-            revised += 1
-        return revised
+            decision = judge(contest, found, self._rule, self._elapsed(contest))
+            top = decision.standing.top if decision.final else None
+            if winner is None:
+                if top is not None:
+                    changed += self._decide_open(tx, session, members[0], domain)
+                continue
+            if top == winner:
+                continue
+            if top is not None and top not in (FORK, SYNTHESIZE):
+                self._revise_one(
+                    tx,
+                    session,
+                    key,
+                    members,
+                    winner,
+                    top,
+                    decision.standing.posterior,
+                    domain=domain,
+                )
+                changed += 1
+            else:
+                changed += self._reopen(tx, session, key, members, winner, decision, domain=domain)
+        return changed
+
+    def _decide_open(self, tx: Tx, session: VoteSession, cid: str, domain: str) -> int:
+        """Decide the open contest of ``cid`` as a vote in it would (lock, read, decide)."""
+        found = self._conflict(tx, session, cid)
+        if found is None or found["status"] != "unresolved":
+            return 0
+        sk = found["sk"]
+        contest = self._subject(tx, session, sk, domain).contest(cid)
+        decision = self._decision(tx, session, contest, domain, sk)
+        if not decision.final:
+            return 0
+        self._apply(tx, session, contest, decision, domain=domain, subject=found["subject"], sk=sk)
+        return 1
+
+    def _reopen(
+        self,
+        tx: Tx,
+        session: VoteSession,
+        vid: str,
+        members: Sequence[str],
+        old: str,
+        decision: Decision,
+        *,
+        domain: str,
+    ) -> bool:
+        """Undo a verdict the current estimate would no longer reach: its conflicts are
+        unresolved again, its sides active and undecided, its holders' records lose the
+        contest; the verdict node stays (winner empty) with a `Revision` to ``""``. A verdict
+        one of whose sides was withdrawn since stays (returns False)."""
+        self._conflict(tx, session, members[0])  # the subject's lock
+        now = now_iso(self.clock)
+        ballots = session.domains[domain]
+        ids = sorted({x for c in members for x in ballots.ends[c]})
+        rows = tx.run(
+            "MATCH (a:Assertion) WHERE a.id IN $ids RETURN a.id AS id, a.status AS status, "
+            "a.survived_consensus AS survived, a.subject AS subject",
+            {"ids": ids},
+        )
+        if any(r["status"] == "withdrawn" for r in rows):
+            return False
+        each(
+            tx,
+            "MATCH (c:Conflict {id: $id}) SET c.status = 'unresolved', c.resolution = NULL, "
+            "c.resolved_at = NULL, c.consensus_score = NULL",
+            [{"id": c} for c in members],
+        )
+        each(
+            tx,
+            "MATCH (c:Conflict {id: $id})-[r:RESOLVED_BY]->(:Model) DELETE r",
+            [{"id": c} for c in members],
+        )
+        each(
+            tx,
+            "MATCH (v:Verdict {id: $vid})-[r:DECIDES]->(c:Conflict {id: $id}) DELETE r",
+            [{"id": c} for c in members],
+            vid=vid,
+        )
+        each(
+            tx,
+            "MATCH (a:Assertion {id: $id}) SET a.survived_consensus = NULL, "
+            "a.status = CASE WHEN a.status = 'disproven' THEN 'active' ELSE a.status END",
+            [{"id": x} for x in ids],
+        )
+        survivors = {r["id"] for r in rows if r["survived"]}
+        tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for x in ids:
+            for holder in ballots.holders.get(x, {}):
+                tally[holder][0] += 1
+                tally[holder][1] += x in survivors
+        each(
+            tx,
+            "MATCH (x:Record {id: $id}) SET x.decided = x.decided - $decided, x.won = x.won - $won",
+            [
+                {"id": record_id(m, domain), "decided": d, "won": w}
+                for m, (d, w) in sorted(tally.items())
+            ],
+        )
+        each(
+            tx,
+            "MATCH (m:Model {name: $model}) SET m.conflict_wins = m.conflict_wins - $won",
+            [{"model": m, "won": w} for m, (_, w) in sorted(tally.items()) if w],
+        )
+        for m, (d, w) in tally.items():
+            won, decided = session.records.get(record_id(m, domain), (0, 0))
+            session.records[record_id(m, domain)] = (won - w, decided - d)
+        best = max(decision.standing.posterior.values(), default=0.0)
+        tx.run(
+            "MATCH (v:Verdict {id: $id}) SET v.winner = '', v.posterior = $p, "
+            "v.revised_at = $now, v.revisions = v.revisions + 1",
+            {"id": vid, "p": best, "now": now},
+        )
+        tx.run(
+            "CREATE (r:Revision {id: $rid, verdict_id: $id, from_winner: $old, to_winner: '', "
+            "posterior: $p, created_at: $now})",
+            {"rid": str(uuid.uuid4()), "id": vid, "old": old, "p": round(best, 6), "now": now},
+        )
+        session.winners.pop(vid, None)
+        for c in members:
+            ballots.verdict.pop(c, None)
+            ballots.status[c] = "unresolved"
+            if c in session.conflicts:
+                session.conflicts[c]["status"] = "unresolved"
+        subject = next((r["subject"] for r in rows), "")
+        session.subjects.pop((text_key(subject), domain), None)  # read again, reopened
+        session.settlements.append(
+            Settlement(
+                kind="reopened",
+                verdict_id=vid,
+                domain=domain,
+                subject=subject,
+                conflict_ids=tuple(members),
+                winner="",
+                previous_winner=old,
+                posterior=round(best, 6),
+                at=now,
+            )
+        )
+        return True
 
     def _revise_one(
         self,
@@ -635,7 +797,7 @@ def _add_ballot(ballots: DomainBallots, state: SubjectState, b: Ballot) -> None:
     if pair is None:
         return
     choice = {"accept_a": pair.a_id, "accept_b": pair.b_id}.get(b.resolution, b.resolution)
-    ballots.add(b.conflict_id, b.model, choice, pair.a_id, pair.b_id)
+    ballots.add(b.conflict_id, b.model, choice, pair.a_id, pair.b_id, b.claim)
 
 
 def record_ballot(session: VoteSession, sk: str, domain: str, ballot: Ballot) -> None:
@@ -646,3 +808,28 @@ def record_ballot(session: VoteSession, sk: str, domain: str, ballot: Ballot) ->
     if domain in session.domains:
         _add_ballot(session.domains[domain], state, ballot)
     session.estimates.pop(domain, None)
+
+
+def judge(contest: Contest, found: Estimate, rule: Rule, elapsed_s: float) -> Decision:
+    """Where ``contest`` stands and whether it is final, every voter weighted by the joint
+    estimate over the domain's votes: a function of the vote set, the contest and the clock
+    only, so deciding a contest when its last vote comes and judging it again after later
+    votes (`ContestOps._reconcile`) give the same answer."""
+    values = max(2, len(contest.sides))
+    weights = {m: found.weight(m, values) for m in sorted(contest.voters)}
+    sides = frozenset(contest.sides)
+    evidence = None
+    if found.labelled(sides):  # Dawid–Skene rows: a voter's part depends on the side
+        picked = {m: frozenset(c & sides) for m, c in choices(contest).items() if c & sides}
+        factor = {
+            m: confidence_factor(
+                max(
+                    (h for h in (contest.sides[s].holders.get(m) for s in c) if h is not None),
+                    default=None,
+                )
+            )
+            for m, c in picked.items()
+        }
+        evidence = found.evidence(picked, sides, factor)
+    now = standing(contest, weights, evidence=evidence)
+    return decide(contest, now, rule, elapsed_s=elapsed_s)

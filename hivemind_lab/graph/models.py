@@ -159,19 +159,20 @@ class TrackRecord(Frozen):
 
 
 class Settlement(Frozen):
-    """A contest decided, or a decided contest's verdict revised (what a client subscribed to
-    a contest wants to hear about)."""
+    """A contest decided, a decided contest's verdict revised, or a verdict reopened because
+    the current estimate would no longer decide it (what a client subscribed to a contest
+    wants to hear about)."""
 
-    kind: Literal["decided", "revised"]
+    kind: Literal["decided", "revised", "reopened"]
     verdict_id: str
     """The contest's verdict (stable across revisions)."""
     domain: str
     subject: str
     conflict_ids: tuple[str, ...]
     winner: str
-    """The surviving assertion's id, ``fork`` or ``synthesize``."""
+    """The surviving assertion's id, ``fork`` or ``synthesize``; empty when reopened."""
     previous_winner: str | None = None
-    """The winner before a revision."""
+    """The winner before a revision or a reopening."""
     posterior: float
     """The winner's posterior (or share, for fork and synthesize)."""
     at: str
@@ -182,7 +183,9 @@ class Revision(Frozen):
 
     verdict_id: str
     from_winner: str
+    """The winner before; empty when a reopened contest is decided again."""
     to_winner: str
+    """The new winner; empty when the contest was reopened (no side reaches φ any more)."""
     posterior: float
     at: str
 

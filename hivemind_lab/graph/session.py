@@ -4,6 +4,7 @@ and each domain's ballots once (the transaction holds the subjects' locks meanwh
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hivemind_lab.graph.models import Settlement
@@ -64,10 +65,50 @@ class DomainBallots:
     values: dict[str, str] = field(default_factory=dict)
     """Assertion id → its value (predicate and object keys), so the estimate can tell a value
     that recurs across contests (a label) from a one-off."""
+    status: dict[str, str] = field(default_factory=dict)
+    """Conflict id → its status (unresolved, resolved, forked, withdrawn)."""
+    opened: dict[str, str] = field(default_factory=dict)
+    """Conflict id → when it was created (the voting window runs from the contest's first)."""
+    subjects: dict[str, str] = field(default_factory=dict)
+    """Conflict id → its subject as stored."""
+    holders: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Contested assertion id → model → confidence (asserter and corroborators), so every
+    contest of the domain can be judged again without reading its subject."""
+    created: dict[str, str] = field(default_factory=dict)
+    """Assertion id → when it was asserted."""
+    claims: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(conflict id, model) → the claim proposed with a ``synthesize`` vote."""
+    by_conflict: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    """Conflict id → model → its choice (``choice`` indexed by conflict)."""
 
-    def add(self, conflict_id: str, model: str, choice: str, a_id: str, b_id: str) -> None:
+    def add(
+        self, conflict_id: str, model: str, choice: str, a_id: str, b_id: str, claim: str = ""
+    ) -> None:
         self.ends[conflict_id] = (a_id, b_id)
         self.choice[(conflict_id, model)] = choice
+        self.claims[(conflict_id, model)] = claim
+        self.by_conflict[conflict_id][model] = choice
+
+    def contest(self, members: Sequence[str]) -> Contest:
+        """The contest of ``members`` (conflict ids) as the domain's reads give it: the same
+        sides, pairs and ballots a vote's read of the subject gives an open contest, so a
+        decision made either way is the same."""
+        pairs = tuple(
+            sorted(
+                (Pair(c, *self.ends[c], self.opened.get(c, "")) for c in members),
+                key=lambda p: (p.created_at, p.id),
+            )
+        )
+        ids = sorted({x for p in pairs for x in (p.a_id, p.b_id)})
+        sides = {x: Side(x, dict(self.holders.get(x, {})), self.created.get(x, "")) for x in ids}
+        ballots = []
+        for p in pairs:
+            for model, choice in self.by_conflict.get(p.id, {}).items():
+                resolution = {p.a_id: "accept_a", p.b_id: "accept_b"}.get(choice, choice)
+                claim = self.claims.get((p.id, model), "")
+                ballots.append(Ballot(p.id, model, resolution, claim))  # type: ignore[arg-type]
+        ballots.sort(key=lambda b: (b.conflict_id, b.model))
+        return Contest(sides, pairs, tuple(ballots))
 
     def contests(self) -> dict[str, list[str]]:
         """Contest key (a verdict id, or the first open conflict id) → its conflict ids."""

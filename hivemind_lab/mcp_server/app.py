@@ -86,8 +86,11 @@ def resolve_description(config: GraphConfig) -> str:
         f"suffice): a side wins when its posterior probability reaches {phi}, fork or "
         f"synthesize when their share of the weight does; otherwise it waits for more votes. "
         "accept_a/accept_b mark the losing side disproven, synthesize creates the synthesized "
-        "claim, fork keeps both. A decided contest is revised when later votes give another "
-        f"side a posterior of {phi}. Returns the standing and whether the decision is final."
+        "claim, fork keeps both. Every vote judges the domain's contests again with the new "
+        f"estimate: a decided contest is revised when another side now has a posterior of {phi}, "
+        "reopened (its conflicts take votes again) when no side has, and a waiting contest "
+        "is decided once a side has, so the decisions depend on the votes, not their order. "
+        "Returns the standing and whether the decision is final."
     )
 
 

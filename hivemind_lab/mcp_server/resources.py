@@ -187,7 +187,7 @@ def add_resources(server: MCPServer, graph: HivemindGraph, bus: SubscriptionBus)
     @server.resource(CONFLICT_URI, mime_type="application/json", title="Conflict")
     async def conflict(conflict_id: str) -> str:
         """A conflict: both sides with provenance, its status, resolution and vote count.
-        Subscribe to hear when its contest is decided or its verdict revised."""
+        Subscribe to hear when its contest is decided, or its verdict revised or reopened."""
         return _dump((await call(lambda: find_conflict(conflict_id))).model_dump(mode="json"))
 
     @server.resource(ENTITY_URI, mime_type="application/json", title="Entity assertions")
