@@ -185,8 +185,21 @@ def run_mixed(run_dir: Path, problem, *, other: ChatModel, resume: bool = False)
     return result, models
 
 
-def test_every_call_record_cache_entry_and_usage_line_names_its_agents_model(tmp_path, grocer):
-    result, models = run_mixed(tmp_path / "run", grocer, other=TestModel())
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory):
+    """One run: odd theory agents and the constraint agents on the test model, the rest (the
+    monitor included) on the offline stand-in."""
+    from tests.support import PROBLEMS
+
+    run_dir = tmp_path_factory.mktemp("mixed") / "run"
+    grocer = load_problem(PROBLEMS / "regional-grocer-discounter-price-war.toml")
+    result, models = run_mixed(run_dir, grocer, other=TestModel())
+    return run_dir, result, models
+
+
+def test_every_call_record_cache_entry_and_usage_line_names_its_agents_model(mixed_run):
+    run_dir, result, models = mixed_run
+    tmp_path = run_dir.parent
     offline, test = model_name(OfflineAgentModel()), model_name(TestModel())
     expected = lambda actor: test if actor in models else offline  # noqa: E731
 
@@ -228,8 +241,12 @@ def test_a_run_without_a_roster_records_one_model_as_before(tmp_path, grocer):
         knowledge_base=KNOWLEDGE,
         practicality_kb=PRACTICALITY,
     )
+    from hivemind_lab.reports import gather
+    from hivemind_lab.reports.summary import summarise
+
     manifest = RunDir(tmp_path / "run").read_manifest()
     assert result.models == () and manifest.roster is None and manifest.agent_models == {}
+    assert summarise(gather(tmp_path / "run")).models == []
 
 
 def test_a_mixed_run_resumes_per_model_to_the_uninterrupted_result(tmp_path, grocer):
@@ -242,3 +259,194 @@ def test_a_mixed_run_resumes_per_model_to_the_uninterrupted_result(tmp_path, gro
     ref_lines = {s.model: (s.agents, s.usage.calls, s.usage.tokens) for s in reference.models}
     got_lines = {s.model: (s.agents, s.usage.calls, s.usage.tokens) for s in resumed.models}
     assert got_lines == ref_lines  # each model's line continues from the checkpoint's
+
+
+def test_the_report_says_which_model_backed_each_conclusion_critique_point_and_score(mixed_run):
+    from hivemind_lab.reports import gather, render_html, render_markdown
+    from hivemind_lab.reports.summary import summarise
+
+    run_dir, result, _ = mixed_run
+    evidence = gather(run_dir)
+    lines = {m.model: m for m in summarise(evidence).models}
+    assert set(lines) == {s.model for s in result.models}
+    for share in result.models:
+        line = lines[share.model]
+        assert (line.calls, line.tokens) == (share.usage.calls, share.usage.tokens)
+        mine = set(share.agents)
+        made = Counter(p.kind for c in evidence.critiques if c.critic_id in mine for p in c.points)
+        assert line.critique_points == dict(made)
+        scored = {c for c in result.vetoes[-1].per_constraint if f"constraint-{c}" in mine}
+        assert len(line.scores) == len(scored)
+        backed = [c.rank for c in result.conclusions if mine & set(c.agents)]
+        assert len(line.conclusions) == len(backed)
+    # every critique point and final score is someone's: the lines add up to the run's
+    assert sum(sum(m.critique_points.values()) for m in lines.values()) == sum(
+        len(c.points) for c in evidence.critiques
+    )
+    assert sum(len(m.scores) for m in lines.values()) == len(result.vetoes[-1].per_constraint)
+    for text in (render_markdown(run_dir), render_html(run_dir)):
+        assert all(name in text for name in lines)
+
+
+# -- the command line against two OpenAI-compatible endpoints ---------------------------------
+
+
+class Endpoint:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 answering with `TestModel`; it records
+    the model and the key each request named."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from hivemind_lab.llm.base import ChatMessage
+
+        self.seen: list[tuple[str, str]] = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                import asyncio
+
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    outer.seen.append((body["model"], self.headers.get("Authorization", "")))
+                request = ChatRequest(
+                    messages=tuple(ChatMessage(**m) for m in body["messages"]),
+                    seed=body.get("seed"),
+                )
+                reply = asyncio.run(TestModel().complete(request))
+                data = json.dumps(
+                    {
+                        "id": "c",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply.content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def two_endpoints():
+    a, b = Endpoint(), Endpoint()
+    yield a, b
+    a.close()
+    b.close()
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str]):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "hivemind_lab", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_a_bad_agent_model_flag_is_refused_before_the_run(tmp_path):
+    from tests.support import PROBLEMS, child_env
+
+    done = cli(
+        "deliberate",
+        "--problem",
+        str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+        "--agent-model",
+        "theory=opneai:gpt-4.1-mini",
+        "--out",
+        str(tmp_path / "run"),
+        cwd=tmp_path,
+        env=child_env(tmp_path),
+    )
+    assert done.returncode != 0
+    assert "--agent-model theory=opneai:gpt-4.1-mini" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def mixed_cli_run(tmp_path: Path, a: Endpoint, b: Endpoint) -> Path:
+    """A run whose theory agents alternate between endpoint A (its own key and prices) and B,
+    its constraint agents on B and its monitor on the test model (``--backend``)."""
+    from tests.support import PROBLEMS, child_env
+
+    run_dir = tmp_path / "run"
+    done = cli(
+        "deliberate",
+        "--problem",
+        str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+        "--backend",
+        "test",
+        "--agent-model",
+        f"theory=openai:alpha@{a.url},key=A_KEY,input=1,output=2",
+        "--agent-model",
+        f"theory=openai:beta@{b.url}",
+        "--agent-model",
+        f"practicality=openai:beta@{b.url}",
+        "--density",
+        "8000",
+        "--feasibility",
+        "1",
+        "--max-rounds",
+        "1",
+        "--max-regenerations",
+        "0",
+        "--kb",
+        str(KNOWLEDGE),
+        "--practicality-kb",
+        str(PRACTICALITY),
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+        env=child_env(tmp_path, A_KEY="secret-a", OPENAI_API_KEY="run-key"),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return run_dir
+
+
+def test_a_mixed_roster_against_two_openai_compatible_endpoints(tmp_path, two_endpoints):
+    a, b = two_endpoints
+    run_dir = mixed_cli_run(tmp_path, a, b)
+    assert {m for m, _ in a.seen} == {"alpha"} and {k for _, k in a.seen} == {"Bearer secret-a"}
+    assert {m for m, _ in b.seen} == {"beta"} and {k for _, k in b.seen} == {"Bearer run-key"}
+    result = RunDir(run_dir).read_result()
+    lines = {s.model: s for s in result.models}
+    assert set(lines) == {"openai:alpha", "openai:beta", model_name(TestModel())}
+    assert lines["openai:alpha"].usage.model_calls == len(a.seen)
+    assert lines["openai:beta"].usage.model_calls == len(b.seen)
+    alpha = lines["openai:alpha"].usage  # priced by its own entry: $1 and $2 a million
+    assert alpha.cost_usd == pytest.approx(
+        (alpha.prompt_tokens * 1 + alpha.completion_tokens * 2) / 1e6
+    )
+    assert alpha.cost_usd > 0 and lines["openai:beta"].usage.cost_usd == 0
+    assert lines[model_name(TestModel())].agents == ("monitor",)
+    assert replay(run_dir).identical  # no endpoint needed: each model's own cache entries

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 
 from hivemind_lab.reports.evidence import RunEvidence
+from hivemind_lab.reports.models import said_of
 from hivemind_lab.reports.summary import Plan, ReviewLine, RunReport, plural, summarise
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>|#~])")
@@ -192,6 +193,12 @@ def report_markdown(r: RunReport) -> str:
     if minor:
         lines += ["### Minor and answered concerns on the plan", ""]
         lines += [_concern(c) for c in minor]
+        lines += [""]
+    if r.models:
+        lines += ["### The models behind the agents", ""]
+        for line in r.models:
+            lines += [f"- **{md(line.model)}**"]
+            lines += [f"  - {what}: {md(value)}" for what, value in said_of(line)]
         lines += [""]
     if r.agent_notes:
         lines += ["### The agents' own justifications, for auditors", ""]

@@ -28,6 +28,7 @@ from hivemind_lab.reports.evidence import (
     RunEvidence,
     SolutionScore,
 )
+from hivemind_lab.reports.models import ModelLine, model_lines
 from hivemind_lab.runs.results import BindingVeto, Conclusion
 from hivemind_lab.runs.status import words
 from hivemind_lab.text import normalise
@@ -245,6 +246,8 @@ class RunReport:
     any_veto: bool = False
     settings: list[tuple[str, str]] = field(default_factory=list)
     agent_notes: list[AgentNote] = field(default_factory=list)
+    models: list[ModelLine] = field(default_factory=list)
+    """A run with a roster: which model backed what, with its calls, tokens and cost."""
     audit_ok: bool = True
     audit_line: str = ""
     audit_head: str = ""
@@ -754,7 +757,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
                 report.agent_notes.append(
                     AgentNote(
                         _headline(c),
-                        j.agent_id,
+                        _agent_and_model(r.model_of(j.agent_id), j.agent_id),
                         evidence.justification_text(c, j.solution_id, j.rationale),
                     )
                 )
@@ -812,7 +815,12 @@ def summarise(evidence: RunEvidence) -> RunReport:
             f"{r.rounds} in the final attempt, {r.total_rounds} in all; "
             f"{plural(r.regenerations, 'regeneration')}",
         ),
-        ("Model", evidence.model_label()),
+        (
+            "Model",
+            evidence.model_label()
+            if not r.models
+            else f"{plural(len(r.models), 'model')} (a roster): see the models behind the agents",
+        ),
         (
             "Cost",
             f"{r.usage.calls} model calls · {r.usage.tokens:,} tokens · {evidence.cost_label()}"
@@ -827,6 +835,7 @@ def summarise(evidence: RunEvidence) -> RunReport:
         ("Wall time of the deliberation", f"{r.wall_time_s:.1f} s"),
         ("Run status (as recorded)", r.status),
     ]
+    report.models = model_lines(r, evidence.critiques)
     a = evidence.audit
     report.audit_ok = a.ok
     report.audit_head = a.head
@@ -837,6 +846,11 @@ def summarise(evidence: RunEvidence) -> RunReport:
         f"{a.verified} records before it verified."
     )
     return report
+
+
+def _agent_and_model(model: str | None, agent: str) -> str:
+    """An agent as the appendix names it: with its model when a roster gave it one."""
+    return agent if model is None else f"{agent} ({model})"
 
 
 def same_fact(fact: str) -> str:
