@@ -450,3 +450,60 @@ def test_a_mixed_roster_against_two_openai_compatible_endpoints(tmp_path, two_en
     assert alpha.cost_usd > 0 and lines["openai:beta"].usage.cost_usd == 0
     assert lines[model_name(TestModel())].agents == ("monitor",)
     assert replay(run_dir).identical  # no endpoint needed: each model's own cache entries
+
+
+# -- into the graph: each agent's claims held by its model -------------------------------------
+
+
+async def test_divergence_between_two_models_of_one_run_through_the_mcp_tool(mixed_run, tmp_path):
+    import json
+
+    from mcp import Client
+
+    from hivemind_lab.experiments.graph_export import analysis_graph, export_runs, graph_model
+    from hivemind_lab.graph import GraphConfig, open_store
+    from hivemind_lab.mcp_server import ServerSettings, build_server
+
+    run_dir, _, _ = mixed_run
+    manifest = RunDir(run_dir).read_manifest()
+    model_of = {a: graph_model(m.backend, m.model) for a, m in manifest.agent_models.items()}
+    a, b = graph_model("offline", OfflineAgentModel().model), graph_model("test", TestModel().model)
+    config = GraphConfig(db_path=tmp_path / "g.lbdb")
+    store = open_store(config)
+    try:
+        graph = analysis_graph(store, config)
+        export_runs(graph, run_dir.parent)
+        held = {x.source_model for x in graph.snapshot().assertions.values()}
+        assert {a, b} <= held  # the models, not one name for the run
+        assert not any(m.startswith("run1:theory") for m in held)
+        async with Client(build_server(graph, ServerSettings(source_model="claude"))) as client:
+            said = await client.call_tool(
+                "hivemind_divergence", {"model_a": a, "model_b": b, "domain": "strategy"}
+            )
+        assert not said.is_error
+        report = json.loads(said.content[0].text)
+    finally:
+        store.close()
+    # What A concluded that B never did: claims about A's own agents, and only those the
+    # graph holds from A; the agents' subjects are theirs, so B cannot have said them.
+    agents_of = lambda m: {f"run1:{x}" for x, n in model_of.items() if n == m}  # noqa: E731
+    only_a = {c["subject"] for c in report["unique_to_a"]}
+    only_b = {c["subject"] for c in report["unique_to_b"]}
+    assert only_a and only_b
+    assert agents_of(a) & only_a and not agents_of(b) & only_a
+    assert agents_of(b) & only_b and not agents_of(a) & only_b
+    # A stance an A agent took that a B agent reversed is a conflict between the two models
+    final = {}
+    for record in read_records(RunDir(run_dir).audit_path):
+        if type(record.event).__name__ == "Proposal":
+            final[record.event.agent_id] = record.event.solution
+    judged = {
+        (model_of[agent], s.option, s.stance) for agent, sol in final.items() for s in sol.stances
+    }
+    clash = any(
+        (a, o, x) in judged and (b, o, y) in judged and x != y
+        for _, o, x in judged
+        for _, _, y in judged
+    )
+    assert bool(report["direct_conflicts"]) == clash
+    assert not {c["subject"] for c in report["direct_conflicts"]} & (agents_of(a) | agents_of(b))

@@ -30,6 +30,12 @@ document dissents_from a dissenting document against its school's others   knowl
 document
 =====================  ==================================================  ====================
 
+A run with a roster (issue 34) asserts what each agent concluded, judged and cited, and how it
+critiqued its peers, as the model behind that agent (``openai:gpt-4.1-mini``, `source_model`),
+and each constraint's scores as its agent's model: `hivemind_divergence` between two models
+then says what one concluded that the other never did, and consensus weighs each model by its
+track record across every run it took part in. The agents stay the subjects (``run2:theory-03``).
+
 So PageRank flows from conclusions to the evidence and schools behind them, critiques form
 agreement/disagreement triads among agents, and ideas held by one agent only stand apart.
 Labels are readable (option names, document titles, ``run2:theory-03``); `ExportSummary.kinds`
@@ -172,14 +178,32 @@ def knowledge_claims(documents: Sequence[Document]) -> list[Claim]:
     return claims
 
 
+def graph_model(backend: str, model: str) -> str:
+    """A run's model as the graph names a source model (letters, digits and ``._:@-``, at
+    most 64): ``openai:gpt-4.1-mini``; a local model by its file's name."""
+    if backend == "local":
+        model = Path(model).name
+    name = re.sub(r"[^A-Za-z0-9._:@-]+", "-", f"{backend}:{model}").strip("-")
+    return name[:64]
+
+
+def agent_models(manifest: RunManifest) -> dict[str, str]:
+    """Each agent's model as the graph names it, for a run with a roster (empty without one:
+    its claims are held by the agents themselves, as before rosters)."""
+    return {a: graph_model(m.backend, m.model) for a, m in manifest.agent_models.items()}
+
+
 def run_claims(
     run_dir: Path, run: str, titles: Mapping[str, str], constraint_bar: int | None = None
 ) -> list[Claim]:
     """One deliberation run as claims; ``run`` is its short label, ``titles`` maps document ids
-    to labels (citations of unknown documents keep their id)."""
+    to labels (citations of unknown documents keep their id). With a roster, an agent's
+    claims are held by its model and a constraint's scores by its agent's model."""
     files = RunDir(run_dir)
     result = files.read_result()
-    request = files.read_manifest().request
+    manifest = files.read_manifest()
+    request = manifest.request
+    held = agent_models(manifest)
     final: dict[str, Solution] = {}
     critiques: dict[tuple[str, str], Critique] = {}
     scores: dict[str, list[tuple[str, int]]] = defaultdict(list)
@@ -219,7 +243,7 @@ def run_claims(
     ]
     bar = constraint_bar if constraint_bar is not None else request.feasibility
     for agent_id, solution in sorted(final.items()):
-        model = agent[agent_id]
+        model = held.get(agent_id, agent[agent_id])
         pursued = []
         for stance in solution.stances:
             if not 0 <= stance.option < len(options):
@@ -227,7 +251,7 @@ def run_claims(
             option = options[stance.option]
             claims.append(
                 Claim(
-                    subject=model,
+                    subject=agent[agent_id],
                     predicate=STANCE_RELATION[stance.stance],
                     object=option,
                     confidence=0.8,
@@ -275,7 +299,7 @@ def run_claims(
                         predicate="vetoed_by" if mean < bar else "scored_by",
                         object=c,
                         confidence=round(mean / 100, 4),
-                        model="practicality",
+                        model=held.get(f"constraint-{c}", "practicality"),
                         evidence=solution.id,
                         kinds=("option", "constraint"),
                     )
@@ -295,7 +319,7 @@ def run_claims(
                 predicate="supports" if backs else "contradicts",
                 object=agent[target],
                 confidence=0.6,
-                model=agent[critic],
+                model=held.get(critic, agent[critic]),
                 evidence=critique.summary[:1000],
                 kinds=("agent", "agent"),
             )
