@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hivemind_lab.graph.keys import key_terms
 from hivemind_lab.graph.models import Assertion
-from hivemind_lab.text import terms
 
 if TYPE_CHECKING:
     import igraph as ig
@@ -76,7 +76,7 @@ class GraphSnapshot:
             self.created[a.id] = 0.0
         for key in (a.subject_key, a.object_key):
             self.by_entity.setdefault(key, []).append(a.id)
-            for word in terms(key):
+            for word in key_terms(key):
                 self.word_index.setdefault(word, set()).add(key)
 
     def rerank(self) -> None:

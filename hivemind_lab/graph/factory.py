@@ -8,7 +8,8 @@ from hivemind_lab.graph.store import GraphStore
 
 
 def open_store(config: GraphConfig) -> GraphStore:
-    """Open the configured store and make sure its schema exists."""
+    """Open the configured store, make sure its schema exists and that its keys follow the
+    current key rules (a graph written by an older version is re-keyed once, `rekey`)."""
     store: GraphStore
     if config.store == "neo4j":
         from hivemind_lab.graph.neo4j_store import Neo4jStore
@@ -24,4 +25,7 @@ def open_store(config: GraphConfig) -> GraphStore:
 
         store = LadybugStore(config.db_path)
     store.init_schema()
+    from hivemind_lab.graph.rekey import rekey
+
+    rekey(store)
     return store

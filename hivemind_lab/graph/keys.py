@@ -17,6 +17,13 @@ import unicodedata
 from collections import Counter
 from typing import Literal
 
+from hivemind_lab.text import terms
+
+KEYS_VERSION = "2026-12-03"
+"""The version of the rules below. Change it with the rules: a store opened later re-keys its
+assertions once (`hivemind_lab.graph.rekey`). 2026-12-01: NFKC, invisible characters, look-alikes;
+2026-12-03: look-alikes folded only inside words that mix scripts."""
+
 _SEP = re.compile(r"[\s_-]+")
 _WORDS = re.compile(r"\w+")
 
@@ -168,3 +175,18 @@ def has_visible(text: str) -> bool:
     """Whether the text shows anything: a name made only of invisible, control or space
     characters is refused."""
     return bool(text_key(text))
+
+
+_UNICODE_WORD = re.compile(r"\w+")
+
+
+def key_terms(key: str) -> list[str]:
+    """The words of a key that the query's entity index matches on: the content words
+    `hivemind_lab.text.terms` takes (ASCII), plus every word of two or more letters in other
+    scripts (``кот``, ``και``, ``café``), which ``terms`` cannot see; a question is keyed and
+    split the same way. Scripts written without spaces (Chinese, Japanese) give one word per
+    run of letters, so they match only a question word equal to the key's."""
+    words = terms(key)
+    if not key.isascii():
+        words += [w for w in _UNICODE_WORD.findall(key) if not w.isascii() and len(w) > 1]
+    return words

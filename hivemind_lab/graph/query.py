@@ -10,10 +10,10 @@ from typing import overload
 from hivemind_lab.errors import InputError
 from hivemind_lab.graph.analytics import ConflictEdge, GraphSnapshot
 from hivemind_lab.graph.core import GraphCore
-from hivemind_lab.graph.keys import text_key
+from hivemind_lab.graph.keys import key_terms, text_key
 from hivemind_lab.graph.models import Assertion
 from hivemind_lab.graph.packing import Item, pack, priced
-from hivemind_lab.text import strip_control, terms
+from hivemind_lab.text import strip_control
 
 HIGH_CONFIDENCE = 0.7
 
@@ -138,7 +138,7 @@ class QueryOps(GraphCore):
         to what it matches, not to the size of the graph.
         """
         n = max(1, len(snap.by_entity))
-        words = set(terms(text_key(question)))  # the words of entity keys, keyed alike
+        words = set(key_terms(text_key(question)))  # the words of entity keys, keyed alike
         postings = {w: snap.word_index[w] for w in words if w in snap.word_index}
         if not postings:
             return set()

@@ -43,6 +43,8 @@ NODE_TABLES = {
         "id STRING PRIMARY KEY, domain STRING, description STRING, frequency INT64, "
         "confidence DOUBLE, discovered_by STRING, created_at STRING"
     ),
+    # Facts about the store itself: ``keys`` holds the key rules' version (graph/rekey.py).
+    "Meta": "key STRING PRIMARY KEY, value STRING",
 }
 
 REL_TABLES = {
@@ -76,6 +78,7 @@ NEO4J_SCHEMA = [
     "CREATE CONSTRAINT revision_id IF NOT EXISTS FOR (r:Revision) REQUIRE r.id IS UNIQUE",
     "CREATE INDEX verdict_domain IF NOT EXISTS FOR (v:Verdict) ON (v.domain)",
     "CREATE CONSTRAINT withdrawal_id IF NOT EXISTS FOR (w:Withdrawal) REQUIRE w.id IS UNIQUE",
+    "CREATE CONSTRAINT meta_key IF NOT EXISTS FOR (m:Meta) REQUIRE m.key IS UNIQUE",
     "CREATE INDEX assertion_domain IF NOT EXISTS FOR (a:Assertion) ON (a.domain)",
     # No query looks assertions up by display subject or by owner (subjects go through their
     # Entity key, models through ASSERTED_BY), and every write paid for both indexes: dropped
