@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from hivemind_lab.agents.budget import TEMPLATE_TOKENS, fit_task, prompt_tokens
+from hivemind_lab.agents.calls import ModelCall
 from hivemind_lab.agents.prompts import max_tokens_for, render
+from hivemind_lab.agents.roster import Roster
 from hivemind_lab.agents.schemas import (
     BatchScoreTask,
     Evidence,
@@ -18,12 +20,21 @@ from hivemind_lab.agents.schemas import (
     ScoreItem,
     SolutionView,
 )
+from hivemind_lab.agents.testing import TestModel
+from hivemind_lab.calibrations import Calibrations
+from hivemind_lab.deliberation.runner import deliberate
 from hivemind_lab.errors import InputError
+from hivemind_lab.experiments.replays import replay
+from hivemind_lab.inputs import Limits, request_for
 from hivemind_lab.llm.bundled import BUNDLED, GEMMA3, SMOLLM2, assemble, bundled_for_file, locate
 from hivemind_lab.llm.limits import ModelLimits, model_limits
 from hivemind_lab.llm.local import LocalEndpoint, LocalServerInfo, local_limits
+from hivemind_lab.problems import resolve_problem
+from hivemind_lab.runs.audit import read_records
+from hivemind_lab.runs.results import Status
+from hivemind_lab.runs.rundir import RunDir
 from hivemind_lab.tokens import ApproxTokenCounter, TiktokenCounter, default_counter, fill
-from tests.support import REPO
+from tests.support import PROBLEMS, REPO
 
 COUNTER = default_counter()
 
@@ -267,3 +278,90 @@ def test_gemma_is_assembled_from_its_installed_wheels(tmp_path):
     with path.open("rb") as handle:
         assert handle.read(4) == b"GGUF"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == GEMMA3.sha256
+
+
+# -- wired: every prompt of a run packed to its agent's model, and replayed as packed ---------
+
+
+class SmallWindowModel(TestModel):
+    """The content-free model, declaring a small window (as a local server declares its
+    context per slot): the engine must pack every prompt it is sent."""
+
+    def __init__(self, limits: ModelLimits) -> None:
+        super().__init__(model="content-free-small-window")
+        self.limits = limits
+
+
+SMALL = ModelLimits(context_window=4500, output_limit=1200, tokenizer_ratio=1.0)
+
+
+def _calls(run_dir: Path) -> list[tuple[str, str, str, int]]:
+    """(actor, kind, user message, tokens of the prompt by the project's counter) per call."""
+    out = []
+    for record in read_records(RunDir(run_dir).audit_path):
+        event = record.event
+        if isinstance(event, ModelCall):
+            counted = sum(COUNTER.count(m["content"]) for m in event.prompt)
+            out.append((record.actor, event.kind, event.prompt[-1]["content"], counted))
+    return out
+
+
+def _passages_sent(user: str) -> int:
+    return user.count('"document_id"')
+
+
+@pytest.fixture(scope="module")
+def grocer_runs(tmp_path_factory):
+    """The grocer problem twice on the content-free model, with one round: every agent on a
+    window of ample size, then theory-00 alone on `SMALL` (a roster of one agent)."""
+    problem = resolve_problem(str(PROBLEMS / "regional-grocer-discounter-price-war.toml"))
+    request = request_for(problem, sufficiency=1, feasibility=1, density=20000)
+    limits = Limits(max_rounds=1, max_regenerations=0)
+    root = tmp_path_factory.mktemp("budget")
+    ample = deliberate(request, Calibrations(), limits, model=TestModel(), run_dir=root / "ample")
+    small = SmallWindowModel(SMALL)
+    packed = deliberate(
+        request,
+        Calibrations(),
+        limits,
+        model=TestModel(),
+        models={"theory-00": small},
+        roster=Roster(),
+        run_dir=root / "packed",
+    )
+    return root, ample, packed
+
+
+def test_a_small_window_agent_gets_fewer_passages_and_every_request_fits(grocer_runs):
+    root, _, packed = grocer_runs
+    ample, small = _calls(root / "ample"), _calls(root / "packed")
+    mine = [(kind, user, counted) for actor, kind, user, counted in small if actor == "theory-00"]
+    assert {kind for kind, _, _ in mine} >= {"llm.propose", "llm.critique", "llm.revise"}
+    for kind, _, counted in mine:
+        assert counted + TEMPLATE_TOKENS + SMALL.output_limit <= SMALL.context_window, kind
+    unpacked = max(counted for actor, _, _, counted in ample if actor == "theory-00")
+    assert unpacked + TEMPLATE_TOKENS + SMALL.output_limit > SMALL.context_window
+    # A proposal depends on nothing a peer said: the same task in both runs, packed or not.
+    proposals = {
+        (a, r): u
+        for r, calls in (("ample", ample), ("small", small))
+        for a, k, u, _ in calls
+        if k == "llm.propose"
+    }
+    assert _passages_sent(proposals["theory-00", "small"]) < _passages_sent(
+        proposals["theory-00", "ample"]
+    )
+    # The other agents' model declares no window: their prompts are not packed.
+    assert proposals["theory-01", "small"] == proposals["theory-01", "ample"]
+    assert packed.status in Status.__args__
+
+
+def test_the_manifest_records_each_agents_limits_and_replay_packs_the_same(grocer_runs):
+    root, _, _ = grocer_runs
+    manifest = RunDir(root / "packed").read_manifest()
+    assert manifest.agent_models["theory-00"].limits == SMALL
+    assert manifest.agent_models["theory-01"].limits is None
+    assert manifest.model_limits is None
+    report = replay(root / "packed")  # the limits come from the manifest, not a live model
+    assert report.identical, report.first_difference
+    assert report.network_calls == 0

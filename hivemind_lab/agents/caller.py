@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from hivemind_lab.agents.budget import fit_task
 from hivemind_lab.agents.calls import ModelCall
 from hivemind_lab.agents.prompts import render
 from hivemind_lab.agents.schemas import (
@@ -24,8 +25,10 @@ from hivemind_lab.agents.schemas import (
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.errors import HivemindError
 from hivemind_lab.llm.base import ChatModel, ChatResponse, model_name
+from hivemind_lab.llm.limits import ModelLimits
 from hivemind_lab.llm.structured import complete_structured
 from hivemind_lab.models import Event
+from hivemind_lab.tokens import default_counter
 
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
@@ -75,7 +78,9 @@ class AgentCaller:
 
     Every request and reply is written to the audit log (when given) and counted in `usage`.
     An agent named in ``models`` (a roster's) is answered by its own model, and its calls are
-    also counted in that model's line of `usage_by_model`; every other agent by ``model``.
+    also counted in that model's line of `usage_by_model`; every other agent by ``model``. An
+    agent whose model has token limits (``limits_for``) gets its task's evidence packed to
+    them first (`hivemind_lab.agents.budget.fit_task`).
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class AgentCaller:
         *,
         models: Mapping[str, ChatModel] | None = None,
         usage_by_model: Mapping[str, UsageSummary] | None = None,
+        limits_for: Callable[[str], ModelLimits | None] | None = None,
         audit: AuditSink | None = None,
         seed: int = 0,
         concurrency: int = 16,
@@ -97,6 +103,8 @@ class AgentCaller:
         """The model of each agent a roster names (by agent id); empty: ``model`` for all."""
         self.usage_by_model = dict(usage_by_model or {})
         """With a roster: what each model's calls consumed, by `model_name`."""
+        self.limits_for = limits_for
+        """The token limits of the model that answers an agent, by agent id (None: none)."""
         self.batch_audit = batch_audit
         """Hold call records until `flush` (one fsync per phase) instead of one per call."""
         self._pending: list[tuple[str, Event]] = []
@@ -125,10 +133,16 @@ class AgentCaller:
         agent's or the monitor's calls go to one server slot, where each extends the cached
         prompt prefix of the last (the key is no part of the prompt or the cache key).
         """
-        request = render(task, seed=self.seed if seed is None else seed).model_copy(
-            update={"affinity": actor}
-        )
         model = self.model_for(actor)
+        limits = self.limits_for(actor) if self.limits_for is not None else None
+        bounds: dict[str, int] = {}
+        cap: int | None = None
+        if limits is not None:  # a small window gets the highest-ranked passages that fit
+            fitted = fit_task(task, limits, counter=default_counter(), model=model_name(model))
+            task, bounds, cap = fitted.task, {"max_tokens": fitted.max_tokens}, fitted.reply_room
+        request = render(task, seed=self.seed if seed is None else seed).model_copy(
+            update={"affinity": actor, **bounds}
+        )
         async with self._semaphore:
             self._check_budget()
             result = await complete_structured(
@@ -136,6 +150,7 @@ class AgentCaller:
                 request,
                 output_type,
                 context=validation_context(task),
+                max_tokens_cap=cap,
             )
         self.usage = added(self.usage, result.responses)
         if self.models:

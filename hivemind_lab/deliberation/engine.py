@@ -14,7 +14,7 @@ with `asyncrun.run_sync`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -27,6 +27,7 @@ from hivemind_lab.errors import InputError
 from hivemind_lab.inputs import Limits, ScoreMode
 from hivemind_lab.llm.base import ChatModel, model_name
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
+from hivemind_lab.llm.limits import ModelLimits
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import AuditLog
 from hivemind_lab.runs.results import DeliberationResult, ModelShare
@@ -53,6 +54,8 @@ class Engine:
         model: the chat model agents speak through (wrapped in the run's own response cache).
         models: with a roster, every agent's model by agent id (each wrapped in the same cache,
             whose keys name the model); None: ``model`` for every agent.
+        limits_for: the token limits an agent's prompts are packed to, by agent id
+            (`runner.limits_for`); None: no packing.
         seed: the run's seed.
         limits: concurrency, and the token and cost budgets when ``spend_limits``.
         spend_limits: whether `Limits.max_tokens` and `Limits.max_cost_usd` bind the caller
@@ -66,6 +69,7 @@ class Engine:
         *,
         model: ChatModel,
         models: Mapping[str, ChatModel] | None = None,
+        limits_for: Callable[[str], ModelLimits | None] | None = None,
         seed: int,
         limits: Limits,
         spend_limits: bool = True,
@@ -83,6 +87,7 @@ class Engine:
             cached[id(model)],
             models={agent: cached[id(m)] for agent, m in (models or {}).items()},
             usage_by_model=self.state.usage_by_model,
+            limits_for=limits_for,
             audit=self.audit,
             seed=seed,
             concurrency=limits.concurrency,

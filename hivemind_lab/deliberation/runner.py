@@ -10,7 +10,7 @@ bound to its run directory: `run_manifest` is the one async core, `deliberate` i
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,6 +29,7 @@ from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import Document, load_documents
 from hivemind_lab.knowledge.slicing import plan_slices
 from hivemind_lab.llm.base import ChatModel, layers
+from hivemind_lab.llm.limits import ModelLimits, model_limits
 from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import (
     AgentModel,
@@ -126,6 +127,17 @@ def every_agent(
     return {agent: models.get(agent, model) for agent in agent_ids(knowledge)}
 
 
+def limits_for(manifest: RunManifest) -> Callable[[str], ModelLimits | None]:
+    """The token limits each agent's prompts are packed to, as the manifest recorded them (so
+    a replay packs as its run did): a roster agent's model's, else the run's model's."""
+    per_agent = {agent: m.limits for agent, m in manifest.agent_models.items()}
+
+    def of(actor: str) -> ModelLimits | None:
+        return per_agent.get(actor, manifest.model_limits)
+
+    return of
+
+
 def build_manifest(
     request: DeliberationRequest,
     calibrations: Calibrations,
@@ -149,7 +161,9 @@ def build_manifest(
     return RunManifest(
         roster=roster if everyone else None,
         agent_models={
-            agent: AgentModel(backend=m.backend, model=m.model, model_info=model_info(m))
+            agent: AgentModel(
+                backend=m.backend, model=m.model, model_info=model_info(m), limits=model_limits(m)
+            )
             for agent, m in everyone.items()
         },
         created_at=utc_now(),
@@ -162,6 +176,7 @@ def build_manifest(
         backend=model.backend,
         model=model.model,
         model_info=model_info(model),
+        model_limits=model_limits(model),
         token_counter=default_counter().name,
         prompt_version=prompts.PROMPT_VERSION,
         engine_code=rules.engine_fingerprint(),
@@ -246,6 +261,7 @@ async def run_manifest(
         run.path,
         model=model,
         models=every_agent(model, models, knowledge),
+        limits_for=limits_for(manifest),
         seed=manifest.seed,
         limits=manifest.limits,
         spend_limits=deliberating,

@@ -62,6 +62,7 @@ async def complete_structured(
     *,
     max_repairs: int = 2,
     context: dict[str, Any] | None = None,
+    max_tokens_cap: int | None = None,
 ) -> Structured[T]:
     """Call ``model`` and validate the reply as ``output_type``.
 
@@ -71,6 +72,7 @@ async def complete_structured(
     `MAX_TOKEN_GROWTH` times the first. ``context`` goes to the output
     type's validators (rules of the task a JSON schema cannot state, such as an exclusive
     decision's one option); a reply that breaks them is repaired the same way.
+    ``max_tokens_cap`` bounds that growth (what the model's window leaves beside the prompt).
     """
     if request.response_format is None:
         request = request.model_copy(update={"response_format": response_format_for(output_type)})
@@ -96,6 +98,8 @@ async def complete_structured(
                 ) from exc
             if response.finish_reason == "length" and current.max_tokens is not None:
                 limit = min(2 * current.max_tokens, MAX_TOKEN_GROWTH * (request.max_tokens or 0))
+                if max_tokens_cap is not None:
+                    limit = min(limit, max_tokens_cap)
                 if limit > current.max_tokens:
                     current = current.model_copy(update={"max_tokens": limit})
                     continue

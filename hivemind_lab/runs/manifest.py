@@ -29,6 +29,7 @@ from pydantic import Field, SerializationInfo, field_serializer, model_validator
 from hivemind_lab.agents.roster import Roster
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits, recorded_decision
 from hivemind_lab.knowledge.slicing import Slice
+from hivemind_lab.llm.limits import ModelLimits
 from hivemind_lab.models import FrozenRecord as Frozen
 from hivemind_lab.problems.model import Decision
 
@@ -116,6 +117,8 @@ class AgentModel(Frozen):
     """The model id the backend answered as (an ``openai`` entry's may come from the
     environment)."""
     model_info: dict[str, Any] = {}
+    limits: ModelLimits | None = None
+    """The token limits its agent's prompts were packed to (None: none declared)."""
 
 
 class RescoreOrigin(Frozen):
@@ -176,6 +179,10 @@ class RunManifest(Frozen):
     agent_models: dict[str, AgentModel] = {}
     """With a roster: every agent's model by agent id (``theory-03``, ``constraint-legal``,
     ``monitor``), the run's own included."""
+    model_limits: ModelLimits | None = None
+    """The token limits the run's model declared (a local server's context per slot), which
+    every agent's evidence was packed to (`hivemind_lab.agents.budget`); None: none declared,
+    and in runs recorded before 2026-12-04, whose prompts were never packed."""
 
     @model_validator(mode="before")
     @classmethod
