@@ -507,3 +507,117 @@ async def test_divergence_between_two_models_of_one_run_through_the_mcp_tool(mix
     )
     assert bool(report["direct_conflicts"]) == clash
     assert not {c["subject"] for c in report["direct_conflicts"]} & (agents_of(a) | agents_of(b))
+
+
+# -- research views: the roster as a sweep dimension ------------------------------------------
+
+SWEEP = """
+name = "rosters"
+problems = ["data/problems/regional-grocer-discounter-price-war.toml"]
+baselines = ["vote"]
+seeds = [0]
+
+[inputs]
+sufficiency = 1
+feasibility = 1
+density = 8000
+
+[limits]
+max_rounds = 1
+max_regenerations = 0
+
+[space]
+stubbornness = [0.3]
+similarity_threshold = [0.35]
+severity = [0.5]
+
+[rosters.one-model]
+theory = "offline"
+
+[rosters.mixed]
+theory = ["offline", "test"]
+"""
+
+
+def test_a_sweep_over_rosters_pairs_each_with_its_vote_at_equal_compute(tmp_path):
+    from hivemind_lab.experiments import load, load_spec, run
+    from hivemind_lab.experiments.compare import compare, compute_table
+    from hivemind_lab.reports.sweep import roster_table
+    from tests.support import REPO
+
+    (tmp_path / "exp.toml").write_text(SWEEP)
+    spec = load_spec(tmp_path / "exp.toml")
+    assert set(spec.rosters) == {"one-model", "mixed"}
+    root = tmp_path / "runs"
+    report = run(spec, project=REPO, root=root)
+    assert sorted((s.point.roster, s.point.strategy) for s in report.runs) == [
+        ("mixed", "deliberation"),
+        ("mixed", "vote"),
+        ("one-model", "deliberation"),
+        ("one-model", "vote"),
+    ]
+    by = {(s.point.roster, s.point.strategy): s for s in report.runs}
+    for roster in spec.rosters:
+        vote = RunDir(root / by[roster, "vote"].run_id).read_manifest()
+        assert vote.budget is not None and vote.budget.calls == by[roster, "deliberation"].calls
+        assert vote.roster is not None
+        assert vote.roster.model_dump() == spec.rosters[roster].model_dump()
+    mixed = RunDir(root / by["mixed", "deliberation"].run_id).read_result()
+    assert model_name(TestModel()) in {m.model for m in mixed.models}
+    homogeneous = RunDir(root / by["one-model", "deliberation"].run_id).read_result()
+    assert {m.model for m in homogeneous.models} == {model_name(OfflineAgentModel())}
+
+    runs = load(root)
+    assert set(runs["roster"].to_list()) == {"one-model", "mixed"}
+    assert {"initial_diversity", "final_diversity"} <= set(runs.columns)
+    side = compute_table(runs)  # each vote beside its own roster's deliberation
+    assert side.height == 2 and set(side["roster"].to_list()) == {"one-model", "mixed"}
+    for row in side.iter_rows(named=True):
+        assert row["deliberation_calls"] == by[row["roster"], "deliberation"].calls
+    shown = roster_table(compare(runs, by=["roster", "strategy"]))
+    assert shown.height == 4 and shown.columns[:3] == ["Roster", "Strategy", "Runs"]
+
+
+def test_points_without_rosters_keep_their_run_ids():
+    import hashlib
+
+    from hivemind_lab.canonical import canonical_json
+    from hivemind_lab.experiments import ExperimentSpec
+    from hivemind_lab.experiments.points import expand
+
+    spec = ExperimentSpec.model_validate(
+        {
+            "name": "t",
+            "problems": ["p.toml"],
+            "inputs": {"sufficiency": 1, "feasibility": 5, "density": 800},
+        }
+    )
+    (point,) = expand(spec)
+    body = {  # the id as sweeps made it before rosters
+        "point": {
+            "problem": point.problem,
+            "calibrations": point.calibrations.model_dump(mode="json"),
+            "seed": point.seed,
+            "strategy": point.strategy,
+        },
+        "inputs": spec.inputs.identity(),
+        "limits": spec.limits.model_dump(mode="json"),
+        "backend": spec.backend,
+        "model": spec.model,
+        "knowledge_base": spec.knowledge_base,
+        "embedder": spec.embedder,
+    }
+    digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:12]
+    assert point.run_id(spec) == f"deliberation-{digest}"
+    with_roster = spec.model_copy(update={"rosters": {"mixed": roster_from_flags(["theory=test"])}})
+    (mixed,) = expand(with_roster)
+    assert mixed.roster == "mixed" and mixed.run_id(with_roster) != point.run_id(spec)
+
+
+def test_a_bad_sweep_roster_is_named_by_file_and_table(tmp_path):
+    from hivemind_lab.experiments import load_spec
+
+    (tmp_path / "exp.toml").write_text(SWEEP.replace('theory = "offline"', 'theory = "ofline"'))
+    with pytest.raises(InputError) as caught:
+        load_spec(tmp_path / "exp.toml")
+    assert caught.value.field == f"{tmp_path / 'exp.toml'}: [rosters.one-model] theory"

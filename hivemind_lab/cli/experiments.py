@@ -159,7 +159,7 @@ def sweep(
         )
         from hivemind_lab.experiments import load as load_runs
         from hivemind_lab.experiments.compare import compare, compute_table
-        from hivemind_lab.reports.sweep import strategy_table
+        from hivemind_lab.reports.sweep import roster_table, strategy_table
 
         runs = load_runs(report.root)
         _print_calibrations(runs, objective=experiment.space.objective)
@@ -171,6 +171,18 @@ def sweep(
         for cells in shown.iter_rows():
             summary.add_row(*cells)
         console.print(summary)
+        by_roster = (
+            roster_table(compare(runs, by=["roster", "strategy"]))
+            if "roster" in runs.columns
+            else None
+        )
+        if by_roster is not None and not by_roster.is_empty():
+            table = Table(title="rosters: mean (95 % Student-t interval, n runs)")
+            for col in by_roster.columns:
+                table.add_column(col)
+            for cells in by_roster.iter_rows():
+                table.add_row(*cells)
+            console.print(table)
         compute = compute_table(runs)
         if not compute.is_empty():
             side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")

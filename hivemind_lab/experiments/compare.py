@@ -15,6 +15,8 @@ from hivemind_lab.experiments.spec import CALIBRATIONS
 METRICS = (
     "initial_conclusions",
     "distinct_conclusions",
+    "initial_diversity",
+    "final_diversity",
     "mean_feasibility",
     "vetoes",
     "run_calls",
@@ -40,14 +42,20 @@ def format_interval(mean: float | None, half: float | None, n: int, *, digits: i
 
 
 PAIR_KEYS = ("problem", "seed", *CALIBRATIONS)
-"""What a baseline and its deliberation sibling share: the problem, the seed, the calibrations."""
+"""What a baseline and its deliberation sibling share: the problem, the seed, the calibrations
+(and, in a sweep over rosters, the roster: `pair_keys`)."""
+
+
+def pair_keys(runs: pl.DataFrame) -> list[str]:
+    """`PAIR_KEYS`, and the roster when the runs were swept over rosters."""
+    return [*PAIR_KEYS, *(["roster"] if "roster" in runs.columns else [])]
 
 
 def like_for_like(runs: pl.DataFrame) -> pl.DataFrame:
     """The runs at the settings where a baseline ran (same problem, seed and calibrations):
     baselines run at one calibration point, so comparing them with every deliberation of a
     grid would average the deliberation over settings the baselines never saw."""
-    keys = [k for k in PAIR_KEYS if k in runs.columns]
+    keys = [k for k in pair_keys(runs) if k in runs.columns]
     if runs.is_empty() or "strategy" not in runs.columns:
         return runs
     base = runs.filter(pl.col("strategy") != "deliberation").select(keys).unique()
@@ -61,10 +69,10 @@ def compare(runs: pl.DataFrame, *, by: str | list[str] = "strategy") -> pl.DataF
 
     ``runs`` is `load(path)` output (one row per run); replicates are the rows of a group.
     Columns: ``<metric>_mean``, ``<metric>_ci95`` (null when n < 2) and ``<metric>_n``.
-    Grouped by strategy, only `like_for_like` runs are compared.
+    Grouped by strategy (or by roster and strategy), only `like_for_like` runs are compared.
     """
     keys = [by] if isinstance(by, str) else list(by)
-    if keys == ["strategy"]:
+    if keys in (["strategy"], ["roster", "strategy"]):
         runs = like_for_like(runs)
     present = [m for m in METRICS if m in runs.columns]
     aggregations = []
@@ -100,7 +108,7 @@ def compute_table(runs: pl.DataFrame, *, tolerance: float = MISMATCH) -> pl.Data
     """Each baseline run beside its deliberation sibling (same problem, seed and calibrations):
     calls and tokens side by side, with ``mismatch`` set when either differs by more than
     ``tolerance`` of the deliberation's."""
-    keys = list(PAIR_KEYS)
+    keys = pair_keys(runs)
     needed = {*keys, "strategy", "run_calls", "run_tokens"}
     if runs.is_empty() or not needed <= set(runs.columns):
         return pl.DataFrame()

@@ -61,12 +61,30 @@ def current(spec: ExperimentSpec, point: RunPoint, project: Path) -> Current:
         request=request,
         prompt_version=prompts.PROMPT_VERSION,
         engine_code=rules.engine_fingerprint(),
-        model_code=identity.code_fingerprint() if spec.backend == "offline" else None,
+        model_code=identity.code_fingerprint() if uses_offline(spec, point.roster) else None,
         knowledge=KnowledgeHashes(
             theory=fingerprint.folder_hash(kb),
             constraints=fingerprint.constraint_hashes(pkb, constraints),
         ),
     )
+
+
+def uses_offline(spec: ExperimentSpec, roster: str | None = None) -> bool:
+    """Whether a run of the spec under ``roster`` speaks through the offline stand-in (the
+    spec's backend, or an entry of the roster)."""
+    entries = spec.rosters[roster].entries() if roster is not None else ()
+    return spec.backend == "offline" or any(e.backend == "offline" for e in entries)
+
+
+def offline_codes(manifest: RunManifest) -> set[object]:
+    """The offline stand-in's code fingerprints a run recorded: the run's model's, and each
+    roster agent's on the stand-in."""
+    codes = {
+        m.model_info.get("code") for m in manifest.agent_models.values() if m.backend == "offline"
+    }
+    if manifest.backend == "offline":
+        codes.add(manifest.model_info.get("code"))
+    return codes
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -122,7 +140,7 @@ def stale_reasons(
         reasons.append("prompt")
     if manifest.engine_code != now.engine_code:
         reasons.append("engine")
-    if now.model_code is not None and manifest.model_info.get("code") != now.model_code:
+    if now.model_code is not None and offline_codes(manifest) != {now.model_code}:
         reasons.append("model")
     if manifest.knowledge_hashes != now.knowledge:
         reasons.append("knowledge")

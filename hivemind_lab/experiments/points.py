@@ -17,11 +17,22 @@ class RunPoint(Frozen):
     calibrations: Calibrations
     seed: int
     strategy: Strategy = "deliberation"
+    roster: str | None = None
+    """The spec's roster this point runs under (None: every agent on the spec's backend)."""
 
     def run_id(self, spec: ExperimentSpec) -> str:
         """Stable id from what determines the run's outcome, so a resumed sweep finds it."""
         body = {
-            "point": self.model_dump(mode="json"),
+            # The roster only when set (and by its entries, not only its name), so the ids of
+            # sweeps without rosters stay as they were.
+            "point": self.model_dump(
+                mode="json", exclude={"roster"} if self.roster is None else None
+            ),
+            **(
+                {"roster": spec.rosters[self.roster].model_dump(mode="json")}
+                if self.roster is not None
+                else {}
+            ),
             "inputs": spec.inputs.identity(),
             "limits": spec.limits.model_dump(mode="json"),
             "backend": spec.backend,
@@ -40,8 +51,10 @@ def expand(spec: ExperimentSpec, calibrations: list[Calibrations] | None = None)
     problem × seed: baselines do not depend on stubbornness; they use the first point's
     similarity threshold and severity)."""
     calibrations = calibrations if calibrations is not None else spec.calibration_points()
+    rosters: list[str | None] = [*spec.rosters] or [None]
     points = [
-        RunPoint(problem=p, calibrations=c, seed=s)
+        RunPoint(problem=p, calibrations=c, seed=s, roster=r)
+        for r in rosters
         for p in spec.problems
         for c in calibrations
         for s in spec.seeds
@@ -49,7 +62,10 @@ def expand(spec: ExperimentSpec, calibrations: list[Calibrations] | None = None)
     if calibrations:
         for strategy in spec.baselines:
             points += [
-                RunPoint(problem=p, calibrations=calibrations[0], seed=s, strategy=strategy)
+                RunPoint(
+                    problem=p, calibrations=calibrations[0], seed=s, strategy=strategy, roster=r
+                )
+                for r in rosters
                 for p in spec.problems
                 for s in spec.seeds
             ]

@@ -22,6 +22,7 @@ from hivemind_lab.agents.policy import identity
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import build_manifest, prepare_knowledge, run_manifest
 from hivemind_lab.deliberation.embedders import make_embedder
+from hivemind_lab.deliberation.runner import knowledge_for
 from hivemind_lab.deliberation.state import Knowledge
 from hivemind_lab.experiments.freshness import (
     Current,
@@ -29,6 +30,7 @@ from hivemind_lab.experiments.freshness import (
     current,
     point_request,
     stale_reasons,
+    uses_offline,
 )
 from hivemind_lab.experiments.points import RunPoint
 from hivemind_lab.experiments.spec import ExperimentSpec
@@ -164,59 +166,93 @@ def run_point(
         shutil.rmtree(run.path)
     shared = ResponseCache(sweep.shared_cache_path(_shared_cache(spec)))
     model = CachingChatModel(make_model(spec, endpoint, settings=settings, gate=gate), shared)
+    roster = spec.rosters[point.roster] if point.roster is not None else None
+    models: dict[str, CachingChatModel] = {}
     try:
-        if run.started:
-            manifest = run.read_manifest()
-            knowledge = None
-        else:
-            request = _request(spec, point, project)
+        manifest = run.read_manifest() if run.started else None
+        if manifest is None or roster is not None:  # a roster names agents: they are needed
             kb, pkb = project / spec.knowledge_base, project / spec.practicality_kb
-            knowledge = prepare_knowledge(
-                request, knowledge_base=kb, practicality_kb=pkb, seed=point.seed
+            request = manifest.request if manifest else _request(spec, point, project)
+            seed = manifest.seed if manifest else point.seed
+            knowledge = (
+                knowledge_for(manifest)
+                if manifest
+                else prepare_knowledge(request, knowledge_base=kb, practicality_kb=pkb, seed=seed)
             )
-            manifest = build_manifest(
-                request,
-                point.calibrations,
-                spec.limits,
-                model=model,
-                seed=point.seed,
-                knowledge=knowledge,
-                knowledge_base=kb,
-                practicality_kb=pkb,
-                embedder=make_embedder(spec.embedder),
-                strategy=point.strategy,
-                experiment=ExperimentInfo(
-                    name=spec.name,
-                    spec_hash=spec.digest,
-                    spec=spec.model_dump(mode="json"),
-                    point=point.model_dump(mode="json"),
-                    run_id=run.path.name,
-                ),
-                budget=budget if point.strategy != "deliberation" else None,
+        else:
+            knowledge = None
+        assignment = (
+            roster.assign(
+                (a.id for a in knowledge.theory_agents), (a.id for a in knowledge.constraint_agents)
             )
-        result = run_sync(_run_and_close(manifest, run, model, knowledge))
+            if roster is not None and knowledge is not None
+            else {}
+        )
+        choice = BackendChoice(backend=spec.backend, model=spec.model, latency_s=spec.latency_s)
+        with factory.open_models(
+            assignment, choice, concurrency=spec.limits.concurrency, settings=settings
+        ) as opened:
+            own = {id(m): CachingChatModel(m, shared) for m in opened.values()}
+            models = {agent: own[id(m)] for agent, m in opened.items()}
+            if manifest is None:
+                assert knowledge is not None
+                manifest = build_manifest(
+                    request,
+                    point.calibrations,
+                    spec.limits,
+                    model=model,
+                    models=models,
+                    roster=roster,
+                    seed=point.seed,
+                    knowledge=knowledge,
+                    knowledge_base=kb,
+                    practicality_kb=pkb,
+                    embedder=make_embedder(spec.embedder),
+                    strategy=point.strategy,
+                    experiment=ExperimentInfo(
+                        name=spec.name,
+                        spec_hash=spec.digest,
+                        spec=spec.model_dump(mode="json"),
+                        point=point.model_dump(mode="json"),
+                        run_id=run.path.name,
+                    ),
+                    budget=budget if point.strategy != "deliberation" else None,
+                )
+            result = run_sync(_run_and_close(manifest, run, model, knowledge, models))
         run.write_metrics(manifest, result)
     finally:
         shared.close()
-    return summarise(run.path, point, reused=model.hits, skipped=False, stale=stale)
+    hits = model.hits + sum(m.hits for m in {id(m): m for m in models.values()}.values())
+    return summarise(run.path, point, reused=hits, skipped=False, stale=stale)
 
 
 async def _run_and_close(
-    manifest: RunManifest, run: RunDir, model: ChatModel, knowledge: Knowledge | None
+    manifest: RunManifest,
+    run: RunDir,
+    model: ChatModel,
+    knowledge: Knowledge | None,
+    models: dict[str, CachingChatModel],
 ) -> DeliberationResult:
-    """The point's run, then its model's HTTP client closed on the same event loop (the model
-    is this point's own)."""
+    """The point's run, then its models' HTTP clients closed on the same event loop (the
+    models are this point's own)."""
     try:
         return await run_manifest(
-            manifest, run.path, model=model, resume=run.started, knowledge=knowledge
+            manifest,
+            run.path,
+            model=model,
+            models=models,
+            resume=run.started,
+            knowledge=knowledge,
         )
     finally:
-        await close_model(model)
+        for each in {id(m): m for m in (model, *models.values())}.values():
+            await close_model(each)
 
 
 def _shared_cache(spec: ExperimentSpec) -> str:
     """The experiment's shared reply cache: the offline model's replies are keyed by its name,
-    which its code changes do not change, so each version of that code gets its own cache."""
-    if spec.backend != "offline":
+    which its code changes do not change, so each version of that code gets its own cache (when
+    the spec's backend or any roster entry is offline)."""
+    if not any(uses_offline(spec, roster) for roster in (None, *spec.rosters)):
         return "shared-cache.sqlite"
     return f"shared-cache-offline-{identity.code_fingerprint().removeprefix('sha256:')[:12]}.sqlite"

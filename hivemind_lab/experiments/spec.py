@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from hivemind_lab.agents.roster import Roster, roster_from_table
 from hivemind_lab.calibrations import CALIBRATIONS, allowed, bounds
 from hivemind_lab.canonical import canonical_json
 from hivemind_lab.deliberation.embedders import DEFAULT_EMBEDDER, EmbedderName
@@ -124,6 +125,23 @@ class ExperimentSpec(Frozen):
     """The monitor's embedder (a similarity threshold means something only for one embedder)."""
     latency_s: float = Field(default=0.0, ge=0.0, le=60.0)
     """Artificial seconds added to every model call (benchmarks of parallel sweeps)."""
+    rosters: dict[str, Roster] = {}
+    """Named rosters (``[rosters.<name>]``, or one ``[roster]``), a dimension of the sweep:
+    every point runs under each, its baselines too (empty: every agent on ``backend``)."""
+
+    @field_validator("rosters")
+    @classmethod
+    def _roster_names(cls, value: dict[str, Roster]) -> dict[str, Roster]:
+        bad = [n for n in value if not re.match(r"^[a-z0-9][a-z0-9._-]{0,63}$", n)]
+        if bad:
+            raise ValueError(f"roster name {bad[0]!r} must be lower-case letters, digits, . _ -")
+        return value
+
+    @model_validator(mode="after")
+    def _rosters_on_a_grid(self) -> ExperimentSpec:
+        if self.rosters and self.space.kind == "optuna":
+            raise ValueError("rosters are a dimension of grid and random sweeps, not of optuna")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -178,6 +196,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError("spec", f"{str(path)!r} is not valid TOML ({exc})") from None
     raw.setdefault("name", path.stem)
+    raw = _rosters_read(raw, path)
     try:
         return ExperimentSpec.model_validate(raw)
     except ValidationError as exc:
@@ -202,6 +221,32 @@ def load_spec(path: str | Path) -> ExperimentSpec:
             hint = did_you_mean(str(got), re.findall(r"'([^']*)'", err["ctx"]["expected"]))
             said += f"; {hint.strip()}" if hint else ""
         raise InputError(f"{path}: {loc}", said) from None
+
+
+def _rosters_read(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A spec's ``[roster]`` (one, named ``roster``) or ``[rosters.<name>]`` tables through the
+    one roster parser, whose errors name the file and the entry as written."""
+    if "roster" in raw and "rosters" in raw:
+        raise InputError(
+            f"{path}: [roster]",
+            "given beside [rosters.*]",
+            allowed="one [roster] for every run, or named [rosters.<name>] to compare",
+        )
+    if "roster" in raw:
+        table = raw.pop("roster")
+        return {**raw, "rosters": {"roster": roster_from_table(table, where=f"{path}: [roster]")}}
+    tables = raw.get("rosters")
+    if tables is None:
+        return raw
+    if not isinstance(tables, dict):
+        raise InputError(f"{path}: rosters", "is not a table", allowed="[rosters.<name>] tables")
+    return {
+        **raw,
+        "rosters": {
+            name: roster_from_table(table, where=f"{path}: [rosters.{name}]")
+            for name, table in tables.items()
+        },
+    }
 
 
 def _keys_at(section: list[str]) -> list[str]:

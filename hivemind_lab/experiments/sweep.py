@@ -425,11 +425,14 @@ def _run(
             if total:
                 total(len(points))
             summaries = dispatcher.run([(p, None) for p in points if p.strategy == "deliberation"])
-            by_key = {(s.point.problem, s.point.seed, s.point.calibrations): s for s in summaries}
+            by_key = {
+                (s.point.problem, s.point.seed, s.point.calibrations, s.point.roster): s
+                for s in summaries
+            }
             baseline_jobs: list[Job] = []
             for p in points:
                 if p.strategy != "deliberation":
-                    sibling = by_key[(p.problem, p.seed, p.calibrations)]
+                    sibling = by_key[(p.problem, p.seed, p.calibrations, p.roster)]
                     score_calls = sibling.calls - sibling.theory_calls
                     budget = Budget(
                         calls=max(1, sibling.calls),
@@ -530,6 +533,15 @@ def load(path: str | Path, *, per_round: bool = False, pandas: bool = False) -> 
         .fill_null(0.0)
         .alias("mean_revision_magnitude"),
         pl.col("distinct_conclusions").sort_by(order).first().alias("initial_conclusions"),
+        # The monitor's diversity of the proposals and of the last round (1 - similarity).
+        *(
+            [
+                pl.col("diversity").sort_by(order).first().alias("initial_diversity"),
+                pl.col("diversity").sort_by(order).last().alias("final_diversity"),
+            ]
+            if "diversity" in rounds.columns
+            else []
+        ),
     )
     frame = frame.join(extra, on="run_id", how="left").sort("run_id")
     return frame.to_pandas() if pandas else frame

@@ -65,6 +65,8 @@ MEASURES: dict[str, Measure] = {
     "mean_revision_magnitude": Measure(
         "Revision movement", "per round, 0 none – 1 every option reversed", 0, 1, 2
     ),
+    "initial_diversity": Measure("Diversity of the proposals", "1 − mean similarity, 0–1", 0, 1, 2),
+    "final_diversity": Measure("Diversity at the end", "1 − mean similarity, 0–1", 0, 1, 2),
     "run_calls": Measure("Model calls", "per run", 0, None, 0),
     "run_tokens": Measure("Tokens", "per run", 0, None, 0),
     "objective": Measure("Objective score", "lower is better", 0),

@@ -114,6 +114,38 @@ def strategy_table(table: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=header, orient="row")
 
 
+ROSTER_METRICS = (
+    "initial_diversity",
+    "final_diversity",
+    "distinct_conclusions",
+    "mean_feasibility",
+    "vetoes",
+    "run_tokens",
+)
+"""What the rosters table shows of each roster and strategy: the monitor's diversity first."""
+
+
+def roster_table(table: pl.DataFrame) -> pl.DataFrame:
+    """`compare(runs, by=["roster", "strategy"])` as a reader reads it: each roster's
+    deliberation beside its vote baseline at equal compute, the monitor's diversity of the
+    proposals and at the end first (empty for a sweep without rosters)."""
+    if table.is_empty() or "roster" not in table.columns:
+        return pl.DataFrame()
+    shown = [m for m in ROSTER_METRICS if f"{m}_mean" in table.columns]
+    header = ["Roster", "Strategy", "Runs"] + [calibrations.measure(m).title for m in shown]
+    rows = [
+        [str(r["roster"]), str(r["strategy"]), str(r["runs"])]
+        + [
+            calibrations.interval(m, r[f"{m}_mean"], r[f"{m}_ci95"], r[f"{m}_n"]).text()
+            if r[f"{m}_mean"] is not None
+            else f"– (n {r[f'{m}_n']})"
+            for m in shown
+        ]
+        for r in table.iter_rows(named=True)
+    ]
+    return pl.DataFrame(rows, schema=header, orient="row")
+
+
 def sweep_objective(root: Path) -> Objective:
     """The objective the sweep's spec states ([space] objective; the default when the folder
     holds no spec this version reads)."""

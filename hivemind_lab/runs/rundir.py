@@ -169,6 +169,9 @@ def metrics_rows(
         "cache_hits": result.usage.cache_hits,
         "wall_time_s": result.wall_time_s,
     }
+    roster = manifest.experiment.point.get("roster") if manifest.experiment else None
+    if roster is not None:  # a sweep over rosters: the dimension beside the calibrations
+        run_cols["roster"] = roster
     return [{**run_cols, **m.model_dump()} for m in result.metrics] or [run_cols]
 
 
