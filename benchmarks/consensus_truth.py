@@ -17,7 +17,9 @@ posterior reaches φ⁻¹, verdicts revised as the estimate changes). Per set it
 ``--estimator-only`` skips the stores and applies `hivemind_lab.graph.reliability` directly to
 the vote set (the same estimate and φ test the graph uses once every vote is in; seconds instead
 of minutes). ``--copies N`` adds N copies of the least reliable worker (same labels, new
-names) to every set, to show the copy discount at work. ``--halves`` also prints the accuracy
+names) to every set, to show the copy discount at work; with ``--copy-share S`` each copy takes
+only a share S of that worker's labels and answers the rest at random (partial copies, the
+book-author kind of dependence). ``--halves`` also prints the accuracy
 over all items of two fixed random halves of each set's items (seeded; the estimate still sees
 every vote, only the scoring is split), so a choice made on one half can be reported on the
 other.
@@ -232,8 +234,18 @@ def estimator_only(rows: list[tuple[str, str, str]], phi: float) -> dict[str, st
     return answer
 
 
-def with_copies(rows: list[tuple[str, str, str]], gold: dict[str, str], n: int) -> list:
-    """The rows plus ``n`` copies of the least accurate worker with at least 20 labels."""
+def with_copies(
+    rows: list[tuple[str, str, str]],
+    gold: dict[str, str],
+    n: int,
+    *,
+    share: float = 1.0,
+    seed: int = 7,
+) -> list:
+    """The rows plus ``n`` copies of the least accurate worker with at least 20 labels. With
+    ``share`` < 1 each copy takes that worker's label on an item with probability ``share``
+    and otherwise a label of its own, drawn uniformly from the labels given to that item (a
+    partial copy, as sources copying part of a listing do; seeded)."""
     if n <= 0:
         return rows
     right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -242,7 +254,17 @@ def with_copies(rows: list[tuple[str, str, str]], gold: dict[str, str], n: int) 
         right[worker][1] += 1
     busy = [w for w, (_, n_) in right.items() if n_ >= 20]
     worst = min(busy, key=lambda w: (right[w][0] / right[w][1], w))
-    copies = [(i, f"{worst}-copy{k}", a) for k in range(n) for i, w, a in rows if w == worst]
+    offered: dict[str, list[str]] = defaultdict(list)
+    for item, _, label in rows:
+        if label not in offered[item]:
+            offered[item].append(label)
+    rng = random.Random(f"copies-{seed}")
+    copies = []
+    for k in range(n):
+        for i, w, a in rows:
+            if w == worst:
+                own = a if rng.random() < share else rng.choice(sorted(offered[i]))
+                copies.append((i, f"{worst}-copy{k}", own))
     return rows + copies
 
 
@@ -322,6 +344,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--estimator-only", action="store_true", help="skip the stores")
     parser.add_argument("--copies", type=int, default=0, help="copies of the worst worker")
+    parser.add_argument(
+        "--copy-share",
+        type=float,
+        default=1.0,
+        help="share of the worst worker's labels each copy takes (the rest its own, at random)",
+    )
     parser.add_argument("--no-ds", action="store_true", help="skip Dawid–Skene")
     parser.add_argument("--halves", action="store_true", help="also score two item halves")
     args = parser.parse_args()
@@ -339,7 +367,9 @@ def main() -> None:
         if len({label for _, _, label in labels.rows}) > MAX_LABELS:
             print(f"| {labels.name} | numeric ratings, not labels: {numeric(labels)} |")
             continue
-        rows = with_copies(dedupe(labels.rows), labels.gold, args.copies)
+        rows = with_copies(
+            dedupe(labels.rows), labels.gold, args.copies, share=args.copy_share, seed=args.seed
+        )
         labels = LabelSet(labels.name, rows, labels.gold)
         mv = majority(rows, labels.gold)
         ds_text = "—"
