@@ -621,3 +621,20 @@ def test_a_bad_sweep_roster_is_named_by_file_and_table(tmp_path):
     with pytest.raises(InputError) as caught:
         load_spec(tmp_path / "exp.toml")
     assert caught.value.field == f"{tmp_path / 'exp.toml'}: [rosters.one-model] theory"
+
+
+def test_a_roster_of_the_runs_own_model_changes_nothing_but_the_records(tmp_path, grocer):
+    plain = deliberate(
+        make_request(grocer, **SETTINGS),
+        Calibrations(),
+        LIMITS,
+        model=OfflineAgentModel(),
+        run_dir=tmp_path / "plain",
+        knowledge_base=KNOWLEDGE,
+        practicality_kb=PRACTICALITY,
+    )
+    same, _ = run_mixed(tmp_path / "same", grocer, other=OfflineAgentModel())
+    assert same.conclusions == plain.conclusions and same.vetoes == plain.vetoes
+    assert same.usage == plain.usage
+    (line,) = same.models
+    assert line.usage == plain.usage  # one model: its line is the run's usage

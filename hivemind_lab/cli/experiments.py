@@ -186,8 +186,11 @@ def sweep(
         compute = compute_table(runs)
         if not compute.is_empty():
             side = Table(title="compute: baseline / its deliberation (flagged above 10 %)")
+            rostered = "roster" in compute.columns
             for col in ("strategy", "problem", "seed", "calls", "tokens", "vote", "compute"):
                 side.add_column(col)
+            if rostered:
+                side.add_column("roster")
             for row in compute.iter_rows(named=True):
                 side.add_row(
                     row["strategy"],
@@ -197,6 +200,7 @@ def sweep(
                     f"{row['run_tokens']:,} / {row['deliberation_tokens']:,}",
                     "tie" if row.get("tie") else "",
                     "[red]MISMATCH[/]" if row["mismatch"] else "equal",
+                    *([row["roster"]] if rostered else []),
                 )
             console.print(side)
         if graph:
