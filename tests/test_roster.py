@@ -638,3 +638,29 @@ def test_a_roster_of_the_runs_own_model_changes_nothing_but_the_records(tmp_path
     assert same.usage == plain.usage
     (line,) = same.models
     assert line.usage == plain.usage  # one model: its line is the run's usage
+
+
+def test_a_roster_run_on_the_stand_in_goes_stale_when_its_code_changes(mixed_run):
+    from hivemind_lab.experiments.freshness import Current, stale_reasons
+
+    run_dir, _, models = mixed_run
+    manifest = RunDir(run_dir).read_manifest()
+    recorded = {
+        m.model_info.get("code") for m in manifest.agent_models.values() if m.backend == "offline"
+    }
+    assert len(recorded) == 1 and not set(models) & {
+        a for a, m in manifest.agent_models.items() if m.backend == "offline"
+    }
+
+    def now(code: object) -> Current:
+        assert manifest.engine_code is not None and manifest.knowledge_hashes is not None
+        return Current(
+            request=manifest.request,
+            prompt_version=manifest.prompt_version,
+            engine_code=manifest.engine_code,
+            model_code=str(code),
+            knowledge=manifest.knowledge_hashes,
+        )
+
+    assert stale_reasons(manifest, now(next(iter(recorded)))) == ()
+    assert stale_reasons(manifest, now("sha256:another-version")) == ("model",)
