@@ -1,5 +1,6 @@
-"""Calls and tokens per deliberation at the default critique mode, before (pairwise) and after
-(batched, the default on model backends since issue 35), side by side in one run.
+"""Calls and tokens per deliberation at the default critique and score modes, before (pairwise
+critique, one scoring call per solution) and after (both batched, the default on model
+backends since issue 35), side by side in one run.
 
 1. The recorded capable-model runs (tests/fixtures/recorded/): bakery (pairwise) against
    bakery-batched (batched, the same problem, decision and flags), each by kind of call, with
@@ -38,8 +39,10 @@ from hivemind_lab.inputs import request_for  # noqa: E402
 from hivemind_lab.problems import load_problem  # noqa: E402
 from hivemind_lab.runs.audit import read_records  # noqa: E402
 from hivemind_lab.runs.rundir import RunDir  # noqa: E402
+from tests.recorded import RECORDED, recorded_runs, run_name, version  # noqa: E402
 
-RECORDED = REPO / "tests" / "fixtures" / "recorded"
+MODES = {"pairwise": "pair", "batched": "batch", "per_solution": "per"}
+"""Critique / score modes as the tables print them."""
 PROBLEM = REPO / "data" / "problems" / "regional-grocer-discounter-price-war.toml"
 
 
@@ -47,8 +50,9 @@ def floor(n: int, rounds: int, constraints: int, clusters: int) -> int:
     return 1 + n + 2 * n * rounds + constraints + clusters
 
 
-def recorded(name: str) -> dict:
-    run = RunDir(RECORDED / name)
+def recorded(path: Path) -> dict:
+    run = RunDir(path)
+    name = f"{version(path)}/{run_name(path)}"
     manifest, result = run.read_manifest(), run.read_result()
     kinds = Counter(
         r.event.kind.removeprefix("llm.")
@@ -60,7 +64,7 @@ def recorded(name: str) -> dict:
     last = result.vetoes[-1] if result.vetoes else None
     return {
         "name": name,
-        "mode": manifest.request.critique_mode,
+        "mode": f"{MODES[manifest.request.critique_mode]}/{MODES[manifest.request.score_mode]}",
         "agents": result.n_agents,
         "constraints": len(manifest.constraints),
         "rounds": result.total_rounds,
@@ -81,14 +85,14 @@ def line(r: dict) -> str:
     f = floor(r["agents"], r["rounds"], r["constraints"], max(r["clusters"], 1))
     calls = r["calls"] + r["intake"]
     return (
-        f"{r['name']:<16} {r['mode']:<8} {calls:>5} {r['prompt']:>9,} {r['completion']:>8,} "
+        f"{r['name']:<28} {r['mode']:<11} {calls:>5} {r['prompt']:>9,} {r['completion']:>8,} "
         f"{r['prompt'] + r['completion']:>9,} {f:>5} {calls / f:>5.2f}x "
         f"{r['plan_calls'] + r['intake']:>5} {r['plan_tokens']:>9,}"
     )
 
 
 HEADER = (
-    f"{'run':<16} {'mode':<8} {'calls':>5} {'prompt':>9} {'complet.':>8} {'tokens':>9} "
+    f"{'run':<28} {'mode':<11} {'calls':>5} {'prompt':>9} {'complet.':>8} {'tokens':>9} "
     f"{'floor':>5} {'/floor':>6} {'plan':>5} {'plan tok':>9}"
 )
 
@@ -108,7 +112,7 @@ def main() -> None:
     )
     print(HEADER)
     pair = [
-        recorded(f"2026-12-03.1/{n}")
+        recorded(RECORDED / "2026-12-03.1" / n)
         for n in ("bakery", "bakery-batched")
         if (RECORDED / "2026-12-03.1" / n).is_dir()
     ]
@@ -120,18 +124,22 @@ def main() -> None:
         print(f"  {r['name']}: mean feasibility {mean}; conclusion “{r['conclusion']}”")
     print("\n== every recorded run")
     print(HEADER)
-    names = sorted(str(p.parent.relative_to(RECORDED)) for p in RECORDED.glob("*/*/manifest.json"))
-    for r in sorted((recorded(n) for n in names), key=lambda r: (r["mode"], r["name"])):
+    for r in sorted(map(recorded, recorded_runs()), key=lambda r: (r["mode"], r["name"])):
         print(line(r))
 
     rounds = 1 if args.smoke else 2
-    print(f"\n== offline stand-in, {PROBLEM.name}, max {rounds} rounds, both modes")
-    print(f"{'mode':<8} {'calls':>5} {'tokens':>9} {'rounds':>6} {'wall s':>6}  conclusion")
+    print(f"\n== offline stand-in, {PROBLEM.name}, max {rounds} rounds, before and after")
+    print(f"{'mode':<11} {'calls':>5} {'tokens':>9} {'rounds':>6} {'wall s':>6}  conclusion")
     problem = load_problem(PROBLEM)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, mode in enumerate(("pairwise", "batched")):
+        for i, (mode, scoring) in enumerate((("pairwise", "per_solution"), ("batched", "batched"))):
             request = request_for(
-                problem, sufficiency=2, feasibility=60, density=6000, critique_mode=mode
+                problem,
+                sufficiency=2,
+                feasibility=60,
+                density=6000,
+                critique_mode=mode,
+                score_mode=scoring,
             )
             start = time.perf_counter()
             result = deliberate(
@@ -144,7 +152,7 @@ def main() -> None:
             wall = time.perf_counter() - start
             head = result.conclusions[0].title if result.conclusions else "-"
             print(
-                f"{mode:<8} {result.usage.calls:>5} {result.usage.tokens:>9,} "
+                f"{MODES[mode] + '/' + MODES[scoring]:<11} {result.usage.calls:>5} {result.usage.tokens:>9,} "
                 f"{result.total_rounds:>6} {wall:>6.1f}  {head}"
             )
 

@@ -43,16 +43,27 @@ from hivemind_lab.compliance import recorded_solutions  # noqa: E402
 from hivemind_lab.deliberation import monitor  # noqa: E402
 from hivemind_lab.deliberation.embedders import make_embedder  # noqa: E402
 from hivemind_lab.deliberation.theory import hold_unanswered, licence, weigh_points  # noqa: E402
+from hivemind_lab.runs.rescore import RescoreReport  # noqa: E402
 from hivemind_lab.runs.rundir import RunDir  # noqa: E402
-from tests.recorded import calls, manifest, recorded_runs, rescored  # noqa: E402
+from tests.recorded import (  # noqa: E402
+    RECORDED,
+    calls,
+    manifest,
+    recorded_runs,
+    rescored,
+    run_name,
+    version,
+)
 
 SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
+SCORE_TOLERANCE = 10
+"""Points two scores of one solution may differ and still count as the same judgement."""
 CURRENT_ONLY = "the engine runs again on runs recorded with today's prompts"
 
 
 def _label(run: Path) -> str:
     """A run as the tables name it: its name and the prompt version it was recorded with."""
-    return f"{run.name} ({run.parent.name})"
+    return f"{run_name(run)} ({version(run)})"
 
 
 def _current(runs: list[Path]) -> list[Path]:
@@ -165,6 +176,46 @@ def _calls_row(run: Path) -> str:
     )
 
 
+def _scoring_rows(rescore: Path) -> list[str]:
+    """A batched run's judged sets against the same sets scored one solution per call
+    (``rescore --score-mode per_solution`` through the same endpoint, recorded): per
+    constraint and solution the two scores, and per set the means and verdicts."""
+    report = RescoreReport.model_validate_json(RunDir(rescore).rescore_path.read_text("utf-8"))
+    name = rescore.name.removesuffix("-per-solution")
+    rows = []
+    for index, judged in enumerate(report.sets):
+        batched = {(x.constraint, x.solution_id): x.score for x in judged.before.scores}
+        single = {(x.constraint, x.solution_id): x.score for x in judged.after.scores}
+        gaps = [abs(batched[k] - single[k]) for k in batched if k in single]
+        within = sum(g <= SCORE_TOLERANCE for g in gaps)
+        rows.append(
+            f"| {name} | {index + 1} | {len(gaps)} | {sum(gaps) / max(len(gaps), 1):.1f} | "
+            f"{max(gaps, default=0)} | {within}/{len(gaps)} | "
+            f"{judged.before.mean_score:.1f} / {judged.after.mean_score:.1f} | "
+            f"{'vetoed' if judged.before.vetoed else 'passes'} / "
+            f"{'vetoed' if judged.after.vetoed else 'passes'} |"
+        )
+    return rows
+
+
+def _strategy_rows(sweep: Path) -> list[str]:
+    """The deliberation and its baselines at equal compute on one problem: what each spent and
+    what it concluded."""
+    rows = []
+    for run in sorted(sweep.iterdir()):
+        if not (run / "result.json").is_file():
+            continue
+        result = RunDir(run).read_result()
+        last = result.vetoes[-1] if result.vetoes else None
+        head = result.conclusions[0].title if result.conclusions else "-"
+        rows.append(
+            f"| {run_name(run)} | {result.status} | {result.usage.calls} | "
+            f"{result.usage.tokens:,} | {len(result.conclusions)} | "
+            f"{f'{last.mean_score:.1f}' if last else '-'} | {head[:90]} |"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
@@ -217,6 +268,35 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     lines += [_calls_row(run) for run in runs]
+    sweeps = sorted(RECORDED.glob("*/sweeps/*"))
+    lines += [
+        "",
+        "## The deliberation against the vote and the single agent, at equal compute",
+        "",
+        "Each recorded sweep: one problem, the default calibrations, the deliberation and both "
+        "baselines within its calls and tokens (docs/design/baselines-equal-compute.md).",
+        "",
+        "| run | status | calls | tokens | conclusions | final set mean | first conclusion |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [row for sweep in sweeps for row in _strategy_rows(sweep)]
+    rescores = sorted(RECORDED.glob("*/rescores/*-per-solution"))
+    lines += [
+        "",
+        "## Batched scoring against one solution per call",
+        "",
+        "A batched run's judged sets scored again one solution per call by the same model "
+        "(`rescore --score-mode per_solution`, recorded); scores after the engine's "
+        f"arithmetic at the run's severity; 'within' counts gaps of at most {SCORE_TOLERANCE} "
+        "points (one step of the rubric is 25).",
+        "",
+        "| run | set | scores | mean gap | largest gap | within | set mean batched / single "
+        "| verdict batched / single |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [row for rescore in rescores for row in _scoring_rows(rescore)]
+    if not rescores:
+        lines.append("| (no per-solution rescore recorded) | | | | | | | |")
     text = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")

@@ -35,14 +35,43 @@ from tests.support import PRACTICALITY, REPO
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 
 
+SWEEP_PREFIX = "recorded-baselines-"
+"""A recorded sweep (``<prompt version>/sweeps/recorded-baselines-<problem>/``): the
+deliberation and both baselines at equal compute on one problem."""
+
+
 def recorded_runs() -> list[Path]:
-    """Every recorded run directory (``<prompt version>/<run>``), oldest prompts first."""
-    return sorted(p.parent for p in RECORDED.glob("*/*/manifest.json"))
+    """Every recorded deliberation, oldest prompts first: each ``<prompt version>/<run>`` and
+    the deliberation of each recorded sweep."""
+    alone = RECORDED.glob("*/*/manifest.json")
+    swept = RECORDED.glob(f"*/sweeps/{SWEEP_PREFIX}*/deliberation-*/manifest.json")
+    return sorted((p.parent for p in (*alone, *swept)), key=lambda r: (version(r), run_name(r)))
+
+
+def recorded_baselines() -> list[Path]:
+    """Every baseline run of the recorded sweeps (vote, single agent)."""
+    found = RECORDED.glob(f"*/sweeps/{SWEEP_PREFIX}*/*/manifest.json")
+    return sorted(p.parent for p in found if not p.parent.name.startswith("deliberation-"))
+
+
+def version(run: Path) -> str:
+    """The prompt version a run was recorded with: its folder under ``recorded/``."""
+    return run.relative_to(RECORDED).parts[0]
+
+
+def run_name(run: Path) -> str:
+    """A recorded run's name: its folder, or for a sweep's run the sweep's problem (with the
+    strategy, for a baseline)."""
+    if run.parent.name.startswith(SWEEP_PREFIX):
+        problem = run.parent.name.removeprefix(SWEEP_PREFIX)
+        strategy = run.name.rsplit("-", 1)[0]
+        return problem if strategy == "deliberation" else f"{problem}-{strategy}"
+    return run.name
 
 
 def named(name: str) -> Path:
     """The run called ``name`` recorded with the newest prompts that have one."""
-    found = [r for r in recorded_runs() if r.name == name]
+    found = [r for r in recorded_runs() if run_name(r) == name]
     assert found, f"no recorded run called {name!r}"
     return found[-1]
 

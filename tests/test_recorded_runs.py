@@ -41,19 +41,22 @@ from tests.recorded import (
     intake_reply,
     manifest,
     named,
+    recorded_baselines,
     recorded_runs,
     rescored,
+    run_name,
     singles,
+    version,
 )
 from tests.support import PRACTICALITY
 
 RUNS = recorded_runs()
-IDS = [r.name for r in RUNS]
+IDS = [f"{run_name(r)}@{version(r)}" for r in RUNS]
 CURRENT = [r for r in RUNS if manifest(r).prompt_version == PROMPT_VERSION]
 """Runs recorded with today's prompts: the engine runs again on them (replay, re-scoring) with
 zero calls. Older runs stay readable (their calls, results and reports); they replay at the
 commit their manifest names, since a prompt change changes every request."""
-CURRENT_IDS = [r.name for r in CURRENT]
+CURRENT_IDS = [run_name(r) for r in CURRENT]
 SEVERITIES = (0.0, 0.25, 0.5, 0.75, 1.0)
 OPTION_KEYS = {"option", "instead", "forbids", "limits", "not_first", "after", "about"}
 
@@ -90,6 +93,31 @@ def test_a_recorded_run_replays_exactly_with_zero_calls(run: Path):
     report = replay(run)
     assert report.network_calls == 0
     assert report.identical, report.first_difference
+
+
+BASELINES = recorded_baselines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", BASELINES, ids=[run_name(r) for r in BASELINES])
+def test_a_recorded_baseline_replays_exactly_with_zero_calls(run: Path):
+    report = replay(run)
+    assert report.network_calls == 0
+    assert report.identical, report.first_difference
+
+
+def test_the_recorded_baselines_spend_no_more_than_their_deliberation():
+    """Equal compute: on each recorded sweep, the vote and the single agent stay within the
+    calls and tokens the deliberation beside them spent (on at least three problems)."""
+    sweeps = {r.parent for r in BASELINES}
+    assert len(sweeps) >= 3
+    for sweep in sweeps:
+        (deliberation,) = sweep.glob("deliberation-*")
+        spent = RunDir(deliberation).read_result().usage
+        for baseline in (r for r in BASELINES if r.parent == sweep):
+            used = RunDir(baseline).read_result().usage
+            assert used.calls <= spent.calls, run_name(baseline)
+            assert used.tokens <= spent.tokens, run_name(baseline)
 
 
 # -- severity acts once ------------------------------------------------------------------------
@@ -132,7 +160,7 @@ def test_plans_the_constraint_agents_judge_feasible_pass_at_the_default_severity
     for run in CURRENT:
         replies = {(t.constraint, t.solution.text()): out for t, out in _score_calls(run)}
         solutions = recorded_solutions(RunDir(run).audit_path)
-        by_severity = {s: rescored(run, tmp_path / f"{run.name}-{s}", s) for s in SEVERITIES}
+        by_severity = {s: rescored(run, tmp_path / f"{run_name(run)}-{s}", s) for s in SEVERITIES}
         for verdict in by_severity[0.5].sets:
             after = verdict.after
             if any(score.vetoes for score in after.scores):
@@ -143,16 +171,16 @@ def test_plans_the_constraint_agents_judge_feasible_pass_at_the_default_severity
             ]
             model_mean = sum(own) / len(own)
             assert after.mean_score == pytest.approx(model_mean, abs=0.5)
-            assert after.vetoed is (after.mean_score <= after.feasibility), (run.name, verdict)
+            assert after.vetoed is (after.mean_score <= after.feasibility), (run_name(run), verdict)
             if model_mean > after.feasibility + 1:
-                assert not after.vetoed, (run.name, model_mean, after.feasibility)
+                assert not after.vetoed, (run_name(run), model_mean, after.feasibility)
             judged += 1
         means = [[v.after.mean_score for v in by_severity[s].sets] for s in SEVERITIES]
         for column in zip(*means, strict=True):
-            assert list(column) == sorted(column, reverse=True), (run.name, column)
+            assert list(column) == sorted(column, reverse=True), (run_name(run), column)
             moved_somewhere += column[0] != column[-1]
         vetoes = [sum(v.after.vetoed for v in by_severity[s].sets) for s in SEVERITIES]
-        assert vetoes == sorted(vetoes), (run.name, vetoes)
+        assert vetoes == sorted(vetoes), (run_name(run), vetoes)
     assert judged and moved_somewhere
 
 
@@ -179,7 +207,7 @@ def test_a_plan_that_pursues_a_barred_option_scores_zero_whatever_the_model_wrot
                         agent=task.constraint,
                         network=network,
                     )
-                    assert bound.score == 0 and bound.vetoes, (run.name, constraint.id)
+                    assert bound.score == 0 and bound.vetoes, (run_name(run), constraint.id)
                     checked_any = True
     assert checked_any
 

@@ -84,6 +84,48 @@ def test_a_contradiction_naming_the_critics_option_licenses_the_move_to_it():
     assert taken.stances == after.stances and held == ()
 
 
+def _point(kind: str, option: int, stance: str | None = None) -> CritiquePoint:
+    return CritiquePoint.model_validate(
+        {"kind": kind, "option": option, "claim": "c", "strength": 4, "stance": stance}
+    )
+
+
+def test_a_move_to_the_stance_a_listed_contradiction_argues_is_taken():
+    """Seen on a capable model's run (2026-12-04, the grocer sweep): told to answer a
+    contradiction arguing "pursue option C" and a gap on C from a critic who plans C later, the
+    reviser moved C from later to pursue, exactly as argued, and the engine refused it as
+    moving away from its critics (pursue and later are equally far from their mean, and the
+    float sum came out a hair further)."""
+    before = _solution("t", (0, "avoid"), (1, "pursue"), (2, "later"))
+    after = _solution("t", (0, "avoid"), (1, "pursue"), (2, "pursue"), round=1)
+    critics = {
+        "a": _solution("a", (0, "avoid"), (1, "pursue"), (2, "later")),
+        "b": _solution("b", (0, "avoid"), (1, "pursue"), (2, "pursue")),
+    }
+    listed = Weighing(
+        must_answer=(
+            PointRef(critic_id="a", point=0, option=2, weight=0.9),
+            PointRef(critic_id="b", point=0, option=2, weight=0.9),
+        ),
+        may_weigh=(),
+        below=(),
+    )
+    received = (
+        ReceivedCritique(critic_id="a", points=(_point("gap", 2),)),
+        ReceivedCritique(critic_id="b", points=(_point("contradiction", 2, "pursue"),)),
+    )
+    read = licence(before, after, listed, critics, received)
+    assert read.away == set()
+    taken, held, *_ = hold_unanswered(before, after, read, exclusive=False)
+    assert taken.stances == after.stances and held == ()
+    # What a contradiction argues is its stated stance, even where its critic's own plan differs.
+    planned_later = {**critics, "b": _solution("b", (2, "later"))}
+    assert licence(before, after, listed, planned_later, received).away == set()
+    # Away from every point raising C (both argue later, or the gap's critic only) is held.
+    to_avoid = _solution("t", (0, "avoid"), (1, "pursue"), (2, "avoid"), round=1)
+    assert licence(before, to_avoid, listed, critics, received).away == {2}
+
+
 def test_the_named_option_pulls_only_as_far_as_its_critic_commits():
     before = _solution("t", (0, "pursue"))
     to_two = _solution("t", (0, "avoid"), (2, "pursue"), round=1)

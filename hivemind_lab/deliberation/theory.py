@@ -39,6 +39,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.deliberation.binding import binding_points, first_moves_barred
 from hivemind_lab.deliberation.stances import (
+    COMMITMENT,
     UNNAMED,
     changed_options,
     commitments,
@@ -178,6 +179,10 @@ class Licence(NamedTuple):
     option, a changed course is taken only then)."""
 
 
+TIE = 1e-9
+"""Commitment distances closer than this are equal (thirds do not sum exactly in floats)."""
+
+
 def licence(
     before: Solution,
     after: Solution,
@@ -187,8 +192,10 @@ def licence(
 ) -> Licence:
     """Read a revision against the points that cleared the agent's bar: a change on a raised
     option answers its critics when it brings the agent's commitment on it (`stances`) nearer
-    the mean commitment of the critics who raised it, and goes against them when it moves
-    further away (a sequel none of them holds, a first move none of them takes).
+    the mean commitment of the critics who raised it, or nearer the stance a listed
+    contradiction on it argues (its `stance`, the stance the critic's evidence favours), and
+    goes against them when it does neither (a sequel none of them holds, a first move none of
+    them takes). An equal distance (within `TIE`) is no move away.
 
     A critique point carries its critic's evidence; answering it moves the agent towards the
     critic, not past it or elsewhere. A listed contradiction that names the option its critic
@@ -197,27 +204,46 @@ def licence(
     (without it, an agent told "not this" on its first move could only drop it, and the
     engine, which never writes a first move, held the whole revision round after round).
 
+    The argued stance counts since 2026-12-04: a capable model told to answer a contradiction
+    arguing "pursue option C", beside a gap on C from a critic who planned C later, moved C to
+    pursue exactly as argued and was refused as moving away (pursue and later are equally far
+    from their mean, and the float sum came out a hair further).
+
     Args:
-        received: the critiques the points of ``weighing`` refer to (for `instead`).
+        received: the critiques the points of ``weighing`` refer to (for `stance` and
+            `instead`).
     """
     raised: dict[int, set[str]] = {}
+    argued: dict[int, list[float]] = {}
     points = {c.critic_id: c.points for c in received}
     for p in (*weighing.must_answer, *weighing.may_weigh):
-        if p.option is not None:
-            raised.setdefault(p.option, set()).add(p.critic_id)
         said = points.get(p.critic_id, ())
         point = said[p.point] if p.point < len(said) else None
-        if point is not None and point.kind == "contradiction" and point.instead is not None:
-            raised.setdefault(point.instead, set()).add(p.critic_id)
+        contradiction = point if point is not None and point.kind == "contradiction" else None
+        if p.option is not None:
+            raised.setdefault(p.option, set()).add(p.critic_id)
+            if contradiction and contradiction.stance and contradiction.option == p.option:
+                argued.setdefault(p.option, []).append(COMMITMENT[contradiction.stance])
+        if contradiction and contradiction.instead is not None:
+            raised.setdefault(contradiction.instead, set()).add(p.critic_id)
     old, new = commitments(before.stances), commitments(after.stances)
+
+    def nearer(target: float, option: int) -> bool:
+        """The change on ``option`` brings the agent no further from ``target``."""
+        return (
+            abs(new.get(option, UNNAMED) - target) <= abs(old.get(option, UNNAMED) - target) + TIE
+        )
+
     away: set[int] = set()
     for option, ids in raised.items():
         known = [commitments(critics[c].stances).get(option, UNNAMED) for c in ids if c in critics]
         if not known:
             continue
-        pull = sum(known) / len(known)
-        if abs(new.get(option, UNNAMED) - pull) > abs(old.get(option, UNNAMED) - pull):
-            away.add(option)
+        if nearer(sum(known) / len(known), option):
+            continue
+        if any(nearer(stance, option) for stance in argued.get(option, ())):
+            continue
+        away.add(option)
     listed = bool(weighing.must_answer or weighing.may_weigh)
     return Licence(frozenset(raised), frozenset(away), weighing.reach, listed)
 
