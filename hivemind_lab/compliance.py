@@ -8,9 +8,9 @@ final one — and writes a new run directory beside the original: its manifest l
 original (``rescore_of``), its audit opens with the original's head hash, and ``rescore.json``
 holds the verdicts before and after. The original run is only read.
 
-A new veto of the final set regenerates only when asked: the engine then continues the
+A new veto of the final set regenerates only when asked: the same engine then continues the
 deliberation in the new run directory from that veto (the next generation, with every vetoed set
-excluded), within the run's regeneration limit.
+excluded), within the run's regeneration limit, on the one event loop of the rescore.
 """
 
 from __future__ import annotations
@@ -22,16 +22,15 @@ from typing import cast, get_args
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality
 from hivemind_lab.deliberation.engine import Engine, check_run_dir
-from hivemind_lab.deliberation.runner import run_manifest
-from hivemind_lab.deliberation.state import RunState
-from hivemind_lab.deliberation.strategies.rescore import RescoreStrategy
+from hivemind_lab.deliberation.runner import limits_for, plan_for
+from hivemind_lab.deliberation.strategies.rescore import RescoreStrategy, set_ids
 from hivemind_lab.errors import AuditIntegrityError, InputError
 from hivemind_lab.inputs import ScoreMode
 from hivemind_lab.knowledge import fingerprint
 from hivemind_lab.knowledge.documents import load_documents
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.runs import events
-from hivemind_lab.runs.audit import AuditLog, read_records, verify_log
+from hivemind_lab.runs.audit import read_records, verify_log
 from hivemind_lab.runs.manifest import (
     KnowledgeHashes,
     RescoreOrigin,
@@ -47,7 +46,7 @@ from hivemind_lab.runs.rescore import (
     SolutionRescore,
     compare,
 )
-from hivemind_lab.runs.results import DeliberationResult, PracticalityVerdict, Solution
+from hivemind_lab.runs.results import DeliberationResult, Solution
 from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 
 __all__ = [
@@ -71,10 +70,6 @@ def recorded_solutions(audit_path: Path) -> dict[str, Solution]:
         if isinstance(event, events.Proposal):  # a revision is a proposal too
             found[event.id] = event.solution
     return found
-
-
-def _set_ids(verdict: PracticalityVerdict) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(s.solution_id for s in verdict.scores))
 
 
 def _read_original(run: RunDir) -> tuple[RunManifest, DeliberationResult, RescoreOrigin]:
@@ -181,7 +176,7 @@ def rescore(
         )
     feasibility = manifest.request.feasibility
     solutions = recorded_solutions(original.audit_path)
-    sets = tuple((v, _set_ids(v)) for v in result.vetoes)
+    sets = tuple((v, set_ids(v)) for v in result.vetoes)
     for verdict, ids in sets:
         missing = [i for i in ids if i not in solutions]
         if missing:
@@ -226,13 +221,17 @@ def rescore(
             feasibility=feasibility,
             knowledge=dict(changes),
         ),
+        manifest=new_manifest,
+        regenerate=regenerate,
+        continuation=lambda: plan_for(new_manifest),
     )
     engine = Engine(
         target.path,
         model=model,
+        limits_for=limits_for(new_manifest),  # a local model's window, as the run's
         seed=manifest.seed,
         limits=manifest.limits,
-        spend_limits=False,
+        spend_limits=False,  # re-judging is not bound; a continued deliberation is
     )
     rescored = run_sync(engine.run(strategy))
     report = RescoreReport(
@@ -244,86 +243,14 @@ def rescore(
         knowledge=changes,
         sets=rescored.sets,
         conclusions=rescored.conclusions,
-        usage=engine.caller.usage,
+        regenerated=rescored.regenerated,
+        regeneration_note=rescored.note,
+        status=rescored.status,
+        usage=rescored.usage,
+        audit_head=rescored.audit_head,
     )
-    report = _maybe_regenerate(
-        report,
-        new_manifest,
-        target,
-        model=model,
-        result=result,
-        solutions=solutions,
-        regenerate=regenerate,
-    )
-    with AuditLog(target.audit_path) as log:
-        log.append(
-            "compliance",
-            events.RescoreResult(
-                outcomes={str(s.regeneration): s.outcome for s in report.sets},
-                regenerated=report.regenerated,
-                note=report.regeneration_note,
-            ),
-        )
-        report = report.model_copy(update={"audit_head": log.head})
     write_json_atomic(target.rescore_path, report.model_dump(mode="json"), sort_keys=False)
     return report
-
-
-def _maybe_regenerate(
-    report: RescoreReport,
-    manifest: RunManifest,
-    target: RunDir,
-    *,
-    model: ChatModel,
-    result: DeliberationResult,
-    solutions: dict[str, Solution],
-    regenerate: bool,
-) -> RescoreReport:
-    """Continue the deliberation from a new veto of the final set, when asked and allowed."""
-    final = report.sets[-1] if report.sets else None
-    if final is None or final.outcome != "now_vetoed":
-        return report.model_copy(update={"regeneration_note": "no new veto of the final set"})
-    if not regenerate:
-        note = "the final set is now vetoed; not regenerated (ask with --regenerate)"
-        return report.model_copy(update={"regeneration_note": note})
-    if manifest.strategy != "deliberation":
-        note = f"a {manifest.strategy} baseline has no theory loop to continue; not regenerated"
-        return report.model_copy(update={"regeneration_note": note})
-    limit = manifest.limits.max_regenerations
-    if final.regeneration >= limit:
-        note = (
-            f"the run already used its {limit} regeneration(s) (limits.max_regenerations); "
-            "not regenerated"
-        )
-        return report.model_copy(update={"regeneration_note": note, "status": "vetoed_out"})
-    vetoed_views = tuple(
-        solutions[i].view()
-        for s in report.sets
-        if s.before.vetoed or s.after.vetoed
-        for i in _set_ids(s.before)
-    )
-    state = RunState(
-        phase="generate",
-        regeneration=final.regeneration + 1,
-        total_rounds=result.total_rounds,
-        excluded=vetoed_views,
-        monitor=result.monitor,
-        verdicts=tuple(s.after for s in report.sets),
-        metrics=result.metrics,
-        usage=report.usage,
-    )
-    write_json_atomic(target.checkpoint_path, state.model_dump(mode="json"), indent=None)
-    continued = run_sync(run_manifest(manifest, target.path, model=model, resume=True))
-    return report.model_copy(
-        update={
-            "regenerated": True,
-            "regeneration_note": f"continued from the new veto as generation "
-            f"{final.regeneration + 1}: {continued.status}, "
-            f"{len(continued.conclusions)} conclusion(s) in result.json",
-            "status": continued.status,
-            "usage": continued.usage,
-        }
-    )
 
 
 def read_rescore(run_dir: str | Path) -> RescoreReport:

@@ -179,8 +179,13 @@ def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(tm
     assert all(v.vetoed for v in result.vetoes[:-1])
     assert (result.status == "vetoed_out") == result.vetoes[-1].vetoed
     kinds = [r.kind for r in read_records(out / "audit.jsonl")]
-    assert kinds[0] == "rescore.start" and "engine.resume" in kinds
-    assert kinds[-1] == "rescore.result"
+    assert kinds[0] == "rescore.start" and kinds[-1] == "rescore.result"
+    # One engine, one loop: the next generation is checkpointed after the last verdict and the
+    # deliberation goes on from it; nothing is resumed from a checkpoint written beside the engine.
+    after_verdicts = kinds.index("engine.checkpoint")
+    assert kinds[after_verdicts - 1] == "rescore.verdict"
+    assert kinds[after_verdicts + 1] == "llm.propose"  # the next generation's first call
+    assert "engine.resume" not in kinds
     assert verify_log(out / "audit.jsonl").ok
 
 

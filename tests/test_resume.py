@@ -92,6 +92,38 @@ def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at
     assert verify_log(crashed / "audit.jsonl").ok
 
 
+def test_a_baseline_killed_while_scoring_resumes_from_its_last_phase(tmp_path, grocer):
+    from hivemind_lab.asyncrun import run_sync
+    from hivemind_lab.deliberation import new_run, run_manifest
+    from hivemind_lab.runs.audit import read_records
+    from hivemind_lab.runs.events import Resume
+    from hivemind_lab.runs.manifest import Budget
+
+    request = make_request(grocer, feasibility=60, sufficiency=2, density=6000)
+    beside = run(tmp_path / "deliberation", grocer, feasibility=60, sufficiency=2, density=6000)
+    fresh = new_run(
+        request, model=OfflineAgentModel(), knowledge_base=KNOWLEDGE, practicality_kb=PRACTICALITY
+    )
+    budget = Budget(calls=beside.usage.calls, tokens=beside.usage.tokens, tokens_per_score=400)
+    manifest = fresh.manifest.model_copy(update={"strategy": "vote", "budget": budget})
+    reference = run_sync(run_manifest(manifest, tmp_path / "ref", model=OfflineAgentModel()))
+    assert reference.status == "converged" and reference.metrics[0].calls > 2
+
+    crashed = tmp_path / "crashed"
+    with pytest.raises(Crash):  # among the last calls: the winners' scores
+        run_sync(run_manifest(manifest, crashed, model=CrashingModel(reference.usage.calls - 1)))
+    counting = CrashingModel(10**9)
+    resumed = run_sync(run_manifest(manifest, crashed, model=counting, resume=True))
+    assert comparable(resumed) == comparable(reference)
+    # The waves were checkpointed: the resumed run scored again and proposed nothing again.
+    (resume,) = [
+        r.event for r in read_records(crashed / "audit.jsonl") if r.kind == "engine.resume"
+    ]
+    assert isinstance(resume, Resume) and resume.phase == "score"
+    assert 0 < counting.calls <= reference.usage.calls - reference.metrics[0].calls
+    assert verify_log(crashed / "audit.jsonl").ok
+
+
 def test_resume_refuses_a_directory_without_a_run(tmp_path, grocer):
     from hivemind_lab.errors import InputError
 

@@ -6,9 +6,11 @@ in before it is used, the hash-chained audit log, the agent caller (concurrency,
 the practicality network's scoring and the checkpoint of the last completed phase. A strategy is
 a phase plan (`hivemind_lab.deliberation.strategies`): which phases run and how a set is judged.
 
-`run_manifest` is the one async core that starts or continues the run a manifest describes, for
-every strategy; the synchronous entries (`deliberate`, `compliance.rescore`) wrap it at the edge
-with `asyncrun.run_sync`.
+`Engine.drive` is the one phase loop: every strategy's phases (the deliberation's, a baseline's,
+a rescore's continued deliberation) run through it, checkpointed after each, and end in the one
+result (`Engine.finish`). `runner.run_manifest` starts or continues the run a manifest describes;
+the synchronous entries (`deliberate`, `compliance.rescore`) wrap one event loop each at the
+edge with `asyncrun.run_sync`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from hivemind_lab.agents.caller import AgentCaller
+from hivemind_lab.agents.caller import AgentCaller, BudgetExhausted
 from hivemind_lab.agents.schemas import DecisionContext, SolutionView
 from hivemind_lab.agents.usage import UsageSummary
 from hivemind_lab.deliberation import practicality
@@ -36,11 +38,21 @@ from hivemind_lab.runs.rundir import RunDir, write_json_atomic
 R = TypeVar("R", covariant=True)
 
 
-class PhasePlan(Protocol[R]):
-    """A phase plan the engine runs: it asks through ``engine.caller``, records through
-    ``engine.record`` and, when it has phases worth keeping, checkpoints with ``engine.commit``."""
+class Strategy(Protocol[R]):
+    """What `Engine.run` runs: a phase plan (through `Engine.drive`), or the rescore, which
+    judges recorded sets before it may drive one."""
 
     async def run(self, engine: Engine) -> R: ...
+
+
+class PhasePlan(Protocol):
+    """The phases of a run: `Engine.drive` calls ``step`` until the phase is ``done``,
+    checkpointing after each, then seals ``result``. A plan asks through ``engine.caller`` and
+    records through ``engine.record``."""
+
+    async def step(self, engine: Engine, state: RunState) -> RunState: ...
+
+    def result(self, engine: Engine, state: RunState) -> DeliberationResult: ...
 
 
 class Engine:
@@ -156,13 +168,34 @@ class Engine:
                 )
             )
 
+    def spend_within(self, limits: Limits) -> None:
+        """From now on the run's token and cost budgets bind the caller (a rescore's re-judging
+        is not bound; the deliberation it continues is)."""
+        self.caller.max_tokens = limits.max_tokens
+        self.caller.max_cost_usd = limits.max_cost_usd
+
     # -- driver ------------------------------------------------------------------------------
-    async def run(self, strategy: PhasePlan[R]) -> R:
+    async def run(self, strategy: Strategy[R]) -> R:
         """Run a strategy to its end; the log, cache and caller are closed whatever happens."""
         try:
             return await strategy.run(self)
         finally:
             self.close()
+
+    async def drive(self, plan: PhasePlan) -> DeliberationResult:
+        """Run (or continue) a plan's phases from ``state`` until done, checkpointing after
+        each; a spent budget ends the run as ``budget_exhausted``. Seals the result."""
+        started = time.perf_counter()
+        while self.state.phase != "done":
+            s = self.state
+            try:
+                nxt = await plan.step(self, s)
+            except BudgetExhausted as exc:
+                self.record(("engine", events.BudgetExhausted(reason=str(exc))))
+                nxt = s.model_copy(update={"phase": "done", "status": "budget_exhausted"})
+            self.commit(nxt, started)
+            started = time.perf_counter()
+        return self.finish(plan.result(self, self.state))
 
     def finish(self, result: DeliberationResult) -> DeliberationResult:
         """Seal a run: the result event, the audit head in the result, result.json written."""

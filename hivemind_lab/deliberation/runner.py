@@ -19,7 +19,7 @@ from hivemind_lab.agents.roster import Roster
 from hivemind_lab.asyncrun import run_sync
 from hivemind_lab.deliberation import practicality, rules, theory
 from hivemind_lab.deliberation.embedders import Embedder, make_embedder
-from hivemind_lab.deliberation.engine import Engine, PhasePlan, check_run_dir
+from hivemind_lab.deliberation.engine import Engine, check_run_dir
 from hivemind_lab.deliberation.state import Knowledge, ProgressCallback
 from hivemind_lab.deliberation.strategies.baseline import BaselineStrategy
 from hivemind_lab.deliberation.strategies.deliberation import DeliberationStrategy
@@ -216,6 +216,18 @@ def knowledge_for(manifest: RunManifest) -> Knowledge:
     )
 
 
+def plan_for(manifest: RunManifest, knowledge: Knowledge | None = None) -> DeliberationStrategy:
+    """The phase plan of the strategy a manifest names, over its knowledge (prepared from the
+    manifest unless given)."""
+    knowledge = knowledge or knowledge_for(manifest)
+    embedder = make_embedder(manifest.embedder.name)
+    if manifest.strategy == "deliberation":
+        return DeliberationStrategy(
+            manifest.request, manifest.calibrations, manifest.limits, knowledge, embedder
+        )
+    return BaselineStrategy.of(manifest, knowledge, embedder)
+
+
 async def run_manifest(
     manifest: RunManifest,
     run_dir: str | Path,
@@ -230,15 +242,13 @@ async def run_manifest(
 
     Starting a run, a sweep point, resuming a killed run (CLI ``--resume``) and replaying a
     finished one all come here. A new run writes the manifest first, so a crash at any later
-    point leaves a resumable run: a deliberation continues from its last checkpoint, a baseline
-    (no phases worth keeping) restarts whole. ``models`` are a roster's, by agent id (the
-    agents it does not name speak through ``model``).
+    point leaves a resumable run: every strategy continues from its last checkpoint. ``models``
+    are a roster's, by agent id (the agents it does not name speak through ``model``).
     """
     run = RunDir(run_dir)
     check_run_dir(run.path, resume=resume)
     if resume and run.finished:
         return run.read_result()
-    deliberating = manifest.strategy == "deliberation"
     if resume and manifest.rescore_of is not None and not run.checkpoint_path.exists():
         # A rescore continues a deliberation only from the checkpoint its regeneration wrote;
         # without one, "resuming" would start a whole new deliberation in its directory.
@@ -249,38 +259,37 @@ async def run_manifest(
             allowed="a deliberation's run directory (a killed rescore is run again into a new "
             "directory with `hivemind-lab rescore`)",
         )
-    knowledge = knowledge or knowledge_for(manifest)
-    embedder = make_embedder(manifest.embedder.name)
+    plan = plan_for(manifest, knowledge)
     run.path.mkdir(parents=True, exist_ok=True)
-    if not deliberating:
-        for leftover in (run.audit_path, run.cache_path, run.audit_path.with_suffix(".jsonl.head")):
-            leftover.unlink(missing_ok=True)
     if not resume:
         run.write_manifest(manifest, new=True)
     engine = Engine(
         run.path,
         model=model,
-        models=every_agent(model, models, knowledge),
+        models=every_agent(model, models, plan.knowledge),
         limits_for=limits_for(manifest),
         seed=manifest.seed,
         limits=manifest.limits,
-        spend_limits=deliberating,
+        # a baseline's budget is its sibling's spend, counted by the baseline itself
+        spend_limits=manifest.strategy == "deliberation",
         on_progress=on_progress,
     )
-    if not (deliberating and resume):  # a baseline starts its audit afresh
+    if not resume:
         engine.record(("client", events.DecisionRecorded(decision=manifest.decision)))
         if manifest.decision.intake is not None:  # the call that read it, made once before
             engine.record(("intake", events.IntakeCalled.of(manifest.decision.intake)))
-    strategy: PhasePlan[DeliberationResult]
-    if deliberating:
-        strategy = DeliberationStrategy(
-            manifest.request, manifest.calibrations, manifest.limits, knowledge, embedder
-        )
-        if not resume:
-            engine.record(("client", deliberation_request(manifest, knowledge)))
-    else:
-        strategy = BaselineStrategy(manifest, knowledge, embedder)
-    return await engine.run(strategy)
+        engine.record(("client", opening(manifest, plan.knowledge)))
+    return await engine.run(plan)
+
+
+def opening(
+    manifest: RunManifest, knowledge: Knowledge
+) -> events.BaselineRequested | events.DeliberationRequested:
+    """The event that opens a run's audit after the decision: a baseline's whole manifest, or
+    what the client asked a deliberation and its slices."""
+    if manifest.strategy != "deliberation":
+        return events.BaselineRequested(manifest=manifest.model_dump(mode="json"))
+    return deliberation_request(manifest, knowledge)
 
 
 def deliberation_request(
@@ -316,14 +325,17 @@ def new_run(
     practicality_kb: str | Path = PRACTICALITY,
     embedder: Embedder | None = None,
     experiment: ExperimentInfo | None = None,
+    knowledge: Knowledge | None = None,
 ) -> NewRun:
-    """Resolve a new deliberation's knowledge and manifest (``run_manifest`` then runs it)."""
+    """Resolve a new deliberation's knowledge and manifest (``run_manifest`` then runs it);
+    ``knowledge``, when the caller prepared it already from the same request, knowledge bases
+    and seed, is used as it is."""
     knowledge_base = sample_path(knowledge_base, KNOWLEDGE)
     practicality_kb = sample_path(practicality_kb, PRACTICALITY)
     calibrations = calibrations or Calibrations()
     limits = limits or Limits()
     embedder = embedder or make_embedder()
-    knowledge = prepare_knowledge(
+    knowledge = knowledge or prepare_knowledge(
         request, knowledge_base=knowledge_base, practicality_kb=practicality_kb, seed=seed
     )
     manifest = build_manifest(

@@ -8,38 +8,33 @@ the same model-call and token budget as the deliberation beside them, the same r
 - single_agent: one agent holding the whole knowledge base, retrieving as many passages as the
   whole theory network does, proposes in waves; its largest clusters win (self-consistency).
 
-The winners face the same practicality network. A veto regenerates from scratch with no repeats,
-up to ``max_regenerations``, exactly as in the deliberation, as long as the budget lasts: each
-generation spends what is left but the calls scoring its winners needs; a baseline vetoed with
-its budget spent stops as ``budget_exhausted``. Where a strategy's calls cost more tokens (the
-single agent's whole-knowledge retrieval), the token budget binds first; `compare.compute_table`
-puts calls and tokens side by side and flags every mismatch.
+A baseline is the deliberation's phase plan with its own generation step (waves and a vote, then
+straight to scoring): the winners face the same practicality network, a veto regenerates with no
+repeats up to ``max_regenerations`` exactly as in the deliberation, and the run ends in the same
+result, checkpointed phase by phase on the same engine. Each generation spends what is left but
+the calls scoring its winners needs; a baseline vetoed with its budget spent stops as
+``budget_exhausted``. Where a strategy's calls cost more tokens (the single agent's
+whole-knowledge retrieval), the token budget binds first; `compare.compute_table` puts calls and
+tokens side by side and flags every mismatch.
 """
 
 from __future__ import annotations
 
-import time
+import functools
 from dataclasses import dataclass
 
 from hivemind_lab.agents.caller import AgentCaller
 from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
-from hivemind_lab.deliberation import monitor, practicality, theory
+from hivemind_lab.deliberation import monitor, theory
 from hivemind_lab.deliberation.embedders import Embedder
 from hivemind_lab.deliberation.engine import Engine
-from hivemind_lab.deliberation.state import Knowledge
+from hivemind_lab.deliberation.state import Knowledge, Phase, RunState
+from hivemind_lab.deliberation.strategies.deliberation import DeliberationStrategy
 from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import Budget, RunManifest
-from hivemind_lab.runs.results import (
-    Cluster,
-    DeliberationResult,
-    MonitorReport,
-    PracticalityVerdict,
-    RoundMetrics,
-    Solution,
-    Status,
-)
+from hivemind_lab.runs.results import Cluster, RoundMetrics, Solution
 
 
 @dataclass(frozen=True)
@@ -153,174 +148,120 @@ async def _propose_waves(
 
 
 @dataclass(frozen=True)
-class BaselineStrategy:
-    """A vote or single-agent baseline: proposals in waves, a vote, the practicality veto.
+class BaselineStrategy(DeliberationStrategy):
+    """A vote or single-agent baseline: proposals in waves and a vote, then the deliberation's
+    scoring, veto, regeneration and result."""
 
-    A baseline has no phases worth keeping: an unfinished one restarts whole from its manifest.
-    """
+    single: bool
+    """The single-agent baseline (else the vote of the theory network)."""
+    budget: Budget
+    """The deliberation's spend beside it (`hivemind_lab.runs.manifest.Budget`)."""
+    seed: int
 
-    manifest: RunManifest
-    knowledge: Knowledge
-    embedder: Embedder
+    @classmethod
+    def of(
+        cls, manifest: RunManifest, knowledge: Knowledge, embedder: Embedder
+    ) -> BaselineStrategy:
+        """The baseline a manifest describes (its strategy and budget)."""
+        return cls(
+            manifest.request,
+            manifest.calibrations,
+            manifest.limits,
+            knowledge,
+            embedder,
+            single=manifest.strategy == "single_agent",
+            budget=manifest.budget or Budget(calls=1, tokens=0),
+            seed=manifest.seed,
+        )
 
-    async def run(self, engine: Engine) -> DeliberationResult:
-        """Run the baseline the manifest describes (strategy and budget); writes result.json."""
-        started = time.perf_counter()
-        engine.record(
+    @functools.cached_property
+    def agents(self) -> list[theory.TheoryAgent]:
+        if self.single:
+            return [single_agent(self.knowledge, self.request)]
+        return list(self.knowledge.theory_agents)
+
+    async def _generate(self, e: Engine, s: RunState) -> RunState:
+        """Waves of independent proposals, clustered and voted on: the winners go to scoring."""
+        request, generation = self.request, s.regeneration
+        # Spend the budget now, keeping what scoring the winners needs: the deliberation, too,
+        # could only regenerate on what it had not spent.
+        keep = len(self.knowledge.constraint_agents) * request.sufficiency
+        if generation and e.caller.usage.calls + len(self.agents) + keep > self.budget.calls:
+            e.record(("engine", events.BudgetSpent(generation=generation)))
+            return s.model_copy(update={"phase": "done", "status": "budget_exhausted"})
+        gen = await _propose_waves(
+            e.caller,
+            self.agents,
+            self.context,
+            regeneration=generation,
+            excluded=s.excluded,
+            is_repeat=self._repeat_check(s.excluded),
+            budget=self.budget,
+            keep_calls=keep,
+            seed=self.seed,
+        )
+        e.record(*((sol.agent_id, events.Proposal.of(sol)) for sol in gen.solutions))
+        if not gen.solutions:
+            e.record(("monitor", events.Abstained(agents=[a.id for a in self.agents])))
+            return s.model_copy(update={"phase": "done", "solutions": {}, "status": "abstained"})
+        threshold = self.calibrations.similarity_threshold
+        report = monitor.observe(
+            gen.solutions,
+            threshold=threshold,
+            sufficiency=request.sufficiency,
+            embedder=self.embedder,
+            regeneration=generation,
+            round=0,
+        )
+        winners, tie = vote(report.clusters, request.sufficiency)
+        e.record(
             (
-                "client",
-                events.BaselineRequested(manifest=self.manifest.model_dump(mode="json")),
+                "monitor",
+                events.Vote(
+                    clusters=[len(c.solution_ids) for c in report.clusters],
+                    winners=[c.index for c in winners],
+                    tie=tie,
+                ),
             )
         )
-        result = await self._generations(engine)
-        result = result.model_copy(update={"wall_time_s": round(time.perf_counter() - started, 6)})
-        return engine.finish(result)
+        metrics = RoundMetrics(
+            regeneration=generation,
+            round=0,
+            agents=len(self.agents),
+            distinct_conclusions=report.distinct_conclusions,
+            revision_magnitude=0.0,
+            diversity=monitor.diversity(gen.solutions, self.embedder),
+            adopted_points=0,
+            refused_repeats=gen.refused,
+            calls=gen.calls,
+            tokens=gen.tokens,
+        )
+        return s.model_copy(
+            update={
+                "phase": "score",
+                "solutions": {sol.id: sol for sol in gen.solutions},
+                # Every member stays in its cluster (the vote's count); a cluster is scored
+                # through its representative.
+                "monitor": (
+                    *s.monitor,
+                    report.model_copy(update={"clusters": winners, "halted": True}),
+                ),
+                "metrics": (*s.metrics, metrics),
+            }
+        )
 
-    async def _generations(self, engine: Engine) -> DeliberationResult:
-        manifest, knowledge, embedder, caller = (
-            self.manifest,
-            self.knowledge,
-            self.embedder,
-            engine.caller,
-        )
-        request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
-        budget = manifest.budget or Budget(calls=1, tokens=0)
-        agents: list[theory.TheoryAgent] = (
-            [single_agent(knowledge, request)]
-            if manifest.strategy == "single_agent"
-            else list(knowledge.theory_agents)
-        )
-        n_constraints = len(knowledge.constraint_agents)
-        excluded: tuple[SolutionView, ...] = ()
-        verdicts: list[PracticalityVerdict] = []
-        reports: list[MonitorReport] = []
-        metrics: list[RoundMetrics] = []
-        status: Status = "vetoed_out"
-        conclusions: tuple = ()
-        tie = False
-        generation = 0
-        for generation in range(limits.max_regenerations + 1):
-            # Spend the budget now, keeping what scoring the winners needs: the deliberation,
-            # too, could only regenerate on what it had not spent.
-            score_calls = n_constraints * request.sufficiency
-            keep = score_calls
-            if generation and caller.usage.calls + len(agents) + score_calls > budget.calls:
-                engine.record(("engine", events.BudgetSpent(generation=generation)))
-                status = "budget_exhausted"
-                break
+    def _finalists(self, s: RunState) -> list[Solution]:
+        """Each winning cluster's representative."""
+        return [s.solutions[c.representative_id] for c in s.monitor[-1].clusters]
 
-            def is_repeat(
-                view: SolutionView, vetoed: tuple[SolutionView, ...] = tuple(excluded)
-            ) -> bool:
-                return monitor.is_repeat(view, vetoed, cal.similarity_threshold, embedder)
+    def _vetoed(self, s: RunState, finalists: list[Solution]) -> list[SolutionView]:
+        """Every member of the winning clusters: a regeneration repeats none of them."""
+        winning = {i for c in s.monitor[-1].clusters for i in c.solution_ids}
+        return [s.solutions[i].view() for i in sorted(winning)]
 
-            gen = await _propose_waves(
-                caller,
-                agents,
-                request.context(),
-                regeneration=generation,
-                excluded=excluded,
-                is_repeat=is_repeat,
-                budget=budget,
-                keep_calls=keep,
-                seed=manifest.seed,
-            )
-            engine.record(*((s.agent_id, events.Proposal.of(s)) for s in gen.solutions))
-            if not gen.solutions:
-                engine.record(("monitor", events.Abstained(agents=[a.id for a in agents])))
-                status = "abstained"
-                break
-            report = monitor.observe(
-                gen.solutions,
-                threshold=cal.similarity_threshold,
-                sufficiency=request.sufficiency,
-                embedder=embedder,
-                regeneration=generation,
-                round=0,
-            )
-            winners, tie = vote(report.clusters, request.sufficiency)
-            engine.record(
-                (
-                    "monitor",
-                    events.Vote(
-                        clusters=[len(c.solution_ids) for c in report.clusters],
-                        winners=[c.index for c in winners],
-                        tie=tie,
-                    ),
-                )
-            )
-            reports.append(report.model_copy(update={"clusters": winners, "halted": True}))
-            metrics.append(
-                RoundMetrics(
-                    regeneration=generation,
-                    round=0,
-                    agents=len(agents),
-                    distinct_conclusions=report.distinct_conclusions,
-                    revision_magnitude=0.0,
-                    diversity=monitor.diversity(gen.solutions, embedder),
-                    adopted_points=0,
-                    refused_repeats=gen.refused,
-                    calls=gen.calls,
-                    tokens=gen.tokens,
-                )
-            )
-            by_id = {s.id: s for s in gen.solutions}
-            finalists = [by_id[c.representative_id] for c in winners]
-            scored = await engine.score(
-                knowledge.constraint_agents,
-                [(s.id, s.view()) for s in finalists],
-                severity=cal.severity,
-                context=request.context(),
-                mode=request.score_mode,
-            )
-            verdict = practicality.judge(
-                scored.per_solution,
-                feasibility=request.feasibility,
-                severity=cal.severity,
-                regeneration=generation,
-            )
-            verdicts.append(verdict)
-            if not verdict.vetoed:
-                engine.record(
-                    (
-                        "practicality",
-                        events.Pass(mean_score=verdict.mean_score, feasibility=verdict.feasibility),
-                    )
-                )
-                status = "converged"
-                # Every member stays in its cluster (the vote's count); the representative's
-                # scores are the cluster's.
-                conclusions = monitor.aggregate(reports[-1], gen.solutions, verdict)
-                break
-            winning = {i for c in winners for i in c.solution_ids}
-            engine.record(
-                (
-                    "practicality",
-                    events.Veto(
-                        mean_score=verdict.mean_score,
-                        feasibility=verdict.feasibility,
-                        regeneration=generation,
-                        vetoed_solutions=[s.id for s in finalists],
-                    ),
-                )
-            )
-            excluded = (*excluded, *(by_id[i].view() for i in sorted(winning)))
-        return DeliberationResult(
-            status=status,
-            problem_id=request.problem_id,
-            options=request.options,
-            options_source=request.options_source,
-            exclusive=request.exclusive,
-            exclusive_source=request.exclusive_source,
-            rounds=0,
-            total_rounds=0,
-            regenerations=generation,
-            n_agents=len(agents),
-            conclusions=conclusions,
-            vetoes=tuple(verdicts),
-            monitor=tuple(reports),
-            metrics=tuple(metrics),
-            usage=caller.usage,
-            wall_time_s=0.0,
-            tie=tie,
-        )
+    def _after_pass(self) -> Phase:
+        return "done"  # no synthesis: a vote writes no combined rationale
+
+    def _tie(self, s: RunState) -> bool:
+        """The last vote kept more clusters than the seats (tied at the cut)."""
+        return bool(s.monitor) and len(s.monitor[-1].clusters) > self.request.sufficiency

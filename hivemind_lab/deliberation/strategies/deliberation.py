@@ -1,19 +1,21 @@
 """The deliberation: generate → monitor → critique → revise → monitor … → score → synthesize.
 
-After every phase the engine checkpoints the state. Every model reply lands in the run's
-response cache before it is used, so resuming after a crash (even ``kill -9`` mid-phase) redoes
-only the interrupted phase, and every call that phase had completed is served from the cache:
-no completed call is repeated, and the result is the same as an uninterrupted run.
+The engine (`Engine.drive`) checkpoints the state after every phase. Every model reply lands in
+the run's response cache before it is used, so resuming after a crash (even ``kill -9``
+mid-phase) redoes only the interrupted phase, and every call that phase had completed is served
+from the cache: no completed call is repeated, and the result is the same as an uninterrupted
+run.
+
+The baselines (`strategies.baseline`) are this plan with another generation step and no
+critique rounds: the scoring, the veto and regeneration rule and the result are this module's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from dataclasses import dataclass
 
-from hivemind_lab.agents.caller import BudgetExhausted
 from hivemind_lab.agents.schemas import DecisionContext, RationaleOutput, SolutionView
 from hivemind_lab.deliberation import monitor, practicality, theory
 from hivemind_lab.deliberation.embedders import Embedder
@@ -22,7 +24,7 @@ from hivemind_lab.deliberation.evidence import recommends_without_evidence, with
 from hivemind_lab.deliberation.state import Knowledge, Phase, RunState
 from hivemind_lab.inputs import Calibrations, DeliberationRequest, Limits
 from hivemind_lab.runs import events
-from hivemind_lab.runs.results import DeliberationResult, RoundMetrics
+from hivemind_lab.runs.results import DeliberationResult, RoundMetrics, Solution
 
 
 @dataclass(frozen=True)
@@ -178,8 +180,28 @@ class DeliberationStrategy:
         adopted = sum(len(x.adopted) for x in out.solutions.values())
         return self._observe(e, s, out.magnitude(), adopted)
 
+    # -- what a baseline changes -------------------------------------------------------------
+    @functools.cached_property
+    def agents(self) -> list[theory.TheoryAgent]:
+        """The theory agents that propose (the result's ``n_agents``)."""
+        return self.knowledge.theory_agents
+
+    def _finalists(self, s: RunState) -> list[Solution]:
+        """The solutions the practicality network scores: the whole set."""
+        return [s.solutions[k] for k in sorted(s.solutions)]
+
+    def _vetoed(self, s: RunState, finalists: list[Solution]) -> list[SolutionView]:
+        """What a veto excludes from the next generation: the set it vetoed."""
+        return [sol.view() for sol in finalists]
+
+    def _after_pass(self) -> Phase:
+        return "synthesize"
+
+    def _tie(self, s: RunState) -> bool:
+        return False
+
     async def _score(self, e: Engine, s: RunState) -> RunState:
-        solutions = [s.solutions[k] for k in sorted(s.solutions)]
+        solutions = self._finalists(s)
         scored = await e.score(
             self.knowledge.constraint_agents,
             [(sol.id, sol.view()) for sol in solutions],
@@ -197,7 +219,7 @@ class DeliberationStrategy:
         if s.status == "non_converged" and not verdict.vetoed:
             # The set did not converge but clears practicality: reported as it stands.
             e.record(("practicality", events.Verdict.of(verdict)))
-            return s.model_copy(update={"phase": "synthesize", "verdicts": verdicts})
+            return s.model_copy(update={"phase": self._after_pass(), "verdicts": verdicts})
         if not verdict.vetoed:
             e.record(
                 (
@@ -206,9 +228,9 @@ class DeliberationStrategy:
                 )
             )
             return s.model_copy(
-                update={"phase": "synthesize", "verdicts": verdicts, "status": "converged"}
+                update={"phase": self._after_pass(), "verdicts": verdicts, "status": "converged"}
             )
-        excluded = (*s.excluded, *(sol.view() for sol in solutions))
+        excluded = (*s.excluded, *self._vetoed(s, solutions))
         e.record(
             (
                 "practicality",
@@ -262,7 +284,8 @@ class DeliberationStrategy:
         e.record(("monitor", events.Rationales.of(rationales)))
         return s.model_copy(update={"phase": "done", "rationales": rationales})
 
-    async def _step(self, e: Engine, s: RunState) -> RunState:
+    async def step(self, e: Engine, s: RunState) -> RunState:
+        """The state after the phase ``s`` is at (`Engine.drive` checkpoints it)."""
         if s.phase == "generate":
             return await self._generate(e, s)
         if s.phase == "monitor":
@@ -278,19 +301,10 @@ class DeliberationStrategy:
     # -- driver ------------------------------------------------------------------------------
     async def run(self, engine: Engine) -> DeliberationResult:
         """Run (or continue) phases until done; returns the result and writes result.json."""
-        started = time.perf_counter()
-        while engine.state.phase != "done":
-            s = engine.state
-            try:
-                nxt = await self._step(engine, s)
-            except BudgetExhausted as exc:
-                engine.record(("engine", events.BudgetExhausted(reason=str(exc))))
-                nxt = s.model_copy(update={"phase": "done", "status": "budget_exhausted"})
-            engine.commit(nxt, started)
-            started = time.perf_counter()
-        return engine.finish(self.result(engine.state, engine))
+        return await engine.drive(self)
 
-    def result(self, s: RunState, engine: Engine) -> DeliberationResult:
+    def result(self, engine: Engine, s: RunState) -> DeliberationResult:
+        """The one result every strategy's run ends in (built from its final state)."""
         solutions = [s.solutions[k] for k in sorted(s.solutions)]
         last_report = s.monitor[-1] if s.monitor else None
         verdict = (
@@ -316,11 +330,12 @@ class DeliberationStrategy:
             rounds=s.round,
             total_rounds=s.total_rounds,
             regenerations=s.regeneration,
-            n_agents=len(self.knowledge.theory_agents),
+            n_agents=len(self.agents),
             conclusions=conclusions,
             vetoes=s.verdicts,
             monitor=s.monitor,
             metrics=s.metrics,
             usage=engine.caller.usage,
             wall_time_s=s.elapsed_s,
+            tie=self._tie(s),
         )
