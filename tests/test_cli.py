@@ -410,12 +410,12 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch):
 
     out = tmp_path / "run"
 
-    def interrupted(*args, run_dir, **kwargs):
+    async def interrupted(manifest, run_dir, **kwargs):
         Path(run_dir).mkdir(parents=True)
         (Path(run_dir) / "audit.jsonl").write_text('{"seq": 0}\n{"seq": 1}\n')
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(deliberation, "deliberate", interrupted)
+    monkeypatch.setattr(deliberation, "run_manifest", interrupted)
     result = CliRunner().invoke(
         app, ["deliberate", "--problem", GROCER, "--out", str(out)], env={"COLUMNS": "200"}
     )
@@ -655,3 +655,59 @@ def test_the_content_free_test_model_is_a_backend(tmp_path, monkeypatch):
     assert "content-free test model" in report and "nothing in this report is advice" in report
     unknown = CliRunner().invoke(app, ["deliberate", "--problem", "x", "--backend", "tset"])
     assert unknown.exit_code == 2 and "test" in unknown.output + unknown.stderr
+
+
+def test_deliberate_prepares_the_knowledge_once_and_reads_a_resumed_manifest_once(
+    tmp_path, monkeypatch
+):
+    """One CLI run slices the knowledge and builds the agents' indexes once (the estimate, the
+    plan and the run share them), and --resume reads the run's manifest once."""
+    import hivemind_lab.deliberation.theory as theory
+    import hivemind_lab.reports as reports
+    from hivemind_lab.deliberation import deliberate
+    from hivemind_lab.problems import resolve_problem
+    from hivemind_lab.runs.rundir import RunDir
+    from tests.support import PRACTICALITY, make_request
+    from tests.test_resume import Crash, CrashingModel
+
+    counts = {"build_agents": 0, "read_manifest": 0}
+    seen: list[dict[str, int]] = []  # the counts when the run ended (the report reads more)
+    build_agents, read_manifest, write_report = (
+        theory.build_agents,
+        RunDir.read_manifest,
+        reports.write_report,
+    )
+
+    def counted(name, real):
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(theory, "build_agents", counted("build_agents", build_agents))
+    monkeypatch.setattr(RunDir, "read_manifest", counted("read_manifest", read_manifest))
+    monkeypatch.setattr(
+        reports, "write_report", lambda *a, **k: seen.append(dict(counts)) or write_report(*a, **k)
+    )
+    new = tmp_path / "new"
+    done = CliRunner().invoke(
+        app, ["deliberate", "--problem", GROCER, "--max-rounds", "1", "--out", str(new)]
+    )
+    assert done.exit_code == 0, done.output
+    assert seen[-1]["build_agents"] == 1
+
+    killed = tmp_path / "killed"
+    with pytest.raises(Crash):
+        deliberate(
+            make_request(resolve_problem(GROCER)),
+            model=CrashingModel(12),
+            run_dir=killed,
+            knowledge_base=KNOWLEDGE,
+            practicality_kb=PRACTICALITY,
+        )
+    counts.update(build_agents=0, read_manifest=0)
+    resumed = CliRunner().invoke(app, ["deliberate", "--resume", str(killed)])
+    assert resumed.exit_code == 0, resumed.output
+    assert RunDir(killed).finished
+    assert seen[-1] == {"build_agents": 1, "read_manifest": 1}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import (
@@ -44,6 +44,9 @@ from hivemind_lab.cli.common import (
 from hivemind_lab.cli.common import erase as _erase
 from hivemind_lab.cli.common import fail as _fail
 from hivemind_lab.errors import HivemindError, InputError, did_you_mean
+
+if TYPE_CHECKING:
+    from hivemind_lab.runs.manifest import RunManifest
 
 _BALANCED = PRESETS["balanced"]
 
@@ -200,6 +203,7 @@ def deliberate(
 ) -> None:
     """Run a deliberation: theory network → monitor → practicality network, with an audit trail."""
     started = time.monotonic()
+    manifest: RunManifest | None = None  # --resume's, read once; a new run's, built once
     # Only the light input modules before validation: a bad value is answered in well under a
     # second; the deliberation machinery (scikit-learn, the OpenAI SDK, plotly) loads after.
     from hivemind_lab.inputs import (
@@ -229,11 +233,10 @@ def deliberate(
 
                 _refuse_ignored_flags(ctx)
 
-                # The typed manifest: older versions are upgraded as replay and reports read them.
+                # The typed manifest, read once: older versions are upgraded as replay and
+                # reports read them, and the run continues from this copy.
                 manifest = RunDir(resume).read_manifest()
-                request, cal, limits = manifest.request, manifest.calibrations, manifest.limits
-                seed = manifest.seed
-                kb, practicality_kb = Path(manifest.knowledge_base), Path(manifest.practicality_kb)
+                request, limits = manifest.request, manifest.limits
                 backend = manifest.backend
                 roster = manifest.roster
                 model = manifest.model if backend == "openai" else None
@@ -342,7 +345,6 @@ def deliberate(
         from hivemind_lab.agents.backends import open_model, open_models
         from hivemind_lab.agents.usage import CallMeter, CallPlan, ProgressEstimate, format_left
         from hivemind_lab.deliberation import Progress as RunProgress
-        from hivemind_lab.deliberation import deliberate as run_deliberation
         from hivemind_lab.reports import write_report
 
     columns = (
@@ -386,10 +388,18 @@ def deliberate(
             )
 
         try:
-            from hivemind_lab.deliberation.runner import prepare_knowledge
+            from hivemind_lab.asyncrun import run_sync
+            from hivemind_lab.deliberation import knowledge_for, new_run, prepare_knowledge
+            from hivemind_lab.deliberation import run_manifest as run_deliberation
 
-            known = prepare_knowledge(
-                request, knowledge_base=kb, practicality_kb=practicality_kb, seed=seed
+            # The knowledge is prepared once (slicing, every agent's retrieval index): the
+            # estimate, the plan and the run share it.
+            known = (
+                prepare_knowledge(
+                    request, knowledge_base=kb, practicality_kb=practicality_kb, seed=seed
+                )
+                if manifest is None
+                else knowledge_for(manifest)
             )
             estimate = ProgressEstimate(
                 CallPlan(
@@ -446,19 +456,30 @@ def deliberate(
                     )
                 meter = CallMeter(chat, on_call, estimate)
                 counted = {id(m): meter.over(m) for m in models.values()}
-                result = run_deliberation(
-                    request,
-                    cal,
-                    limits,
-                    model=meter,
-                    models={agent: counted[id(m)] for agent, m in models.items()},
-                    roster=roster,
-                    run_dir=run_dir,
-                    seed=seed,
-                    knowledge_base=kb,
-                    practicality_kb=practicality_kb,
-                    on_progress=on_progress,
-                    resume=resume is not None,
+                agent_models = {agent: counted[id(m)] for agent, m in models.items()}
+                if manifest is None:  # the manifest names the models: built once they are open
+                    manifest = new_run(
+                        request,
+                        cal,
+                        limits,
+                        model=meter,
+                        models=agent_models,
+                        roster=roster,
+                        seed=seed,
+                        knowledge_base=kb,
+                        practicality_kb=practicality_kb,
+                        knowledge=known,
+                    ).manifest
+                result = run_sync(
+                    run_deliberation(
+                        manifest,
+                        run_dir,
+                        model=meter,
+                        models=agent_models,
+                        resume=resume is not None,
+                        on_progress=on_progress,
+                        knowledge=known,
+                    )
                 )
             done = bar.tasks[0].completed
             bar.update(task_id, total=done or 1, completed=done or 1)  # a finished bar is full
