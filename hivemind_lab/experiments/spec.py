@@ -72,7 +72,7 @@ class FixedInputs(Frozen):
         return values
 
 
-_ADDED_INPUTS = ("profile", "options", "constraints", "exclusive")
+_ADDED_INPUTS = ("profile", "options", "constraints", "exclusive", "score_mode")
 
 
 class Space(Frozen):
