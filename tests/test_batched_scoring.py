@@ -191,3 +191,11 @@ def test_the_plan_counts_batched_scoring_calls():
     per = planned_calls(3, 5, max_rounds=2, critique_mode="batched")
     batched = planned_calls(3, 5, max_rounds=2, critique_mode="batched", score_mode="batched")
     assert per - batched == 5 * 3 - 5
+
+
+def test_a_baseline_keeps_back_the_calls_scoring_its_winners_takes():
+    from hivemind_lab.deliberation.strategies.baseline import scoring_calls
+
+    assert scoring_calls(5, 2, "per_solution") == 10
+    assert scoring_calls(5, 2, "batched") == 5
+    assert scoring_calls(5, 9, "batched") == 10  # more winners than one call holds
