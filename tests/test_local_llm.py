@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -25,9 +26,11 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab.agents.backends import BackendChoice, backend_choice, make_model, open_model
+from hivemind_lab.agents.testing import TEST_MODEL_ID
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ChatResponse
+from hivemind_lab.llm.bundled import GEMMA3, SMOLLM2, assemble, locate
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.local import (
     LocalChatModel,
@@ -831,6 +834,113 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert "identical" in replay.stdout
     assert "0 network calls" in replay.stdout
+
+
+@pytest.mark.local_llm
+@pytest.mark.slow
+def test_a_mixed_run_on_two_local_models_at_once_and_its_replay(llama_binary, tmp_path):
+    """#34.6: theory agents alternate SmolLM2-135M and Gemma 3 270M (two llama-server
+    processes the run starts and stops), the constraint agent runs on the content-free test
+    model and the monitor on the offline stand-in; then replay makes no call. The smallest
+    deliberation: two agents, one round, pairwise critique."""
+    started = time.monotonic()
+    smol, gemma = locate(SMOLLM2), assemble(GEMMA3)  # the joined copy is kept: no join again
+    kb, pkb = _tiny_knowledge(tmp_path)
+    problem = tmp_path / "problem.txt"
+    problem.write_text("A small bakery faces a discounter. Should it focus on a niche or grow?")
+    env = child_env(tmp_path, HIVEMIND_LLAMA_SERVER=str(llama_binary))
+    run_dir = tmp_path / "run"
+    done = _cli(
+        [
+            "deliberate",
+            "--problem",
+            str(problem),
+            *BAKERY_OPTIONS,
+            "--backend",
+            "offline",
+            "--agent-model",
+            f"theory=local:{smol}",
+            "--agent-model",
+            f"theory=local:{gemma}",
+            "--agent-model",
+            "practicality=test",
+            "--kb",
+            str(kb),
+            "--practicality-kb",
+            str(pkb),
+            "--profile",
+            "legal",
+            "--density",
+            "40",
+            "--sufficiency",
+            "1",
+            "--similarity",
+            "0.99",
+            "--feasibility",
+            "1",
+            "--max-rounds",
+            "1",
+            "--max-regenerations",
+            "0",
+            "--concurrency",
+            "2",
+            # Pairwise: the 135M model loops in the batched critique's larger schema until the
+            # token limit cuts it (seen: three attempts cut at 4,096 tokens).
+            "--critique-mode",
+            "pairwise",
+            "--out",
+            str(run_dir),
+        ],
+        env,
+        tmp_path,
+    )
+    pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", done.stderr)]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(set(pids)) == 2, done.stderr[-2000:]  # one server per model file
+    assert not any(_alive(pid) for pid in pids), "a server outlived the run"
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    agents = manifest["agent_models"]
+    served = {a: (m["backend"], m["model"]) for a, m in agents.items()}
+    assert served == {
+        "theory-00": ("local", SMOLLM2.file_name),
+        "theory-01": ("local", GEMMA3.file_name),
+        "constraint-legal": ("test", TEST_MODEL_ID),
+        "monitor": ("offline", manifest["model"]),
+    }
+    for agent, bundled_model in (("theory-00", SMOLLM2), ("theory-01", GEMMA3)):
+        info, limits = agents[agent]["model_info"], agents[agent]["limits"]
+        assert info["model_sha256"] == bundled_model.sha256, agent  # the pinned weights
+        assert info["context_size"] == limits["context_window"] == 8192
+        assert limits["output_limit"] == bundled_model.limits.output_limit
+    assert agents["constraint-legal"]["limits"] is None
+
+    # Both servers answered: each local model's usage line has calls and generated tokens.
+    result = json.loads((run_dir / "result.json").read_text())
+    lines = {line["model"]: line for line in result["models"]}
+    for name in (SMOLLM2.file_name, GEMMA3.file_name):
+        usage = lines[f"local:{name}"]["usage"]
+        assert usage["model_calls"] >= 3, (name, usage)  # propose, critique, revise
+        assert usage["completion_tokens"] > 0, (name, usage)
+    assert lines[f"test:{TEST_MODEL_ID}"]["agents"] == ["constraint-legal"]
+    assert sum(line["usage"]["calls"] for line in lines.values()) == result["usage"]["calls"]
+    # ... and the audit names the model of every call.
+    by_actor: dict[str, set[str]] = {}
+    for line in (run_dir / "audit.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["kind"].startswith("llm."):
+            payload = record["payload"]
+            by_actor.setdefault(record["actor"], set()).add(
+                f"{payload['backend']}:{payload['model']}"
+            )
+    assert by_actor["theory-00"] == {f"local:{SMOLLM2.file_name}"}
+    assert by_actor["theory-01"] == {f"local:{GEMMA3.file_name}"}
+
+    replay = _cli(["replay", str(run_dir)], env, tmp_path)  # no server: every reply cached
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "identical" in replay.stdout
+    assert "0 network calls" in replay.stdout
+    print(f"mixed local run and replay: {time.monotonic() - started:.0f} s")
 
 
 def _prompt_usage_by_actor(run_dir: Path) -> dict[str, list[tuple[int, int]]]:

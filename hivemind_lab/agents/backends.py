@@ -27,7 +27,7 @@ from hivemind_lab.models import Frozen
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
     from hivemind_lab.agents.roster import RosterEntry
     from hivemind_lab.llm.endpoint import EndpointSettings, Prices
-    from hivemind_lab.llm.local import LocalEndpoint, LocalServer
+    from hivemind_lab.llm.local import LocalEndpoint, LocalServer, LocalServerPool
     from hivemind_lab.llm.ratelimit import RateGate
 
 BackendName = Literal["offline", "openai", "local", "test"]
@@ -176,9 +176,9 @@ def open_models(
     """A roster's models for the block, by agent id (``assignment``: `Roster.assign`'s).
 
     One chat model per distinct entry, whichever agents share it; one llama-server per
-    distinct local model file (``concurrency`` slots each), stopped by its PID afterwards.
-    An entry's key variable and prices replace the run's for its endpoint only; its context
-    size and latency are the run's (``default``).
+    distinct local model file (``concurrency`` slots each, `LocalServerPool`), stopped by its
+    PID afterwards. An entry's key variable and prices replace the run's for its endpoint
+    only; its context size and latency are the run's (``default``).
     """
     from hivemind_lab.llm.endpoint import Prices as EnvPrices
 
@@ -186,7 +186,7 @@ def open_models(
     base_prices = prices or EnvPrices.from_env(env)
     with ExitStack() as stack:
         made: dict[str, ChatModel] = {}
-        servers: dict[Path, LocalEndpoint] = {}
+        pool: LocalServerPool | None = None
         out: dict[str, ChatModel] = {}
         for agent, entry in assignment.items():
             key = entry.model_dump_json()  # equal entries written twice are one model
@@ -194,13 +194,22 @@ def open_models(
                 choice = entry.choice(default)
                 endpoint = None
                 if choice.backend == "local":
-                    from hivemind_lab.llm.local import resolve_model_file
+                    from hivemind_lab.llm.local import (
+                        LocalServerPool,
+                        find_binary,
+                        resolve_model_file,
+                    )
 
-                    model_file = resolve_model_file(choice.model_file, env)
-                    if model_file not in servers:
-                        server = local_server(choice, slots=concurrency, env=env)
-                        servers[model_file] = stack.enter_context(server).endpoint
-                    endpoint = servers[model_file]
+                    model_file = resolve_model_file(choice.model_file, env)  # named first
+                    if pool is None:
+                        pool = stack.enter_context(
+                            LocalServerPool(
+                                binary=find_binary(env),
+                                context_size=default.context_size,
+                                slots=max(1, min(concurrency, 64)),
+                            )
+                        )
+                    endpoint = pool.endpoint(model_file)
                 made[key] = make_model(
                     choice,
                     endpoint=endpoint,
