@@ -26,6 +26,9 @@ import pytest
 from typer.testing import CliRunner
 
 from hivemind_lab.agents.backends import BackendChoice, backend_choice, make_model, open_model
+from hivemind_lab.agents.budget import fit_task
+from hivemind_lab.agents.prompts import render
+from hivemind_lab.agents.schemas import Evidence, ProposeTask
 from hivemind_lab.agents.testing import TEST_MODEL_ID
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
@@ -49,6 +52,7 @@ from hivemind_lab.llm.local import (
 from hivemind_lab.llm.openai_backend import LLMError, OpenAIChatModel, OpenAIConfig
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
 from hivemind_lab.runs.results import Status
+from hivemind_lab.tokens import default_counter
 from tests.support import REPO, child_env
 
 SCRIPT = REPO / "scripts" / "llama-server"
@@ -941,6 +945,44 @@ def test_a_mixed_run_on_two_local_models_at_once_and_its_replay(llama_binary, tm
     assert "identical" in replay.stdout
     assert "0 network calls" in replay.stdout
     print(f"mixed local run and replay: {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.local_llm
+async def test_a_packed_request_fits_a_small_real_window_that_the_whole_one_overflows(
+    llama_binary,
+):
+    """#34.2 on the real servers: at 2,048 tokens a slot, a proposal with twelve passages is
+    refused by both models (HTTP 400, the request exceeds the context); packed to the window it
+    is served, and the server's own prompt count plus the reply's budget stays inside it."""
+    passages = tuple(
+        Evidence(
+            id=f"doc-{i:02d}.p1",
+            document_id=f"doc-{i:02d}",
+            text=" ".join(
+                f"Retailer{i} margin fell {n} points after the discounter." for n in range(12)
+            ),
+            score=(i * 7 % 10) / 10,
+        )
+        for i in range(12)
+    )
+    task = ProposeTask(
+        agent_id="theory-00",
+        problem="A regional grocer faces a discounter. Should it match prices or differentiate?",
+        options=("Match the discounter on price", "Differentiate on fresh food"),
+        evidence=passages,
+    )
+    with LocalServerPool(binary=llama_binary, context_size=2048) as pool:
+        for model_file in (locate(SMOLLM2), assemble(GEMMA3)):
+            chat = pool.model(model_file)
+            fitted = fit_task(task, chat.limits, counter=default_counter())
+            assert 0 < fitted.kept < len(passages)
+            # Only a few reply tokens: what is checked is that the server takes the prompt.
+            packed = render(fitted.task).model_copy(update={"max_tokens": 8})
+            reply = await chat.complete(packed)
+            assert reply.usage.prompt_tokens + fitted.max_tokens <= 2048, model_file.name
+            with pytest.raises(LLMError, match="exceeds"):
+                await chat.complete(render(task).model_copy(update={"max_tokens": 8}))
+            await chat.aclose()
 
 
 def _prompt_usage_by_actor(run_dir: Path) -> dict[str, list[tuple[int, int]]]:

@@ -208,10 +208,13 @@ def _info(model_file: str, context: int) -> LocalServerInfo:
 def test_a_local_server_declares_its_context_per_slot_and_the_bundled_models_limits():
     smol = local_limits(_info(SMOLLM2.file_name, 2048))
     assert smol.context_window == 2048
-    assert smol.output_limit == SMOLLM2.limits.output_limit
+    assert smol.output_limit == 1024  # half the window, under the bundled 4,096
+    assert local_limits(_info(SMOLLM2.file_name, 8192)).output_limit == 4096
     assert smol.tokenizer_ratio == SMOLLM2.limits.tokenizer_ratio
     other = local_limits(_info("mine.gguf", 4096))
-    assert other == ModelLimits(context_window=4096)  # unknown: no output limit, default ratio
+    assert other == ModelLimits(context_window=4096, output_limit=2048)  # half; default ratio
+    # A small window keeps half for the prompt, whatever the bundled model's own limit.
+    assert local_limits(_info(GEMMA3.file_name, 2048)).output_limit == 1024
     from hivemind_lab.llm.local import LocalChatModel
 
     endpoint = LocalEndpoint(

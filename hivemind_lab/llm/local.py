@@ -559,13 +559,18 @@ long."""
 
 
 def local_limits(info: LocalServerInfo) -> ModelLimits:
-    """A local server's limits: its context per slot as the window; a bundled model's output
-    limit and tokenizer ratio (`hivemind_lab.llm.bundled`), else no output limit and the
-    cautious default ratio."""
+    """A local server's limits: its context per slot as the window, and a reply of at most half
+    of it (so a prompt always keeps the other half) and at most a bundled model's output limit;
+    a bundled model's tokenizer ratio (`hivemind_lab.llm.bundled`), else the cautious
+    default."""
+    half = max(1, info.context_size // 2)
     known = bundled_for_file(info.model_file)
     if known is None:
-        return ModelLimits(context_window=info.context_size)
-    return known.limits.model_copy(update={"context_window": info.context_size})
+        return ModelLimits(context_window=info.context_size, output_limit=half)
+    output = min(known.limits.output_limit or half, half)
+    return known.limits.model_copy(
+        update={"context_window": info.context_size, "output_limit": output}
+    )
 
 
 class LocalChatModel(OpenAIChatModel):
