@@ -23,7 +23,8 @@ BENCHMARKS = REPO / "benchmarks"
 class Smallest(NamedTuple):
     args: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
-    """Markers: ``shared`` (../shared), ``neo4j`` (the project's server), ``local_llm``."""
+    """Markers: ``shared`` (../shared), ``neo4j`` (the project's server), ``local_llm``,
+    ``ray`` (starts Ray nodes)."""
 
 
 SMALLEST: dict[str, Smallest] = {
@@ -57,6 +58,7 @@ SMALLEST: dict[str, Smallest] = {
     "monitor_ari.py": Smallest(("--sample=20",), needs=("shared",)),
     "prefix_reuse.py": Smallest(("--pairs=1", "--sides=after"), needs=("local_llm",)),
     "progress_estimate.py": Smallest(("tests/fixtures/recorded/2026-12-03.1/bakery",)),
+    "ray_sweep.py": Smallest(("--stubbornness=0.1", "--workers=1"), needs=("ray",)),
     "recorded_runs.py": Smallest(),
     "slicing_10k.py": Smallest(("--n=200", "--densities", "4000", "--shared-densities", "8000")),
     "standin_judgements.py": Smallest(needs=("shared",)),
