@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from hivemind_lab.agents.backends import BackendChoice, open_models
 from hivemind_lab.agents.budget import TEMPLATE_TOKENS, fit_task, prompt_tokens
 from hivemind_lab.agents.calls import ModelCall
 from hivemind_lab.agents.prompts import max_tokens_for, render
-from hivemind_lab.agents.roster import Roster
+from hivemind_lab.agents.roster import Roster, roster_from_flags, roster_from_table
 from hivemind_lab.agents.schemas import (
     BatchScoreTask,
     Evidence,
@@ -368,3 +369,52 @@ def test_the_manifest_records_each_agents_limits_and_replay_packs_the_same(groce
     report = replay(root / "packed")  # the limits come from the manifest, not a live model
     assert report.identical, report.first_difference
     assert report.network_calls == 0
+
+
+# -- a roster entry declares the window of its model ---------------------------------------------
+
+
+def test_a_roster_entry_reads_a_window_and_an_output_limit_and_refuses_half_of_one():
+    roster = roster_from_flags(
+        ["theory=openai:gpt-4.1-mini,window=128000,max_output=16384", "practicality=test"]
+    )
+    entry = roster.theory[0]
+    assert (entry.context_window, entry.output_limit) == (128_000, 16_384)
+    assert entry.limits(None) == ModelLimits(context_window=128_000, output_limit=16_384)
+    assert roster.practicality[0].limits(None) is None  # nothing declared, nothing packed
+    with pytest.raises(InputError, match="max_output needs the window") as caught:
+        roster_from_flags(["theory=openai:gpt-4.1-mini,max_output=4096"])
+    assert "--agent-model theory=openai:gpt-4.1-mini,max_output=4096" in str(caught.value)
+    with pytest.raises(InputError, match="leaves no room"):
+        roster_from_table(
+            {"theory": {"backend": "test", "context_window": 2000, "output_limit": 2000}}
+        )
+    # A local entry's window is its server's context per slot.
+    local = roster_from_flags(["theory=local:m.gguf,window=4096"]).theory[0]
+    assert local.choice(BackendChoice(backend="offline")).context_size == 4096
+
+
+def test_a_declared_window_packs_the_agents_of_that_entry(tmp_path):
+    roster = roster_from_flags(["theory-00=test,window=4500,max_output=1200"])
+    problem = resolve_problem(str(PROBLEMS / "regional-grocer-discounter-price-war.toml"))
+    request = request_for(problem, sufficiency=1, feasibility=1, density=20000)
+    assignment = roster.assign(["theory-00", "theory-01"], [])
+    with open_models(assignment, BackendChoice(backend="test"), concurrency=1, env={}) as models:
+        declared = model_limits(models["theory-00"])
+        assert declared == ModelLimits(context_window=4500, output_limit=1200)
+        deliberate(
+            request,
+            Calibrations(),
+            Limits(max_rounds=1, max_regenerations=0),
+            model=TestModel(),
+            models=models,
+            roster=roster,
+            run_dir=tmp_path / "run",
+        )
+    manifest = RunDir(tmp_path / "run").read_manifest()
+    assert manifest.agent_models["theory-00"].limits == declared
+    ratio = declared.tokenizer_ratio
+    calls = [c for c in _calls(tmp_path / "run") if c[0] == "theory-00"]
+    assert calls
+    for _, kind, _, counted in calls:
+        assert math.ceil(counted * ratio) + TEMPLATE_TOKENS + 1200 <= 4500, kind

@@ -27,6 +27,7 @@ from hivemind_lab.models import Frozen
 if TYPE_CHECKING:  # the backends load only when used: the CLI validates input first, fast
     from hivemind_lab.agents.roster import RosterEntry
     from hivemind_lab.llm.endpoint import EndpointSettings, Prices
+    from hivemind_lab.llm.limits import ModelLimits
     from hivemind_lab.llm.local import LocalEndpoint, LocalServer, LocalServerPool
     from hivemind_lab.llm.ratelimit import RateGate
 
@@ -181,6 +182,7 @@ def open_models(
     only; its context size and latency are the run's (``default``).
     """
     from hivemind_lab.llm.endpoint import Prices as EnvPrices
+    from hivemind_lab.llm.limits import model_limits
 
     env = os.environ if env is None else env
     base_prices = prices or EnvPrices.from_env(env)
@@ -210,12 +212,28 @@ def open_models(
                             )
                         )
                     endpoint = pool.endpoint(model_file)
-                made[key] = make_model(
+                model = make_model(
                     choice,
                     endpoint=endpoint,
                     env=entry.environment(env),
                     settings=settings,
                     prices=base_prices.model_copy(update=entry.prices),
                 )
+                made[key] = with_limits(model, entry.limits(model_limits(model)))
             out[agent] = made[key]
         yield out
+
+
+def with_limits(model: ChatModel, limits: ModelLimits | None) -> ChatModel:
+    """``model`` declaring ``limits`` (a roster entry's window), so its agents' evidence is
+    packed to them: a local server's model takes them itself (it stays the one whose
+    ``server`` the command line reports), any other is wrapped."""
+    from hivemind_lab.llm.limits import LimitedChatModel, model_limits
+    from hivemind_lab.llm.local import LocalChatModel
+
+    if limits is None or limits == model_limits(model):
+        return model
+    if isinstance(model, LocalChatModel):
+        model.limits = limits
+        return model
+    return LimitedChatModel(model, limits)

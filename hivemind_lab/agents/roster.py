@@ -37,6 +37,7 @@ from pydantic import Field, ValidationError
 
 from hivemind_lab.agents.backends import BACKENDS, BackendChoice, BackendName
 from hivemind_lab.errors import InputError, did_you_mean
+from hivemind_lab.llm.limits import ModelLimits
 from hivemind_lab.models import Frozen
 
 Role = Literal["theory", "practicality", "monitor"]
@@ -44,7 +45,13 @@ ROLES: tuple[str, ...] = get_args(Role)
 ROLE_PREFIX: dict[str, str] = {"theory": "theory-", "practicality": "constraint-"}
 """The agent ids of a role start so (the monitor is one agent, ``monitor``)."""
 AGENT_ID = re.compile(r"^(?:theory-\d+|constraint-[a-z0-9][a-z0-9_.-]*|monitor)$")
-_SETTINGS = {"key": "key_env", "input": "input_usd_per_mtok", "output": "output_usd_per_mtok"}
+_SETTINGS = {
+    "key": "key_env",
+    "input": "input_usd_per_mtok",
+    "output": "output_usd_per_mtok",
+    "window": "context_window",
+    "max_output": "output_limit",
+}
 _FIELDS = (
     "backend",
     "model",
@@ -53,8 +60,12 @@ _FIELDS = (
     "key_env",
     "input_usd_per_mtok",
     "output_usd_per_mtok",
+    "context_window",
+    "output_limit",
 )
-SPEC_FORM = "BACKEND[:MODEL][@BASE_URL][,key=VAR][,input=USD][,output=USD]"
+SPEC_FORM = (
+    "BACKEND[:MODEL][@BASE_URL][,key=VAR][,input=USD][,output=USD][,window=N][,max_output=N]"
+)
 KEYS_ALLOWED = "theory, practicality, monitor or an agent id (theory-03, constraint-legal)"
 
 
@@ -74,6 +85,13 @@ class RosterEntry(Frozen):
     """US dollars a million prompt tokens (else the run's price)."""
     output_usd_per_mtok: float | None = Field(default=None, ge=0, le=10_000)
     """US dollars a million completion tokens (else the run's price)."""
+    context_window: int | None = Field(default=None, ge=256, le=10_000_000)
+    """Tokens of prompt plus reply one request may hold: declared, its agents' evidence is
+    packed to it (`hivemind_lab.agents.budget`). local: the server's context per slot (else
+    the run's ``--context-size``); other backends: the endpoint's window (else none)."""
+    output_limit: int | None = Field(default=None, gt=0)
+    """Most reply tokens one request may ask for (needs ``context_window`` except on local,
+    whose server declares its own)."""
     given: str = Field(default="", exclude=True, repr=False)
     """The entry as the user wrote it (its flag or table key), for errors."""
 
@@ -84,9 +102,21 @@ class RosterEntry(Frozen):
             model=self.model,
             base_url=self.base_url,
             model_file=self.model_file,
-            context_size=default.context_size,
+            context_size=self.context_window or default.context_size,
             latency_s=default.latency_s,
         )
+
+    def limits(self, declared: ModelLimits | None) -> ModelLimits | None:
+        """This entry's token limits over what its model ``declared`` (a local server its
+        context per slot): the entry's window and output limit where it gives them."""
+        if self.context_window is None and self.output_limit is None:
+            return declared
+        window = self.context_window or (declared.context_window if declared else None)
+        if window is None:
+            return None  # refused when read: an output limit alone has no window to pack to
+        base = declared or ModelLimits(context_window=window)
+        output = self.output_limit if self.output_limit is not None else base.output_limit
+        return base.model_copy(update={"context_window": window, "output_limit": output})
 
     def environment(self, env: Mapping[str, str]) -> Mapping[str, str]:
         """``env`` as this entry's endpoint reads it: its own key variable as the key."""
@@ -230,6 +260,19 @@ def entry_of(value: object, *, given: str) -> RosterEntry:
             given,
             f"the {entry.backend} backend takes no model, base URL or key",
             allowed=f"{entry.backend!r} alone",
+        )
+    if entry.output_limit is not None and entry.context_window is None and entry.backend != "local":
+        raise InputError(
+            given,
+            "max_output needs the window it is part of",
+            allowed="window=N with max_output=N (tokens), as in "
+            "openai:gpt-4.1-mini,window=128000,max_output=16384",
+        )
+    if entry.context_window and entry.output_limit and entry.output_limit >= entry.context_window:
+        raise InputError(
+            given,
+            f"max_output={entry.output_limit} leaves no room in window={entry.context_window}",
+            allowed="a max_output below the window",
         )
     if entry.backend == "local" and (entry.base_url or entry.key_env):
         raise InputError(

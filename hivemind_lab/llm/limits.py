@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from hivemind_lab.llm.base import ChatModel, layers
+from hivemind_lab.llm.base import ChatModel, ChatRequest, ChatResponse, layers
 from hivemind_lab.models import Frozen
 
 DEFAULT_TOKENIZER_RATIO = 1.25
@@ -42,3 +42,18 @@ def model_limits(model: ChatModel) -> ModelLimits | None:
         if isinstance(limits, ModelLimits):
             return limits
     return None
+
+
+class LimitedChatModel:
+    """``inner`` with declared `ModelLimits` (a roster entry's window for an endpoint that
+    states none itself); calls pass through unchanged: the limits only tell the agents how to
+    pack what they send."""
+
+    def __init__(self, inner: ChatModel, limits: ModelLimits) -> None:
+        self.inner = inner
+        self.limits = limits
+        self.backend = inner.backend
+        self.model = inner.model
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await self.inner.complete(request)
