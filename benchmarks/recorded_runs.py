@@ -216,6 +216,28 @@ def _strategy_rows(sweep: Path) -> list[str]:
     return rows
 
 
+def _stubborn_rows(runs: list[Path]) -> list[str]:
+    """Runs recorded again at another stubbornness from the same endpoint queue (the model's
+    own revisions at that stubbornness: ``<run>-stubborn``), beside the run at the default."""
+    by_name = {(version(r), run_name(r)): r for r in runs}
+    rows = []
+    for (v, name), run in sorted(by_name.items()):
+        base = by_name.get((v, name.removesuffix("-stubborn")))
+        if not name.endswith("-stubborn") or base is None:
+            continue
+        for r in (base, run):
+            result, m = RunDir(r).read_result(), manifest(r)
+            moved = [x.revision_magnitude for x in result.metrics if x.round >= 1]
+            adopted = sum(x.adopted_points for x in result.metrics)
+            head = result.conclusions[0].title if result.conclusions else "-"
+            rows.append(
+                f"| {_label(r)} | {m.calibrations.stubbornness} | "
+                f"{sum(moved) / max(len(moved), 1):.2f} | {adopted} | {result.total_rounds} | "
+                f"{len(result.conclusions)} | {head[:80]} |"
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
@@ -259,6 +281,19 @@ def main() -> None:
         "|---|---|" + "---|" * len(STUBBORNNESS),
     ]
     lines += [row for run in runs if (row := _stubbornness_row(run))]
+    lines += [
+        "",
+        "## Stubbornness, the model's side: the same run recorded again at another value",
+        "",
+        "The same problem, seed and endpoint queue: every request identical to the first run's "
+        "was answered from the queue, the revise calls (shown other lists) and what follows "
+        "them are new replies.",
+        "",
+        "| run | stubbornness | revision magnitude (mean) | points adopted | rounds | "
+        "conclusions | first conclusion |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += _stubborn_rows(runs)
     lines += [
         "",
         "## Calls and tokens per deliberation (the model intake counted when it ran; tokens "

@@ -31,7 +31,7 @@ from hivemind_lab.experiments.replays import replay
 from hivemind_lab.problems import Problem
 from hivemind_lab.problems.intake import checked, quoted
 from hivemind_lab.reports.evidence import gather
-from hivemind_lab.reports.summary import summarise
+from hivemind_lab.reports.summary import BODY_CONCERNS, summarise
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.rundir import RunDir
@@ -380,6 +380,8 @@ def test_a_recorded_run_report_is_sized_for_an_executive(run: Path, tmp_path: Pa
     assert not re.search(r"\btheory-\d+\b|\bconstraint\.\d+\b|\bquestion\.\d+\b", body)
     concerns = re.findall(r"raised by [^:]+: “(.{40,}?)”", body)
     assert len(concerns) == len(set(concerns))
+    review = body.split("## Feasibility review")[-1] if "## Feasibility review" in body else ""
+    assert review.count("raised by") <= BODY_CONCERNS  # the rest are in the appendix
     assert re.search(r"^- A\. ", body, re.MULTILINE) or not manifest(run).decision.options
 
 
@@ -416,3 +418,62 @@ def test_page_one_of_a_recorded_run_pdf_is_the_decision(tmp_path: Path):
         check=True,
     ).stdout
     assert "The decision" in first and "Summary" in first and "Pursue" in first
+
+
+# -- many models in one run: a capable model beside the stand-in ----------------------------------
+
+MIXED = [r for r in CURRENT if manifest(r).roster is not None]
+
+
+@pytest.mark.parametrize("run", MIXED, ids=[run_name(r) for r in MIXED])
+def test_a_recorded_mixed_run_says_which_model_answered_each_call(run: Path):
+    """Every call record names the model of the agent that made it, the per-model usage lines
+    add up to the run's, and the result lists each model with its agents."""
+    recorded, result = manifest(run), RunDir(run).read_result()
+    models = {a: f"{m.backend}:{m.model}" for a, m in recorded.agent_models.items()}
+    assert len(set(models.values())) >= 2
+    for record in read_records(RunDir(run).audit_path):
+        event = record.event
+        if isinstance(event, events.ModelCall) and record.actor in models:
+            assert f"{event.backend}:{event.model}" == models[record.actor], record.actor
+    lines = {share.model: share for share in result.models}
+    assert set(lines) >= set(models.values())
+    assert sum(s.usage.calls for s in lines.values()) == result.usage.calls
+    for agent, name in models.items():
+        assert agent in lines[name].agents
+
+
+@pytest.mark.parametrize("run", MIXED, ids=[run_name(r) for r in MIXED])
+async def test_what_one_model_of_a_recorded_run_concluded_the_other_never_did(
+    run: Path, tmp_path: Path
+):
+    """Exported to the graph, a mixed run's claims are held by each agent's model, and
+    hivemind_divergence answers what the capable model concluded that the stand-in did not."""
+    import json
+
+    from mcp import Client
+
+    from hivemind_lab.experiments.graph_export import agent_models, analysis_graph, export_runs
+    from hivemind_lab.graph import GraphConfig, open_store
+    from hivemind_lab.mcp_server import ServerSettings, build_server
+
+    copy = copy_run(run, tmp_path / "runs")
+    model_of = agent_models(manifest(copy))
+    a, b = sorted(set(model_of.values()))
+    config = GraphConfig(db_path=tmp_path / "g.lbdb")
+    store = open_store(config)
+    try:
+        graph = analysis_graph(store, config)
+        export_runs(graph, copy.parent)
+        async with Client(build_server(graph, ServerSettings(source_model="claude"))) as client:
+            said = await client.call_tool(
+                "hivemind_divergence", {"model_a": a, "model_b": b, "domain": "strategy"}
+            )
+        assert not said.is_error
+        report = json.loads(said.content[0].text)
+    finally:
+        store.close()
+    mine = {m: {x for x, n in model_of.items() if n == m} for m in (a, b)}
+    for side, model in (("unique_to_a", a), ("unique_to_b", b)):
+        agents = {c["subject"].rsplit(":", 1)[-1] for c in report[side]} & set(model_of)
+        assert agents and agents <= mine[model], (side, agents)

@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 
 from hivemind_lab.reports.evidence import RunEvidence
 from hivemind_lab.reports.models import said_of
-from hivemind_lab.reports.summary import Plan, ReviewLine, RunReport, plural, summarise
+from hivemind_lab.reports.summary import (
+    BODY_CONCERNS,
+    Plan,
+    ReviewLine,
+    RunReport,
+    plural,
+    summarise,
+)
 
 _MARKUP = re.compile(r"([\\`*_\[\]<>|#~])")
 
@@ -163,7 +170,8 @@ def report_markdown(r: RunReport) -> str:
         lines += [_concern(c) for c in grave]
         if minor:
             lines += [
-                f"- {len(minor)} minor or already answered concerns are listed in the appendix."
+                f"- {len(minor)} further concerns (minor, answered, or beyond the "
+                f"{BODY_CONCERNS} gravest) are listed in the appendix."
             ]
         lines += [""]
     if r.any_veto:
@@ -191,7 +199,7 @@ def report_markdown(r: RunReport) -> str:
     lines += [f"- {md(name)}: {md(value)}" for name, value in r.settings]
     lines += [""]
     if minor:
-        lines += ["### Minor and answered concerns on the plan", ""]
+        lines += ["### Further concerns on the plan", ""]
         lines += [_concern(c) for c in minor]
         lines += [""]
     if r.models:

@@ -11,7 +11,7 @@ from hivemind_lab import plots
 from hivemind_lab.reports.evidence import RunEvidence
 from hivemind_lab.reports.models import said_of
 from hivemind_lab.reports.page import figure_list, render
-from hivemind_lab.reports.summary import RunReport, summarise
+from hivemind_lab.reports.summary import BODY_CONCERNS, RunReport, summarise
 from hivemind_lab.runs.results import DeliberationResult
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ def render_run_html(
         r=report,
         figures=figure_list(report_figures(evidence.result), print_width=expand),
         expand=expand,
+        body_concerns=BODY_CONCERNS,
         models=[(m.model, said_of(m)) for m in report.models],
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

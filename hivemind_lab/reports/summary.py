@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from hivemind_lab.agents.schemas import option_letter
 from hivemind_lab.calibrations import Calibrations
 from hivemind_lab.problems.model import Constraint
 from hivemind_lab.reports.evidence import (
@@ -32,6 +31,7 @@ from hivemind_lab.reports.models import ModelLine, model_lines
 from hivemind_lab.runs.results import BindingVeto, Conclusion
 from hivemind_lab.runs.status import words
 from hivemind_lab.text import normalise
+from hivemind_lab.wire import option_letter
 
 if TYPE_CHECKING:
     from hivemind_lab.agents.schemas import Concern
@@ -194,12 +194,9 @@ class ReviewLine:
     constraints: tuple[str, ...]
     grade: str = "major"
     mitigated: bool = False
-
-    @property
-    def in_body(self) -> bool:
-        """The body keeps the concerns that could sink the plan (major or critical, not yet
-        answered); minor and answered ones go to the appendix."""
-        return self.grade != "minor" and not self.mitigated
+    in_body: bool = True
+    """The body keeps the concerns that could sink the plan (major or critical, not yet
+    answered), the `BODY_CONCERNS` gravest of them; the rest go to the appendix."""
 
 
 @dataclass(frozen=True)
@@ -395,6 +392,11 @@ def _tally(concerns: list[Concern]) -> str:
 
 
 _GRAVITY = {"critical": 0, "major": 1, "minor": 2}
+BODY_CONCERNS = 3
+"""Unanswered major or critical concerns the body shows, gravest and most widely raised first;
+the rest are listed in the appendix. A capable model's constraint agents raised ten major
+concerns of about a hundred words each on one plan (a papermill run, 2026-12-04), which took
+the body past an executive's reading (3,300 words)."""
 _SHOWN_CONCERNS = 3
 """Concerns shown per score (unanswered and gravest first, under Feasibility review); the rest
 are counted and stay in the audit."""
@@ -425,16 +427,16 @@ def _review(
                 order[key] = (x.mitigated, _GRAVITY[x.grade])
                 grades[key] = x.grade
     ranked = sorted(found, key=lambda k: (*order[k], -len(found[k])))
-    return [
-        ReviewLine(
-            a,
-            text,
-            tuple(sorted(found[(a, n, text)])),
-            grades[(a, n, text)],
-            order[(a, n, text)][0],
+    lines = []
+    shown = 0
+    for a, n, text in ranked:
+        grade, mitigated = grades[(a, n, text)], order[(a, n, text)][0]
+        grave = grade != "minor" and not mitigated and shown < BODY_CONCERNS
+        shown += grave
+        lines.append(
+            ReviewLine(a, text, tuple(sorted(found[(a, n, text)])), grade, mitigated, grave)
         )
-        for a, n, text in ranked
-    ]
+    return lines
 
 
 def _decision_words(stances: dict[int, str], options: list[str]) -> dict[int, str]:
