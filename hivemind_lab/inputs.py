@@ -311,7 +311,8 @@ def parse_profile(text: str) -> ProfileName | tuple[str, ...]:
 
 def binding_view(decision: Decision) -> tuple[BindingConstraint, ...]:
     """A decision's binding constraints as agents see them (text cut to a task's bound)."""
-    from hivemind_lab.agents.schemas import MAX_TEXT, BindingConstraint
+    from hivemind_lab.agents.schemas import BindingConstraint
+    from hivemind_lab.wire import MAX_TEXT
 
     return tuple(
         BindingConstraint.model_validate(

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hivemind_lab.agents.schemas import IntakeOutput
 from hivemind_lab.llm.base import ChatRequest
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.structured import extract_json
 from hivemind_lab.llm.testing import FunctionModel
 from hivemind_lab.problems.decision import decide
 from hivemind_lab.problems.intake import checked, intake, normalise, quoted, read_intake
+from hivemind_lab.problems.intake_task import IntakeOutput
 from hivemind_lab.problems.loading import Problem
 from hivemind_lab.problems.reading.facts import extract_facts
 from tests.support import REPO

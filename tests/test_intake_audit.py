@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hivemind_lab.agents.schemas import IntakeOutput
 from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.cli import app
 from hivemind_lab.experiments.replays import replay
@@ -22,6 +21,7 @@ from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.testing import FunctionModel, Reply, reply_text
 from hivemind_lab.problems.decision import decide
 from hivemind_lab.problems.intake import intake
+from hivemind_lab.problems.intake_task import IntakeOutput
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.rundir import RunDir, read_manifest

@@ -558,7 +558,7 @@ def test_the_combined_rationale_names_the_options_whole():
 
 def test_a_quoted_client_fact_is_marked_and_never_cut_open():
     from hivemind_lab.agents.policy.phrasing import quoting
-    from hivemind_lab.agents.schemas import MAX_TEXT
+    from hivemind_lab.wire import MAX_TEXT
 
     fact = Fact(id="q.1", text="I earn $185k at a bank. " * 12, source="question")
     for lead in ("Join the startup: judged against ", "Xy " * 100 + ": ", "Xy " * 130 + ": "):

@@ -82,10 +82,22 @@ def test_a_bad_table_entry_is_named_by_file_key_and_position(tmp_path):
         'id = "p"\ntitle = "P"\nquestion = "Should we A or B?"\n'
         '[roster]\ntheory = ["offline", {backend = "openai", modle = "x"}]\n'
     )
-    with pytest.raises(InputError) as caught:
-        load_problem(problem)
+    assert load_problem(problem).roster == {
+        "theory": ["offline", {"backend": "openai", "modle": "x"}]
+    }
+    with pytest.raises(InputError) as caught:  # the problem stage keeps the table as written
+        roster_from_table(load_problem(problem).roster, where=f"{problem}: [roster]")
     assert caught.value.field == f"{problem}: [roster] theory[1]"
     assert "model" in (caught.value.allowed or "")
+    from typer.testing import CliRunner
+
+    from hivemind_lab.cli import app
+
+    out = tmp_path / "run"
+    done = CliRunner().invoke(app, ["deliberate", "--problem", str(problem), "--out", str(out)])
+    assert done.exit_code != 0  # refused where the run is assembled, naming the file's entry
+    assert f"{problem}: [roster] theory[1]" in " ".join(done.output.split())
+    assert not out.exists()
     with pytest.raises(InputError) as caught:
         roster_from_table({"monitor": ["offline", "test"]})
     assert caught.value.field == "[roster] monitor"  # one model for one agent
@@ -97,8 +109,9 @@ def test_a_problem_file_roster_is_read_and_flags_replace_what_they_name(tmp_path
         'id = "p"\ntitle = "P"\nquestion = "Should we A or B?"\n'
         '[roster]\ntheory = ["offline", "test"]\npracticality = "test"\n'
     )
-    read = load_problem(problem).roster
-    assert read is not None
+    table = load_problem(problem).roster
+    assert table is not None
+    read = roster_from_table(table)
     assert [e.backend for e in read.theory] == ["offline", "test"]
     merged = read.over(roster_from_flags(["theory=test"]))
     assert [e.backend for e in merged.theory] == ["test"]

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from hivemind_lab import Limits
 from hivemind_lab.agents.prompts import parse_task, render, split_task_block
 from hivemind_lab.agents.schemas import (
-    OPTION_LETTERS,
     BindingConstraint,
     ClusterMember,
     Concern,
@@ -43,6 +42,7 @@ from hivemind_lab.problems.model import Fact
 from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.results import Cluster, ConstraintScore, Solution
+from hivemind_lab.wire import OPTION_LETTERS
 from tests.support import run
 
 OPTIONS = ("Match prices", "Build loyalty", "Sell the chain")

@@ -21,8 +21,6 @@ from pydantic import BaseModel, TypeAdapter
 
 from hivemind_lab.agents.schemas import (
     MAX_FACTS_USED,
-    OPTION_LETTERS,
-    WIRE,
     AgentTask,
     BatchCritiqueOutput,
     BatchCritiqueTask,
@@ -31,8 +29,6 @@ from hivemind_lab.agents.schemas import (
     CritiqueOutput,
     CritiqueTask,
     DecisionContext,
-    IntakeOutput,
-    IntakeTask,
     ProposalOutput,
     ProposeTask,
     RationaleOutput,
@@ -45,6 +41,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.llm.base import ChatMessage, ChatRequest, ResponseFormat
 from hivemind_lab.llm.structured import response_format_for
+from hivemind_lab.wire import OPTION_LETTERS, WIRE
 
 PROMPT_VERSION = "2026-12-04.1"
 """2026-12-04.1: a constraint agent may score every distinct solution of a set in one call
@@ -509,51 +506,6 @@ def split_task_block(content: str) -> TaskBlock | None:
     if match is None:
         return None
     return TaskBlock(content[: match.start()], match.group(1), content[match.end() :])
-
-
-INTAKE_SYSTEM = (
-    "You read a client's decision out of the text they wrote, for a strategic deliberation. "
-    "Copy, never invent: every quote is the client's exact words. Answer with a single JSON "
-    "object following the schema."
-)
-INTAKE_INSTRUCTIONS = (
-    "Read the client's text in the task block. In `options`, list the courses of action the "
-    "client weighs (at most eight), each as a short `label` and the `quote`: the exact words "
-    "of the text that name it, copied character for character; list none when the text asks "
-    "an open question. In `exclusive`: one_of when the text says only one option can be "
-    "taken, combinable when it says they may be combined, not_stated otherwise; put the words "
-    "that say so in `exclusive_quote`. In `constraints` (at most eight), each prohibition, "
-    "required order or limit the text states (a ban, a law, a covenant, a cap, a deadline, an "
-    "approval needed), with its quote, its kind and the options it concerns, named as the "
-    "schema names them, in the order of your `options` list: in `forbids` the options it "
-    "rules out at any time; in `not_first` the options it bars as a first move but allows "
-    "later (lawful only once something else is done), with the option that must come first "
-    "in `after` when the text names one; in `limits` the options it only bounds. In `facts`, "
-    "up to twelve figures and statements that bear on the decision, each with its quote. "
-    "Anything whose quote is not in the text is discarded."
-)
-
-
-def render_intake(task: IntakeTask, *, seed: int | None = None) -> ChatRequest:
-    """Build the intake request: the client's text in a task block, for a language model."""
-    user = f"{INTAKE_INSTRUCTIONS}\n\n<task>\n{task.model_dump_json(indent=1)}\n</task>"
-    return ChatRequest(
-        messages=(
-            ChatMessage(role="system", content=INTAKE_SYSTEM),
-            ChatMessage(role="user", content=user),
-        ),
-        temperature=0.0,
-        seed=seed,
-        response_format=response_format_for(IntakeOutput),
-        max_tokens=INTAKE_TOKENS,
-    )
-
-
-INTAKE_TOKENS = 2500
-"""The intake's completion budget: room for a full reading in ordinary text (eight options,
-eight constraints and twelve facts, each with its quote: about 2,000 tokens at the quote and
-text lengths seen on 2026-12-03); a model that pads its strings is cut off and refused rather
-than waited for. It was 900, too small for six constraints and six facts with quotes."""
 
 
 def parse_task(request: ChatRequest) -> AgentTask:

@@ -6,10 +6,9 @@ JSON schemas replies must follow. Every list and string in them is bounded and e
 an enumerated scale, because grammar-constrained decoding (llama.cpp) closes a list or a string
 only when the schema forces it and does not enforce numeric ranges.
 
-Options are ints inside the engine (0-based, what result.json and the audit keep) and letters on
-the wire (A for the first option): an `OptionIndex` reads either, its JSON schema is the letter
-enum, and it is written as a letter only in a dump made with `WIRE` as its context (the prompt
-renderer's), so a client never reads an engine index and old runs stay readable.
+Options are ints inside the engine and letters on the wire (`hivemind_lab.wire`, which the
+intake's schema shares). The intake's own task and reply live with the intake stage
+(`hivemind_lab.problems.intake_task`).
 """
 
 from __future__ import annotations
@@ -18,29 +17,27 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    BeforeValidator,
     Field,
-    PlainSerializer,
     SerializationInfo,
     ValidationInfo,
-    WithJsonSchema,
     field_serializer,
     field_validator,
     model_validator,
 )
 
 from hivemind_lab.models import Frozen
+
+# the intake's reply, where tests/test_recorded_runs.py reads it (its home is the intake stage)
+from hivemind_lab.problems.intake_task import IntakeOutput as IntakeOutput
 from hivemind_lab.problems.model import ConstraintKind, Fact
+from hivemind_lab.wire import MAX_ID, MAX_TEXT, OptionIndex, Ref, Text, on_wire, option_letter
 
 if TYPE_CHECKING:
     from hivemind_lab.knowledge.retrieval import ScoredPassage
 
-MAX_TEXT = 600
-"""One recommendation, critique claim or concern (a capable model had to rewrite at 400)."""
 MAX_RATIONALE = 2000
 MAX_REASON = 800
 """A score's reason."""
-MAX_ID = 120
 MAX_RECOMMENDATIONS = 4
 MAX_POINTS = 6
 MAX_ANSWERED = 16
@@ -54,48 +51,6 @@ MAX_STRENGTHS = 4
 MAX_SCORED = 8
 """Solutions one batched score call judges (a set of more is asked in batches)."""
 
-OPTION_LETTERS = "ABCDEFGH"
-"""An option's name on the wire, by its place in the decision's options (at most eight)."""
-WIRE: dict[str, Any] = {"wire": True}
-"""The serialisation context of a dump made for a model: options are written as letters."""
-
-
-def option_letter(index: int) -> str:
-    """The wire name of the option at 0-based ``index`` (A for the first)."""
-    return OPTION_LETTERS[index]
-
-
-def _option_in(value: object) -> object:
-    """An option reference as the engine keeps it: a letter (the wire's) or an int (results
-    and audits of earlier versions) gives its 0-based index."""
-    if (
-        isinstance(value, str)
-        and len(value.strip()) == 1
-        and value.strip().upper() in (OPTION_LETTERS)
-    ):
-        return OPTION_LETTERS.index(value.strip().upper())
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(OPTION_LETTERS):
-        return value
-    raise ValueError(
-        f"an option letter ({OPTION_LETTERS[0]} to {OPTION_LETTERS[-1]}), got {value!r}"
-    )
-
-
-def _on_wire(info: SerializationInfo) -> bool:
-    return isinstance(info.context, dict) and bool(info.context.get("wire"))
-
-
-def _option_out(value: int, info: SerializationInfo) -> int | str:
-    return option_letter(value) if _on_wire(info) else value
-
-
-OptionIndex = Annotated[
-    int,
-    BeforeValidator(_option_in),
-    PlainSerializer(_option_out),
-    WithJsonSchema({"type": "string", "enum": list(OPTION_LETTERS)}),
-]
-"""An option of the decision: a 0-based int in the engine, a letter on the wire (reads both)."""
 Stance = Literal["pursue", "later", "avoid"]
 """pursue: do it now; later: sequence it after the options pursued now; avoid: do not do it."""
 Strength = Literal[1, 2, 3, 4, 5]
@@ -104,9 +59,6 @@ ScoreValue = Literal[
     0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100
 ]
 """Feasibility from 0 (infeasible) to 100 (no concern), in steps of five."""
-
-Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
-Ref = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
 
 
 class Evidence(Frozen):
@@ -215,7 +167,7 @@ class DecisionContext(Frozen):
     def _lettered(
         self, options: tuple[str, ...], info: SerializationInfo
     ) -> list[str] | list[dict[str, str]]:
-        if not _on_wire(info):
+        if not on_wire(info):
             return list(options)
         return [{"id": option_letter(i), "label": o} for i, o in enumerate(options)]
 
@@ -611,66 +563,6 @@ class RationaleOutput(Frozen):
     def text(self) -> str:
         """The rationale as one paragraph."""
         return " ".join(p for p in (self.shared, self.differences, self.objection) if p)
-
-
-MAX_QUOTE = 240
-"""A quoted span of the client's text (an option's, a constraint's, a fact's)."""
-Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE)]
-"""Words copied exactly from the client's text."""
-
-
-MAX_INTAKE_CONSTRAINTS = 8
-MAX_INTAKE_FACTS = 12
-"""How many constraints and facts one intake reply may carry (the text's own facts, read
-without a model, are kept besides)."""
-
-
-class IntakeTask(Frozen):
-    """Read the client's decision out of their text (language-model backends; the offline
-    backend reads it with the rule reader)."""
-
-    task: Literal["intake"] = "intake"
-    text: str
-    """The client's problem, as they wrote it."""
-
-
-class IntakeOption(Frozen):
-    label: Annotated[str, Field(min_length=1, max_length=160)]
-    """The course of action, short and self-contained."""
-    quote: Quote
-    """The exact words of the text it comes from."""
-
-
-class IntakeConstraint(Frozen):
-    text: Text
-    """The prohibition or limit, as one sentence."""
-    quote: Quote
-    kind: ConstraintKind = "other"
-    forbids: Annotated[list[OptionIndex], Field(max_length=8)] = []
-    """Indexes of the options it rules out."""
-    limits: Annotated[list[OptionIndex], Field(max_length=8)] = []
-    """Indexes of the options it only bounds."""
-    not_first: Annotated[list[OptionIndex], Field(max_length=8)] = []
-    """Options it bars now but allows later (not first, only after another option)."""
-    after: OptionIndex | None = None
-    """The option that must come first, when the text names one."""
-
-
-class IntakeFact(Frozen):
-    text: Annotated[str, Field(min_length=1, max_length=320)]
-    quote: Quote
-
-
-class IntakeOutput(Frozen):
-    """The client's decision as a model read it, every part with the quote it comes from
-    (anything whose quote is not in the text is dropped)."""
-
-    options: Annotated[list[IntakeOption], Field(max_length=8)] = []
-    exclusive: Literal["one_of", "combinable", "not_stated"] = "not_stated"
-    """one_of: the client takes exactly one option; combinable: they may combine them."""
-    exclusive_quote: Annotated[str, Field(max_length=MAX_QUOTE)] | None = None
-    constraints: Annotated[list[IntakeConstraint], Field(max_length=MAX_INTAKE_CONSTRAINTS)] = []
-    facts: Annotated[list[IntakeFact], Field(max_length=MAX_INTAKE_FACTS)] = []
 
 
 AgentTask = Annotated[

@@ -252,9 +252,14 @@ def deliberate(
                         allowed="a .toml, .txt or .md problem file, or its text",
                     )
                 prob = resolve_problem(problem)
-                from hivemind_lab.agents.roster import Roster, roster_from_flags
+                from hivemind_lab.agents.roster import Roster, roster_from_flags, roster_from_table
 
-                given = (prob.roster or Roster()).over(roster_from_flags(agent_model or ()))
+                written = (  # the problem file's [roster], named by its file in errors
+                    Roster()
+                    if prob.roster is None
+                    else roster_from_table(prob.roster, where=f"{problem}: [roster]")
+                )
+                given = written.over(roster_from_flags(agent_model or ()))
                 roster = None if given.empty else given
                 if preset not in PRESETS:
                     raise InputError(

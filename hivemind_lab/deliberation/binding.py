@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hivemind_lab.agents.schemas import (
-    MAX_TEXT,
     BindingConstraint,
     CritiquePoint,
     DecisionContext,
     SolutionView,
 )
+from hivemind_lab.wire import MAX_TEXT
 
 
 def barred_now(constraint: BindingConstraint) -> frozenset[int]:

@@ -35,7 +35,6 @@ from hivemind_lab.agents.schemas import (
     ReviseTask,
     RevisionOutput,
     SolutionView,
-    option_letter,
 )
 from hivemind_lab.deliberation.binding import binding_points, first_moves_barred
 from hivemind_lab.deliberation.stances import (
@@ -50,6 +49,7 @@ from hivemind_lab.knowledge.retrieval import RetrievalIndex, split_passages
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.problems import AttachedDocument
 from hivemind_lab.runs.results import Critique, Solution
+from hivemind_lab.wire import option_letter
 
 SHARED_TOPIC = "client-data"
 """Topic given to client-cleared and market data passages."""

@@ -27,10 +27,9 @@ import asyncio
 import re
 from typing import NamedTuple
 
-from hivemind_lab.agents.prompts import render_intake
-from hivemind_lab.agents.schemas import IntakeOutput, IntakeTask
 from hivemind_lab.llm.base import ChatModel
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
+from hivemind_lab.problems.intake_task import IntakeOutput, IntakeTask, render_intake
 from hivemind_lab.problems.loading import Problem
 from hivemind_lab.problems.model import (
     MAX_FACT_CHARS,

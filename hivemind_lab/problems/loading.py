@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, StrictBool, ValidationError, field_validator
 
-from hivemind_lab.agents.roster import Roster, roster_from_table
 from hivemind_lab.errors import InputError
 from hivemind_lab.knowledge.documents import ID_PATTERN
 from hivemind_lab.models import FrozenRecord
@@ -79,9 +78,11 @@ class Problem(FrozenRecord):
     """Where the problem's own options, constraints and exclusivity were written (set by the
     loader)."""
     suggested: SuggestedInputs = SuggestedInputs()
-    roster: Roster | None = None
-    """The problem file's ``[roster]``: which model answers each agent (None: the run's one
-    model for all; ``--agent-model`` flags replace the roles and agents they name)."""
+    roster: dict[str, Any] | None = None
+    """The problem file's ``[roster]`` table as written: which model answers each agent (None:
+    the run's one model for all; ``--agent-model`` flags replace the roles and agents they
+    name). Read by the one roster parser (`hivemind_lab.agents.roster.roster_from_table`) where
+    the run is assembled: a problem names models but does not know them."""
     client_data: tuple[AttachedDocument, ...] = ()
     market_data: tuple[AttachedDocument, ...] = ()
 
@@ -145,8 +146,6 @@ def load_problem(path: str | Path) -> Problem:
         raise InputError("problem", _not_utf8(path, exc), allowed="UTF-8 text") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError("problem", f"{str(path)!r} is not valid TOML ({exc})") from None
-    if "roster" in raw:  # read by the one roster parser, which names the entry as written
-        raw["roster"] = roster_from_table(raw["roster"], where=f"{path}: [roster]")
     try:
         return Problem.model_validate(raw)
     except ValidationError as exc:

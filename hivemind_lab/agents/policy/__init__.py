@@ -24,7 +24,6 @@ from hivemind_lab.agents.policy.practicality import score, score_batch
 from hivemind_lab.agents.policy.theory import propose, revise
 from hivemind_lab.agents.prompts import parse_task
 from hivemind_lab.agents.schemas import (
-    WIRE,
     BatchCritiqueTask,
     BatchScoreTask,
     CritiqueTask,
@@ -34,6 +33,7 @@ from hivemind_lab.agents.schemas import (
 )
 from hivemind_lab.llm.base import ChatRequest, ChatResponse, Usage
 from hivemind_lab.tokens import TokenCounter, default_counter
+from hivemind_lab.wire import WIRE
 
 OFFLINE_MODEL_ID = "hivemind-offline-v2"
 
