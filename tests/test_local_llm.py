@@ -783,6 +783,10 @@ def test_real_deliberation_on_the_bundled_model(llama_binary, tmp_path):
             # one critique call per ordered pair.
             "--critique-mode",
             "pairwise",
+            # Per solution, not the model backends' batched default: the 135M model scores one
+            # solution id twice and the other never (seen: three attempts refused).
+            "--score-mode",
+            "per_solution",
             "--out",
             str(run_dir),
         ],
