@@ -116,7 +116,7 @@ def deliberate(
         typer.Option(
             help="per_solution (a call per constraint agent and solution) or batched (a call "
             "per constraint agent for the set).",
-            show_default="batched for openai and local, per_solution for offline and test",
+            show_default="batched for openai, per_solution for local, offline and test",
         ),
     ] = None,
     exclusive: Annotated[

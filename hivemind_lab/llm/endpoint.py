@@ -94,7 +94,9 @@ def default_critique_mode(backend: str) -> Literal["pairwise", "batched"]:
 
 
 def default_score_mode(backend: str) -> Literal["per_solution", "batched"]:
-    """The score mode a run takes when none is given: batched on a model backend (one call per
-    constraint agent for the set, C instead of C×S); per solution on the offline stand-in and
-    the test model, whose calls cost nothing and whose figures were measured per solution."""
-    return "batched" if backend in MODEL_BACKENDS else "per_solution"
+    """The score mode a run takes when none is given: batched on an OpenAI-compatible endpoint
+    (one call per constraint agent for the set, C instead of C×S); per solution on the local
+    backend, whose bundled small models cannot hold several solutions in one reply (SmolLM2
+    scored one solution twice and the other never, 2026-12-04), and on the offline stand-in
+    and the test model, whose calls cost nothing and whose figures were measured per solution."""
+    return "batched" if backend == "openai" else "per_solution"
