@@ -22,7 +22,8 @@ from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env
 KILLED_RUN = textwrap.dedent(
     """
     import os, signal, sys
-    from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+    from hivemind_lab import Calibrations, Limits
+    from hivemind_lab.agents.testing import TestModel
     from hivemind_lab.deliberation import deliberate
     from hivemind_lab.inputs import request_for
     from hivemind_lab.problems import load_problem
@@ -30,10 +31,10 @@ KILLED_RUN = textwrap.dedent(
     problem, knowledge, practicality, out, kill_at = sys.argv[1:]
 
     class Killer:
-        backend = "offline"
+        backend = "test"
 
         def __init__(self):
-            self.inner = OfflineAgentModel()
+            self.inner = TestModel()
             self.model = self.inner.model
             self.calls = 0
 
@@ -177,10 +178,10 @@ def test_a_report_write_that_fails_midway_leaves_the_previous_report_whole(
     tmp_path, grocer, monkeypatch
 ):
     import hivemind_lab.reports as reports
-    from tests.support import run
+    from tests.support import run_free
 
     run_dir = tmp_path / "run"
-    run(run_dir, grocer, density=4000)
+    run_free(run_dir, grocer, density=4000)
     reports.write_report(run_dir)
     html, md = (run_dir / "report.html").read_bytes(), (run_dir / "report.md").read_bytes()
     # Text that cannot be encoded fails inside the write, after a plain write had truncated.
@@ -209,6 +210,7 @@ def test_a_second_sweep_on_one_experiment_folder_is_refused_naming_it(tmp_path):
     spec = ExperimentSpec.model_validate(
         {
             "name": "t",
+            "backend": "test",
             "problems": ["data/problems/regional-grocer-discounter-price-war.toml"],
             "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
             "limits": {"max_rounds": 1, "max_regenerations": 0},
@@ -269,19 +271,19 @@ def test_tokens_added_at_the_same_time_are_all_kept(tmp_path):
 
 
 def test_resume_refuses_a_rescore_run_with_no_deliberation_to_continue(tmp_path, grocer):
-    from hivemind_lab import OfflineAgentModel
+    from hivemind_lab.agents.testing import TestModel
     from hivemind_lab.compliance import rescore
     from hivemind_lab.deliberation import deliberate
-    from tests.support import make_request, run
+    from tests.support import make_request, run_free
 
-    run(tmp_path / "run", grocer, density=4000)
+    run_free(tmp_path / "run", grocer, density=4000)
     rescored = tmp_path / "rescored"
-    rescore(tmp_path / "run", practicality_kb=PRACTICALITY, out=rescored, model=OfflineAgentModel())
+    rescore(tmp_path / "run", practicality_kb=PRACTICALITY, out=rescored, model=TestModel())
     before = {p.name: p.read_bytes() for p in rescored.iterdir()}
     # `--resume` on it (the hint a killed rescore's 'already holds files' gives) used to run a
     # whole new deliberation into the rescore's directory and audit trail.
     with pytest.raises(InputError, match="rescore") as caught:
-        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=rescored, resume=True)
+        deliberate(make_request(grocer), model=TestModel(), run_dir=rescored, resume=True)
     assert caught.value.field == "resume"
     assert {p.name: p.read_bytes() for p in rescored.iterdir()} == before
 
@@ -323,7 +325,7 @@ def test_killing_a_sweep_stops_its_worker_processes_and_the_sweep_resumes(tmp_pa
         'name = "w"\n'
         f'problems = ["{PROBLEMS / "regional-grocer-discounter-price-war.toml"}"]\n'
         f'knowledge_base = "{KNOWLEDGE}"\npracticality_kb = "{PRACTICALITY}"\n'
-        "seeds = [0, 1]\nlatency_s = 0.2\n"
+        'seeds = [0, 1]\nlatency_s = 0.2\nbackend = "test"\n'
         "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
         "[space]\nstubbornness = [0.1]\n"
     )
@@ -366,19 +368,19 @@ def test_killing_a_sweep_stops_its_worker_processes_and_the_sweep_resumes(tmp_pa
 def test_two_runs_started_in_one_directory_at_once_leave_the_first_ones_manifest(
     tmp_path, grocer, monkeypatch
 ):
-    from hivemind_lab import OfflineAgentModel
+    from hivemind_lab.agents.testing import TestModel
     from hivemind_lab.deliberation import deliberate, runner
-    from tests.support import make_request, run
+    from tests.support import make_request, run_free
 
     out = tmp_path / "run"
-    run(out, grocer, density=4000)
+    run_free(out, grocer, density=4000)
     manifest, audit = (out / "manifest.json").read_bytes(), (out / "audit.jsonl").read_bytes()
     # The second process checked the directory while it was still empty: replay that race.
     monkeypatch.setattr(runner, "check_run_dir", lambda *a, **k: None)
     with pytest.raises(InputError, match="already holds a run") as caught:
         deliberate(
             make_request(grocer, density=6000),
-            model=OfflineAgentModel(),
+            model=TestModel(),
             run_dir=out,
             knowledge_base=KNOWLEDGE,
             practicality_kb=PRACTICALITY,

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from hivemind_lab import Calibrations, Limits, OfflineAgentModel
+from hivemind_lab import Calibrations, Limits
+from hivemind_lab.agents.testing import TestModel
 from hivemind_lab.deliberation import deliberate
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
 from hivemind_lab.runs.audit import verify_log
-from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env, make_request, run
+from tests.support import KNOWLEDGE, PRACTICALITY, PROBLEMS, child_env, make_request, run_free
 
 
 class Crash(Exception):
@@ -25,12 +26,13 @@ class Crash(Exception):
 
 
 class CrashingModel:
-    """The offline model, until call number ``crash_at`` fails as a process crash would."""
+    """The content-free test model, until call number ``crash_at`` fails as a process crash
+    would."""
 
-    backend = "offline"
+    backend = "test"
 
     def __init__(self, crash_at: int) -> None:
-        self.inner = OfflineAgentModel()
+        self.inner = TestModel()
         self.model = self.inner.model
         self.crash_at = crash_at
         self.calls = 0
@@ -59,7 +61,7 @@ def cached_calls(run_dir: Path) -> int:
 def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at):
     settings = {"feasibility": 60, "sufficiency": 1, "density": 4000}
     limits = Limits(max_regenerations=2)
-    reference = run(tmp_path / "ref", grocer, limits=limits, **settings)
+    reference = run_free(tmp_path / "ref", grocer, limits=limits, **settings)
 
     crashed = tmp_path / "crashed"
     with pytest.raises(Crash):
@@ -75,7 +77,7 @@ def test_resume_after_crash_matches_uninterrupted_run(tmp_path, grocer, crash_at
     done_before = cached_calls(crashed)
     assert 0 < done_before < reference.usage.calls
 
-    counting = OfflineAgentModel()
+    counting = TestModel()
     resumed = deliberate(
         make_request(grocer, **settings),
         Calibrations(),
@@ -99,14 +101,15 @@ def test_a_baseline_killed_while_scoring_resumes_from_its_last_phase(tmp_path, g
     from hivemind_lab.runs.events import Resume
     from hivemind_lab.runs.manifest import Budget
 
-    request = make_request(grocer, feasibility=60, sufficiency=2, density=6000)
-    beside = run(tmp_path / "deliberation", grocer, feasibility=60, sufficiency=2, density=6000)
+    # feasibility 1: the test model's seeded scores never veto, so the vote ends in scoring
+    request = make_request(grocer, feasibility=1, sufficiency=2, density=6000)
+    beside = run_free(tmp_path / "deliberation", grocer, feasibility=1, sufficiency=2, density=6000)
     fresh = new_run(
-        request, model=OfflineAgentModel(), knowledge_base=KNOWLEDGE, practicality_kb=PRACTICALITY
+        request, model=TestModel(), knowledge_base=KNOWLEDGE, practicality_kb=PRACTICALITY
     )
     budget = Budget(calls=beside.usage.calls, tokens=beside.usage.tokens, tokens_per_score=400)
     manifest = fresh.manifest.model_copy(update={"strategy": "vote", "budget": budget})
-    reference = run_sync(run_manifest(manifest, tmp_path / "ref", model=OfflineAgentModel()))
+    reference = run_sync(run_manifest(manifest, tmp_path / "ref", model=TestModel()))
     assert reference.status == "converged" and reference.metrics[0].calls > 2
 
     crashed = tmp_path / "crashed"
@@ -128,7 +131,7 @@ def test_resume_refuses_a_directory_without_a_run(tmp_path, grocer):
     from hivemind_lab.errors import InputError
 
     with pytest.raises(InputError, match="resume"):
-        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=tmp_path, resume=True)
+        deliberate(make_request(grocer), model=TestModel(), run_dir=tmp_path, resume=True)
 
 
 def test_new_run_refuses_a_used_directory(tmp_path, grocer):
@@ -136,7 +139,7 @@ def test_new_run_refuses_a_used_directory(tmp_path, grocer):
 
     (tmp_path / "x").write_text("keep me")
     with pytest.raises(InputError, match="already holds files"):
-        deliberate(make_request(grocer), model=OfflineAgentModel(), run_dir=tmp_path)
+        deliberate(make_request(grocer), model=TestModel(), run_dir=tmp_path)
     assert (tmp_path / "x").read_text() == "keep me"
 
 
@@ -148,6 +151,8 @@ def _cli(*args: str) -> list[str]:
 def test_kill_minus_nine_mid_round_then_resume_from_the_cli(tmp_path):
     problem = str(PROBLEMS / "regional-grocer-discounter-price-war.toml")
     common = [
+        "--backend",
+        "test",
         "--feasibility",
         "60",
         "--sufficiency",
@@ -210,6 +215,7 @@ def test_cli_resume_reads_an_older_manifest_as_it_was_recorded(tmp_path):
     make the resumed run exclusive."""
     run = tmp_path / "run"
     common = ["--kb", str(KNOWLEDGE), "--practicality-kb", str(PRACTICALITY), "--max-rounds", "2"]
+    common += ["--backend", "test"]
     question = "Should a small bakery open a second shop?"
     one = ("--option", "Open a second shop")  # weighed against declining it: a yes/no decision
     subprocess.run(
