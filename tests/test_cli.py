@@ -224,7 +224,7 @@ def test_a_sweep_shows_an_eta(tmp_path):
     name = f"eta-{os.getpid()}"
     spec = tmp_path / "tiny.toml"
     spec.write_text(
-        f'name = "{name}"\n'
+        f'name = "{name}"\nbackend = "test"\n'
         'problems = ["data/problems/regional-grocer-discounter-price-war.toml"]\n'
         "[inputs]\nsufficiency = 2\nfeasibility = 30\ndensity = 12000\n"
         "[limits]\nmax_rounds = 1\nmax_regenerations = 0\n"
@@ -341,6 +341,8 @@ def test_deliberate_runs_on_a_bring_your_own_corpus(byo_corpus, tmp_path, densit
             "deliberate",
             "--problem",
             str(PROBLEMS / "regional-grocer-discounter-price-war.toml"),
+            "--backend",
+            "test",
             "--kb",
             str(byo_corpus),
             "--density",
@@ -384,14 +386,33 @@ def test_a_ray_sweep_without_the_sweeps_extra_says_how_to_install_it(tmp_path, m
 
 
 GROCER = str(PROBLEMS / "regional-grocer-discounter-price-war.toml")
+TEST = ("--backend", "test")
+"""The content-free model: a CLI test that is not about the offline stand-in runs on it."""
 
 
-def test_an_abstained_run_writes_its_report_and_exits_0_saying_what_would_pass(tmp_path):
-    """At feasibility 90 the grocer's agents run out of new plans after two vetoes."""
+def test_an_abstained_run_writes_its_report_and_exits_0_saying_what_would_pass(
+    tmp_path, monkeypatch
+):
+    """Agents that can only propose the plan that was vetoed abstain: on the test backend,
+    every proposal is the same draw whatever the call, so after the first veto (feasibility
+    90 against seeded scores) each agent has nothing new to offer."""
+    import random
+
+    import hivemind_lab.agents.testing as testing
+    from hivemind_lab.agents.schemas import ProposeTask
+
+    def one_plan(task, seed):
+        if isinstance(task, ProposeTask):
+            return testing.propose(task, random.Random(0))
+        return answer(task, seed)
+
+    answer = testing.answer
+    monkeypatch.setattr(testing, "answer", one_plan)
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
-        ["deliberate", "--problem", GROCER, "--feasibility", "90", "--out", str(out), "--verbose"],
+        ["deliberate", "--problem", GROCER, *TEST, "--feasibility", "90", "--out", str(out)]
+        + ["--verbose"],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output
@@ -417,7 +438,7 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch):
 
     monkeypatch.setattr(deliberation, "run_manifest", interrupted)
     result = CliRunner().invoke(
-        app, ["deliberate", "--problem", GROCER, "--out", str(out)], env={"COLUMNS": "200"}
+        app, ["deliberate", "--problem", GROCER, *TEST, "--out", str(out)], env={"COLUMNS": "200"}
     )
     assert result.exit_code == 130
     said = " ".join(result.stderr.split())
@@ -438,7 +459,9 @@ def test_ctrl_c_while_the_engine_loads_or_the_report_is_written_says_so(tmp_path
     with monkeypatch.context() as m:
         m.setattr(backends, "backend_choice", interrupt)
         early = CliRunner().invoke(
-            app, ["deliberate", "--problem", GROCER, "--out", str(out)], env={"COLUMNS": "200"}
+            app,
+            ["deliberate", "--problem", GROCER, *TEST, "--out", str(out)],
+            env={"COLUMNS": "200"},
         )
     assert early.exit_code == 130
     assert "interrupted: before the run started: nothing was written" in early.stderr
@@ -446,7 +469,7 @@ def test_ctrl_c_while_the_engine_loads_or_the_report_is_written_says_so(tmp_path
     monkeypatch.setattr(reports, "write_report", interrupt)
     late = CliRunner().invoke(
         app,
-        ["deliberate", "--problem", GROCER, "--out", str(out), "--max-rounds", "1"],
+        ["deliberate", "--problem", GROCER, *TEST, "--out", str(out), "--max-rounds", "1"],
         env={"COLUMNS": "200"},
     )
     assert late.exit_code == 130
@@ -599,7 +622,7 @@ def test_a_run_on_the_sample_knowledge_replays_from_another_folder(tmp_path, mon
     monkeypatch.chdir(REPO)
     started = CliRunner().invoke(
         app,
-        ["deliberate", "--problem", GROCER, "--max-rounds", "1", "--out", str(out)],
+        ["deliberate", "--problem", GROCER, *TEST, "--max-rounds", "1", "--out", str(out)],
         env={"COLUMNS": "200"},
     )
     assert started.exit_code == 0, started.stderr
@@ -619,7 +642,7 @@ def test_a_sweep_outside_the_project_reads_the_sample_knowledge(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / "outside.toml"
     spec.write_text(
-        f'name = "outside"\nproblems = ["{GROCER}"]\n'
+        f'name = "outside"\nbackend = "test"\nproblems = ["{GROCER}"]\n'
         "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
         "[limits]\nmax_rounds = 1\nmax_regenerations = 0\n"
     )
@@ -692,7 +715,7 @@ def test_deliberate_prepares_the_knowledge_once_and_reads_a_resumed_manifest_onc
     )
     new = tmp_path / "new"
     done = CliRunner().invoke(
-        app, ["deliberate", "--problem", GROCER, "--max-rounds", "1", "--out", str(new)]
+        app, ["deliberate", "--problem", GROCER, *TEST, "--max-rounds", "1", "--out", str(new)]
     )
     assert done.exit_code == 0, done.output
     assert seen[-1]["build_agents"] == 1
