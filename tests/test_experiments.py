@@ -26,6 +26,7 @@ GROCER = "data/problems/regional-grocer-discounter-price-war.toml"
 def spec(**overrides) -> ExperimentSpec:
     values = {
         "name": "t",
+        "backend": "test",  # the content-free model: sweeps are machinery, not the stand-in
         "problems": [GROCER],
         "inputs": {"sufficiency": 1, "feasibility": 55, "density": 8000},
         "limits": {"max_rounds": 3, "max_regenerations": 1},
@@ -270,8 +271,9 @@ def test_interrupted_sweep_resumes_without_redoing_finished_points(tmp_path):
     exp = tmp_path / "exp.toml"
     name = f"kill-{os.getpid()}"  # two test runs at once (two engineers) use two folders
     exp.write_text(
-        f'name = "{name}"\nproblems = ["{GROCER}"]\nseeds = [0, 1]\n'
+        f'name = "{name}"\nbackend = "test"\nproblems = ["{GROCER}"]\nseeds = [0, 1]\n'
         "[inputs]\nsufficiency = 2\nfeasibility = 55\ndensity = 8000\n"
+        "[limits]\nmax_rounds = 2\nmax_regenerations = 1\n"
         "[space]\nstubbornness = [0.1, 0.5, 0.8]\n"
     )
     runs = REPO / "experiments" / "runs" / name
