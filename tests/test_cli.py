@@ -409,10 +409,10 @@ def test_an_abstained_run_writes_its_report_and_exits_0_saying_what_would_pass(
     answer = testing.answer
     monkeypatch.setattr(testing, "answer", one_plan)
     out = tmp_path / "run"
+    args = ["deliberate", "--problem", GROCER, *TEST, "--feasibility", "90", "--verbose"]
     result = CliRunner().invoke(
         app,
-        ["deliberate", "--problem", GROCER, *TEST, "--feasibility", "90", "--out", str(out)]
-        + ["--verbose"],
+        [*args, "--out", str(out)],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output

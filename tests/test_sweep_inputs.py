@@ -20,6 +20,7 @@ def test_a_sweep_over_two_other_knobs_draws_those_two(tmp_path):
     spec = ExperimentSpec.model_validate(
         {
             "name": "two-knobs",
+            "backend": "test",
             "problems": [GROCER],
             "inputs": {"sufficiency": 2, "feasibility": 1, "density": 12000},
             "limits": SMALL,
@@ -47,6 +48,7 @@ def test_a_text_problem_with_a_profile_options_and_a_constraint_sweeps(tmp_path)
     spec_file = tmp_path / "move.toml"
     spec_file.write_text(
         f"""problems = ["{question}"]
+backend = "test"
 [inputs]
 sufficiency = 2
 feasibility = 1
