@@ -40,8 +40,12 @@ def test_kb_check_and_deliberate_run_from_another_folder(tmp_path):
             str(problem),
             "--out",
             str(tmp_path / "run"),
+            "--backend",  # the sample folders are the point, not the stand-in's reasoning
+            "test",
             "--max-rounds",
-            "2",
+            "1",
+            "--max-regenerations",
+            "0",
         ],
         cwd=tmp_path,
         env=env,
