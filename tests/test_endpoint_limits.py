@@ -232,6 +232,7 @@ sufficiency = 1
 feasibility = 1
 density = 14000
 critique_mode = "batched"
+score_mode = "per_solution"  # a call per constraint agent and solution: enough calls for a rate
 
 [limits]
 max_rounds = 1
