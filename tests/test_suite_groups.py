@@ -34,6 +34,8 @@ def test_tests_of_one_group_run_on_one_worker(tmp_path):
             "pytest",
             "-q",
             "-p",
+            "xdist.plugin",  # the one plugin under test: the others only cost start-up
+            "-p",
             "no:cacheprovider",
             "-n",
             "2",
@@ -46,7 +48,9 @@ def test_tests_of_one_group_run_on_one_worker(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env=child_env(tmp_path, WORKERS_LOG=str(tmp_path / "workers.txt")),
+        env=child_env(
+            tmp_path, WORKERS_LOG=str(tmp_path / "workers.txt"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
+        ),
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
