@@ -8,9 +8,18 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from hivemind_lab import Limits, OfflineAgentModel
+from hivemind_lab import Limits
+from hivemind_lab.agents import testing
+from hivemind_lab.agents.schemas import (
+    BatchScoreOutput,
+    BatchScoreTask,
+    ProposalOutput,
+    ScoreOutput,
+    ScoreTask,
+)
 from hivemind_lab.cli import app
 from hivemind_lab.compliance import read_rescore, rescore
 from hivemind_lab.errors import AuditIntegrityError, InputError
@@ -24,6 +33,49 @@ from hivemind_lab.runs.rundir import RunDir, read_manifest
 from tests.support import KNOWLEDGE, PRACTICALITY, run
 
 FEASIBILITY = 60
+NEW_RULE = "-99-new-rule"
+"""The document `_stricter_knowledge` adds to every constraint's knowledge."""
+
+
+def _judged(evidence_documents: set[str]) -> ScoreOutput:
+    if any(NEW_RULE in d for d in evidence_documents):
+        return ScoreOutput(score=0, reason="The new rule forbids it.", flags=["new rule"])
+    return ScoreOutput(score=100, reason="No concern.")
+
+
+def judge(task: testing.Task, seed: int | None) -> BaseModel:
+    """The test model, whose theory agents recommend the options they take (so retrieval finds
+    what the constraint knowledge says of them) and whose constraint agents judge by one rule:
+    a plan is infeasible (0, flagged) when their evidence holds the new rule, and raises no
+    concern (100) otherwise. A rescore's verdicts then flip exactly when the knowledge it reads
+    does, whatever the stand-in would make of the rule's words."""
+    if isinstance(task, ScoreTask):
+        return _judged({e.document_id for e in task.evidence})
+    if isinstance(task, BatchScoreTask):
+        by_id = {e.id: e.document_id for e in task.evidence}
+        return BatchScoreOutput.model_validate(
+            {
+                "scores": [
+                    {
+                        "solution_id": item.solution_id,
+                        **_judged({by_id[i] for i in item.evidence_ids if i in by_id}).model_dump(),
+                    }
+                    for item in task.solutions
+                ]
+            }
+        )
+    answer = testing.answer(task, seed)
+    if isinstance(answer, ProposalOutput) and answer.stances:  # a revision is one too
+        pursued = [task.options[s.option] for s in answer.stances if s.stance != "avoid"]
+        return answer.model_copy(update={"recommendations": pursued or list(task.options)})
+    return answer
+
+
+def judge_model() -> testing.FunctionModel:
+    """`judge` as the test backend (what a rescore from the command line opens again)."""
+    model = testing.FunctionModel(judge, model=testing.TEST_MODEL_ID)
+    model.backend = "test"
+    return model
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -32,10 +84,16 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def original(tmp_path_factory, grocer: Problem) -> Path:
-    """A converged run whose final set clears the practicality network."""
+    """A run whose final set clears the practicality network."""
     run_dir = tmp_path_factory.mktemp("original") / "run"
-    result = run(run_dir, grocer, limits=Limits(max_regenerations=1), feasibility=FEASIBILITY)
-    assert result.status == "converged" and not result.vetoes[-1].vetoed
+    result = run(
+        run_dir,
+        grocer,
+        model=judge_model(),
+        limits=Limits(max_regenerations=1),
+        feasibility=FEASIBILITY,
+    )
+    assert result.conclusions and not result.vetoes[-1].vetoed
     return run_dir
 
 
@@ -94,7 +152,7 @@ def test_rescore_flips_a_verdict_links_both_runs_and_leaves_the_original_untouch
     updated = _stricter_knowledge(tmp_path, grocer, manifest.constraints)
     out = tmp_path / "rescored"
 
-    report = rescore(original, practicality_kb=updated, out=out, model=OfflineAgentModel())
+    report = rescore(original, practicality_kb=updated, out=out, model=judge_model())
 
     final = report.sets[-1]
     assert final.final and not final.before.vetoed
@@ -137,7 +195,7 @@ def test_rescore_flips_a_verdict_links_both_runs_and_leaves_the_original_untouch
 
 def test_rescore_against_the_same_knowledge_reproduces_the_verdicts(original, tmp_path):
     report = rescore(
-        original, practicality_kb=PRACTICALITY, out=tmp_path / "same", model=OfflineAgentModel()
+        original, practicality_kb=PRACTICALITY, out=tmp_path / "same", model=judge_model()
     )
     assert set(report.knowledge.values()) == {"unchanged"}
     for s in report.sets:
@@ -148,23 +206,22 @@ def test_rescore_against_the_same_knowledge_reproduces_the_verdicts(original, tm
 
 
 def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(tmp_path, grocer):
-    # The continued generation must propose a set: at the default similarity threshold the
-    # stand-in's new plans share their decisions with the vetoed ones and are all refused as
-    # repeats (the generation abstains, no set to veto). A threshold above the text's share
-    # leaves room for new plans.
+    # The continued generation must propose a set: a threshold above the text's share leaves
+    # room for new plans (below it, plans that share their decisions are refused as repeats).
     original = tmp_path / "original"
     first = run(
         original,
         grocer,
+        model=judge_model(),
         calibrations=Calibrations(similarity_threshold=0.6),
         limits=Limits(max_regenerations=1),
         feasibility=FEASIBILITY,
     )
-    assert first.status == "converged" and not first.vetoes[-1].vetoed
+    assert first.conclusions and not first.vetoes[-1].vetoed
     updated = _stricter_knowledge(tmp_path, grocer, read_manifest(original).constraints)
     out = tmp_path / "regenerated"
     report = rescore(
-        original, practicality_kb=updated, out=out, model=OfflineAgentModel(), regenerate=True
+        original, practicality_kb=updated, out=out, model=judge_model(), regenerate=True
     )
     assert report.sets[-1].outcome == "now_vetoed"
     assert report.regenerated
@@ -190,7 +247,7 @@ def test_rescore_with_regenerate_continues_the_deliberation_from_the_new_veto(tm
 
 
 def test_rescore_refuses_bad_inputs_and_writes_nothing(original, tmp_path):
-    model = OfflineAgentModel()
+    model = judge_model()
     with pytest.raises(InputError, match="not a finished run"):
         rescore(tmp_path, practicality_kb=PRACTICALITY, out=tmp_path / "x", model=model)
     busy = tmp_path / "busy"
@@ -212,7 +269,8 @@ def test_rescore_refuses_bad_inputs_and_writes_nothing(original, tmp_path):
     assert not (tmp_path / "t").exists()
 
 
-def test_rescore_command_prints_json_and_tables(original, tmp_path, grocer):
+def test_rescore_command_prints_json_and_tables(original, tmp_path, grocer, monkeypatch):
+    monkeypatch.setattr(testing, "answer", judge)  # the run's backend, opened by the command
     updated = _stricter_knowledge(tmp_path, grocer, read_manifest(original).constraints)
     runner = CliRunner()
     out = tmp_path / "cli"
