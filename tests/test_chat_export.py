@@ -9,10 +9,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from hivemind_lab import Limits
+from hivemind_lab.agents import testing
 from hivemind_lab.agents.prompts import split_task_block
+from hivemind_lab.agents.schemas import ProposalOutput, ScoreOutput
 from hivemind_lab.cli import app
 from hivemind_lab.errors import InputError
 from hivemind_lab.problems import Problem
@@ -25,15 +28,39 @@ from hivemind_lab.runs.sweepdir import SweepDir
 from tests.support import run
 
 
+def quoting(task: testing.Task, seed: int | None) -> BaseModel:
+    """The content-free test model, but its agents speak of the client's decision as capable
+    models do: a plan recommends the options it takes (so retrieval finds passages on them),
+    and its rationale and every score's reason quote a client fact, without its full stop and
+    inside quotation marks. What the export must then keep out is known, whatever the
+    stand-in would have said."""
+    answer = testing.answer(task, seed)
+    fact = task.facts[0].text.rstrip(".") if task.facts else task.problem
+    if isinstance(answer, ProposalOutput) and answer.stances:
+        pursued = [task.options[s.option] for s in answer.stances if s.stance != "avoid"]
+        return answer.model_copy(
+            update={"recommendations": pursued or list(task.options), "rationale": f"“{fact}”"}
+        )
+    if isinstance(answer, ScoreOutput):
+        return answer.model_copy(update={"reason": f"The client says “{fact}”."})
+    return answer
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory, grocer: Problem) -> Path:
     """A folder of two runs: one whose set clears the practicality network, one vetoed out."""
     root = tmp_path_factory.mktemp("sweep")
-    cleared = run(root / "runs" / "cleared", grocer, feasibility=1)
+    model = testing.FunctionModel(quoting, model=testing.TEST_MODEL_ID)
+    cleared = run(root / "runs" / "cleared", grocer, model=model, feasibility=1)
     vetoed = run(
-        root / "runs" / "vetoed", grocer, feasibility=100, limits=Limits(max_regenerations=0)
+        root / "runs" / "vetoed",
+        grocer,
+        model=model,
+        feasibility=100,
+        limits=Limits(max_regenerations=0),
     )
-    assert cleared.status == "converged" and vetoed.status == "vetoed_out"
+    assert cleared.conclusions and not cleared.vetoes[-1].vetoed
+    assert vetoed.status == "vetoed_out"
     return root
 
 

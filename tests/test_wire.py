@@ -43,7 +43,7 @@ from hivemind_lab.runs import events
 from hivemind_lab.runs.audit import read_records
 from hivemind_lab.runs.results import Cluster, ConstraintScore, Solution
 from hivemind_lab.wire import OPTION_LETTERS
-from tests.support import run
+from tests.support import run_free
 
 OPTIONS = ("Match prices", "Build loyalty", "Sell the chain")
 OPTION_KEYS = {"option", "instead", "forbids", "limits", "not_first", "after", "about"}
@@ -155,7 +155,7 @@ def test_a_rendered_request_names_options_by_letter_and_reads_back(task: Any) ->
 def test_every_option_a_deliberation_sends_is_a_letter_and_the_audit_keeps_ints(
     tmp_path, grocer
 ) -> None:
-    run(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
+    run_free(tmp_path / "r", grocer, sufficiency=1, limits=Limits(max_rounds=2))
     records = list(read_records(tmp_path / "r" / "audit.jsonl"))
     calls = [r for r in records if isinstance(r.event, events.ModelCall)]
     kinds = {c.kind for c in calls}
