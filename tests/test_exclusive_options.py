@@ -16,7 +16,7 @@ from hivemind_lab.cli import app
 from hivemind_lab.llm.base import ChatRequest, ChatResponse
 from hivemind_lab.llm.structured import StructuredOutputError, complete_structured
 from hivemind_lab.problems import Problem, load_problems, problem_from_text
-from tests.support import PROBLEMS, run
+from tests.support import PROBLEMS, run_free
 
 FARES = Problem(
     id="fares",
@@ -44,7 +44,7 @@ def _stances(solution: dict) -> list[str]:
 @pytest.mark.parametrize("problem", [FARES, *load_problems(PROBLEMS)], ids=lambda p: p.id)
 def test_every_solution_of_an_exclusive_decision_pursues_exactly_one_option(tmp_path, problem):
     limits = Limits(max_rounds=3, max_regenerations=1)
-    result = run(tmp_path / "run", problem, exclusive=True, limits=limits)
+    result = run_free(tmp_path / "run", problem, exclusive=True, limits=limits)
     assert result.exclusive is True
     solutions = _solutions(tmp_path / "run")
     assert solutions
@@ -58,7 +58,7 @@ def test_every_solution_of_an_exclusive_decision_pursues_exactly_one_option(tmp_
 def test_a_combinable_decision_may_still_be_sequenced(tmp_path):
     sequenced = 0
     for problem in load_problems(PROBLEMS)[:6]:
-        run(tmp_path / problem.id, problem, exclusive=False, limits=Limits(max_rounds=2))
+        run_free(tmp_path / problem.id, problem, exclusive=False, limits=Limits(max_rounds=2))
         sequenced += sum("later" in _stances(s) for s in _solutions(tmp_path / problem.id))
     assert sequenced > 0
 
@@ -67,7 +67,7 @@ def test_a_yes_no_question_is_never_sequenced(tmp_path):
     problem = problem_from_text(
         "A regional grocer faces a discounter. Should it acquire the discounter?"
     ).model_copy(update={"options": ("Acquire the discounter",)})
-    result = run(tmp_path / "run", problem, limits=Limits(max_rounds=2))
+    result = run_free(tmp_path / "run", problem, limits=Limits(max_rounds=2))
     assert (result.exclusive, result.exclusive_source) == (True, "problem")
     assert all("later" not in _stances(s) for s in _solutions(tmp_path / "run"))
 
@@ -157,6 +157,7 @@ def test_cli_exclusive_reaches_manifest_result_and_report(tmp_path):
             str(problem),
             *("--option", FARES.options[0], "--option", FARES.options[1]),
             "--exclusive",
+            *("--backend", "test"),
             "--max-rounds",
             "2",
             "--out",
@@ -185,6 +186,7 @@ def test_cli_combinable_overrides_a_one_of_question(tmp_path):
             "Should Acme either enter Ohio or enter Texas?",
             *("--option", "Enter Ohio", "--option", "Enter Texas"),
             "--combinable",
+            *("--backend", "test"),
             "--max-rounds",
             "1",
             "--out",
