@@ -130,7 +130,10 @@ def test_a_file_gate_spaces_requests_across_processes(tmp_path):
     ]
     starts = sorted(float(x) for p in procs for x in p.communicate(timeout=60)[0].split())
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 20 and min(gaps) >= 0.1 - 1e-3, gaps
+    # Each start is read back as the clock after reserve() plus the wait it returned, so a
+    # process the scheduler holds between the two reads shifts its start: on a loaded 2-core
+    # machine by up to ~5 ms (seen 95.8 ms gaps); the gate's own grants are exactly 100 ms apart.
+    assert len(starts) == 20 and min(gaps) >= 0.1 - 0.01, gaps
     assert FileGate(path, 600.0).reserve() > 0  # the next free time is after every grant
 
 
