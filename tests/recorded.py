@@ -21,7 +21,6 @@ from typing import NamedTuple
 from pydantic import BaseModel
 
 from hivemind_lab.agents.prompts import OUTPUT_TYPES, Task, parse_task
-from hivemind_lab.agents.schemas import BatchScoreTask, DecisionContext, ScoreTask
 from hivemind_lab.llm.base import ChatMessage, ChatRequest
 from hivemind_lab.llm.cache import CachingChatModel, ResponseCache
 from hivemind_lab.llm.structured import extract_json
@@ -130,25 +129,6 @@ def rescored(run: Path, out: Path, severity: float) -> RescoreReport:
         report = rescore(run, practicality_kb=PRACTICALITY, out=out, model=model, severity=severity)
         assert model.misses == 0, "a severity re-score needed a new call"
     return report
-
-
-def singles(task: BatchScoreTask) -> list[ScoreTask]:
-    """A batched score task as the single task of each solution it holds, with the passages
-    retrieved for that solution and the batch's signals."""
-    by_id = {e.id: e for e in task.evidence}
-    shared = task.model_dump(include=set(DecisionContext.model_fields))
-    return [
-        ScoreTask(
-            **shared,
-            constraint=task.constraint,
-            solution_id=item.solution_id,
-            solution=item.solution,
-            evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
-            red_flags=task.red_flags,
-            mitigations=task.mitigations,
-        )
-        for item in task.solutions
-    ]
 
 
 def copy_run(run: Path, into: Path) -> Path:

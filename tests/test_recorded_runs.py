@@ -45,7 +45,6 @@ from tests.recorded import (
     recorded_runs,
     rescored,
     run_name,
-    singles,
     version,
 )
 from tests.support import PRACTICALITY
@@ -134,7 +133,7 @@ def _score_calls(run: Path) -> list[tuple[ScoreTask, ScoreOutput]]:
         elif call.kind == "llm.score_batch":
             assert isinstance(call.task, BatchScoreTask)
             assert isinstance(call.reply, BatchScoreOutput)
-            out += list(zip(singles(call.task), call.reply.scores, strict=True))
+            out += list(zip(call.task.singles(), call.reply.scores, strict=True))
     return out
 
 

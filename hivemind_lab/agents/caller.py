@@ -11,15 +11,8 @@ from pydantic import BaseModel
 
 from hivemind_lab.agents.budget import fit_task
 from hivemind_lab.agents.calls import ModelCall
-from hivemind_lab.agents.prompts import render
+from hivemind_lab.agents.prompts import Task, render
 from hivemind_lab.agents.schemas import (
-    BatchCritiqueTask,
-    BatchScoreTask,
-    CritiqueTask,
-    ProposeTask,
-    ReviseTask,
-    ScoreTask,
-    SynthesizeTask,
     validation_context,
 )
 from hivemind_lab.agents.usage import UsageSummary
@@ -33,15 +26,6 @@ from hivemind_lab.tokens import default_counter
 T = TypeVar("T", bound=BaseModel)
 FLUSH_INTERVAL = 1.0
 """Seconds a batched call record may wait before it is written anyway (slow models)."""
-Task = (
-    ProposeTask
-    | CritiqueTask
-    | BatchCritiqueTask
-    | ReviseTask
-    | ScoreTask
-    | BatchScoreTask
-    | SynthesizeTask
-)
 
 
 class AuditSink(Protocol):

@@ -425,6 +425,24 @@ class BatchScoreTask(DecisionContext):
     red_flags: tuple[str, ...] = ()
     mitigations: tuple[str, ...] = ()
 
+    def singles(self) -> tuple[ScoreTask, ...]:
+        """The batch as the single task of each solution it holds: that solution's passages,
+        the batch's signals (how a model that scores one solution at a time answers a batch)."""
+        by_id = {e.id: e for e in self.evidence}
+        shared = self.model_dump(include=set(DecisionContext.model_fields))
+        return tuple(
+            ScoreTask(
+                **shared,
+                constraint=self.constraint,
+                solution_id=item.solution_id,
+                solution=item.solution,
+                evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
+                red_flags=self.red_flags,
+                mitigations=self.mitigations,
+            )
+            for item in self.solutions
+        )
+
 
 class Concern(Frozen):
     """One feasibility concern a constraint agent raises about a solution."""

@@ -195,19 +195,14 @@ def score(task: ScoreTask, rng: random.Random) -> ScoreOutput:
 def score_batch(task: BatchScoreTask, seed: int | None) -> BatchScoreOutput:
     """Per solution, exactly the score the same agent gives it in a call of its own (its own
     passages), as `critique_batch` does for critiques."""
-    by_id = {e.id: e for e in task.evidence}
-    scores = []
-    for item in task.solutions:
-        single = ScoreTask(
-            **task.model_dump(include=set(DecisionContext.model_fields)),
-            constraint=task.constraint,
-            solution_id=item.solution_id,
-            solution=item.solution,
-            evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
-        )
-        one = score(single, task_rng(single, seed))
-        scores.append(SolutionScore(solution_id=item.solution_id, **dict(one)))
-    return BatchScoreOutput(scores=scores)
+    return BatchScoreOutput(
+        scores=[
+            SolutionScore(
+                solution_id=single.solution_id, **dict(score(single, task_rng(single, seed)))
+            )
+            for single in task.singles()
+        ]
+    )
 
 
 def synthesize(task: SynthesizeTask, rng: random.Random) -> RationaleOutput:

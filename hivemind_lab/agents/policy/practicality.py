@@ -23,7 +23,6 @@ from hivemind_lab.agents.schemas import (
     BatchScoreOutput,
     BatchScoreTask,
     Concern,
-    DecisionContext,
     ScoreOutput,
     ScoreTask,
     SolutionScore,
@@ -176,18 +175,9 @@ def score(task: ScoreTask) -> ScoreOutput:
 def score_batch(task: BatchScoreTask) -> BatchScoreOutput:
     """Each solution of a batch scored exactly as `score` scores it alone, from the passages
     retrieved for it (a batch is a way of calling, not a new judgement)."""
-    by_id = {e.id: e for e in task.evidence}
-    shared = task.model_dump(include=set(DecisionContext.model_fields))
-    scores = []
-    for item in task.solutions:
-        single = ScoreTask(
-            **shared,
-            constraint=task.constraint,
-            solution_id=item.solution_id,
-            solution=item.solution,
-            evidence=tuple(by_id[i] for i in item.evidence_ids if i in by_id),
-            red_flags=task.red_flags,
-            mitigations=task.mitigations,
-        )
-        scores.append(SolutionScore(solution_id=item.solution_id, **dict(score(single))))
-    return BatchScoreOutput(scores=scores)
+    return BatchScoreOutput(
+        scores=[
+            SolutionScore(solution_id=single.solution_id, **dict(score(single)))
+            for single in task.singles()
+        ]
+    )
