@@ -87,3 +87,32 @@ def data(result) -> dict:
 
 def rpc(method: str, **params) -> dict:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+async def divergence(runs: Path, model_a: str, model_b: str, db: Path) -> tuple[dict, set[str]]:
+    """Export every run under ``runs`` into a fresh embedded graph at ``db`` and ask the MCP
+    server, in process, what ``model_a`` and ``model_b`` diverge on: the tool's report, and
+    the source models the graph holds claims from."""
+    import json
+
+    from mcp import Client
+
+    from hivemind_lab.experiments.graph_export import analysis_graph, export_runs
+    from hivemind_lab.graph import GraphConfig, open_store
+    from hivemind_lab.mcp_server import ServerSettings, build_server
+
+    config = GraphConfig(db_path=db)
+    store = open_store(config)
+    try:
+        graph = analysis_graph(store, config)
+        export_runs(graph, runs)
+        held = {x.source_model for x in graph.snapshot().assertions.values()}
+        async with Client(build_server(graph, ServerSettings(source_model="claude"))) as client:
+            said = await client.call_tool(
+                "hivemind_divergence",
+                {"model_a": model_a, "model_b": model_b, "domain": "strategy"},
+            )
+        assert not said.is_error, said.content
+        return json.loads(said.content[0].text), held
+    finally:
+        store.close()

@@ -448,30 +448,14 @@ async def test_what_one_model_of_a_recorded_run_concluded_the_other_never_did(
 ):
     """Exported to the graph, a mixed run's claims are held by each agent's model, and
     hivemind_divergence answers what the capable model concluded that the stand-in did not."""
-    import json
-
-    from mcp import Client
-
-    from hivemind_lab.experiments.graph_export import agent_models, analysis_graph, export_runs
-    from hivemind_lab.graph import GraphConfig, open_store
-    from hivemind_lab.mcp_server import ServerSettings, build_server
+    from hivemind_lab.experiments.graph_export import agent_models
+    from tests.mcp_support import divergence
 
     copy = copy_run(run, tmp_path / "runs")
     model_of = agent_models(manifest(copy))
     a, b = sorted(set(model_of.values()))
-    config = GraphConfig(db_path=tmp_path / "g.lbdb")
-    store = open_store(config)
-    try:
-        graph = analysis_graph(store, config)
-        export_runs(graph, copy.parent)
-        async with Client(build_server(graph, ServerSettings(source_model="claude"))) as client:
-            said = await client.call_tool(
-                "hivemind_divergence", {"model_a": a, "model_b": b, "domain": "strategy"}
-            )
-        assert not said.is_error
-        report = json.loads(said.content[0].text)
-    finally:
-        store.close()
+    report, held = await divergence(copy.parent, a, b, tmp_path / "g.lbdb")
+    assert {a, b} <= held
     mine = {m: {x for x, n in model_of.items() if n == m} for m in (a, b)}
     for side, model in (("unique_to_a", a), ("unique_to_b", b)):
         agents = {c["subject"].rsplit(":", 1)[-1] for c in report[side]} & set(model_of)

@@ -469,34 +469,16 @@ def test_a_mixed_roster_against_two_openai_compatible_endpoints(tmp_path, two_en
 
 
 async def test_divergence_between_two_models_of_one_run_through_the_mcp_tool(mixed_run, tmp_path):
-    import json
-
-    from mcp import Client
-
-    from hivemind_lab.experiments.graph_export import analysis_graph, export_runs, graph_model
-    from hivemind_lab.graph import GraphConfig, open_store
-    from hivemind_lab.mcp_server import ServerSettings, build_server
+    from hivemind_lab.experiments.graph_export import graph_model
+    from tests.mcp_support import divergence
 
     run_dir, _, _ = mixed_run
     manifest = RunDir(run_dir).read_manifest()
     model_of = {a: graph_model(m.backend, m.model) for a, m in manifest.agent_models.items()}
     a, b = graph_model("offline", OfflineAgentModel().model), graph_model("test", TestModel().model)
-    config = GraphConfig(db_path=tmp_path / "g.lbdb")
-    store = open_store(config)
-    try:
-        graph = analysis_graph(store, config)
-        export_runs(graph, run_dir.parent)
-        held = {x.source_model for x in graph.snapshot().assertions.values()}
-        assert {a, b} <= held  # the models, not one name for the run
-        assert not any(m.startswith("run1:theory") for m in held)
-        async with Client(build_server(graph, ServerSettings(source_model="claude"))) as client:
-            said = await client.call_tool(
-                "hivemind_divergence", {"model_a": a, "model_b": b, "domain": "strategy"}
-            )
-        assert not said.is_error
-        report = json.loads(said.content[0].text)
-    finally:
-        store.close()
+    report, held = await divergence(run_dir.parent, a, b, tmp_path / "g.lbdb")
+    assert {a, b} <= held  # the models, not one name for the run
+    assert not any(m.startswith("run1:theory") for m in held)
     # What A concluded that B never did: claims about A's own agents, and only those the
     # graph holds from A; the agents' subjects are theirs, so B cannot have said them.
     agents_of = lambda m: {f"run1:{x}" for x, n in model_of.items() if n == m}  # noqa: E731

@@ -22,12 +22,12 @@ from pydantic import BaseModel, TypeAdapter
 from hivemind_lab.agents.schemas import (
     MAX_FACTS_USED,
     AgentTask,
+    AnyTask,
     BatchCritiqueOutput,
     BatchCritiqueTask,
     BatchScoreOutput,
     BatchScoreTask,
     CritiqueOutput,
-    CritiqueTask,
     DecisionContext,
     ProposalOutput,
     ProposeTask,
@@ -73,15 +73,7 @@ _TWO_BLOCKS = re.compile(
 """The decision block, the text between, the task block. JSON escapes newlines inside strings,
 so a newline next to a tag is always the layout's own."""
 _TASK_ADAPTER: TypeAdapter[AgentTask] = TypeAdapter(AgentTask)
-Task = (
-    ProposeTask
-    | CritiqueTask
-    | BatchCritiqueTask
-    | ReviseTask
-    | ScoreTask
-    | BatchScoreTask
-    | SynthesizeTask
-)
+Task = AnyTask
 """Every task an agent (theory, practicality or the monitor) is asked."""
 
 SYSTEM = (

@@ -583,16 +583,18 @@ class RationaleOutput(Frozen):
         return " ".join(p for p in (self.shared, self.differences, self.objection) if p)
 
 
-AgentTask = Annotated[
+AnyTask = (
     ProposeTask
     | CritiqueTask
     | BatchCritiqueTask
     | ReviseTask
     | ScoreTask
     | BatchScoreTask
-    | SynthesizeTask,
-    Field(discriminator="task"),
-]
+    | SynthesizeTask
+)
+"""Every task an agent (theory, practicality or the monitor) is asked."""
+AgentTask = Annotated[AnyTask, Field(discriminator="task")]
+"""A task read back from its JSON (`hivemind_lab.agents.prompts.parse_task`)."""
 
 
 def validation_context(task: DecisionContext) -> dict[str, Any] | None:
