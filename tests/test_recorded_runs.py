@@ -19,7 +19,6 @@ from hivemind_lab.agents.prompts import PROMPT_VERSION, split_task_block
 from hivemind_lab.agents.schemas import (
     BatchScoreOutput,
     BatchScoreTask,
-    IntakeOutput,
     OptionStance,
     ProposalOutput,
     ScoreOutput,
@@ -30,6 +29,7 @@ from hivemind_lab.deliberation import practicality
 from hivemind_lab.experiments.replays import replay
 from hivemind_lab.problems import Problem
 from hivemind_lab.problems.intake import checked, quoted
+from hivemind_lab.problems.intake_task import IntakeOutput
 from hivemind_lab.reports.evidence import gather
 from hivemind_lab.reports.summary import BODY_CONCERNS, summarise
 from hivemind_lab.runs import events

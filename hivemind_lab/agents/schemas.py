@@ -26,9 +26,6 @@ from pydantic import (
 )
 
 from hivemind_lab.models import Frozen
-
-# the intake's reply, where tests/test_recorded_runs.py reads it (its home is the intake stage)
-from hivemind_lab.problems.intake_task import IntakeOutput as IntakeOutput
 from hivemind_lab.problems.model import ConstraintKind, Fact
 from hivemind_lab.wire import MAX_ID, MAX_TEXT, OptionIndex, Ref, Text, on_wire, option_letter
 
