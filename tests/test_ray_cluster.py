@@ -147,7 +147,7 @@ def test_sweep_on_a_two_node_loopback_cluster_equals_the_local_run(tmp_path):
     local = run(spec, project=REPO, root=tmp_path / "local")
     cluster_spec = tmp_path / "cluster.toml"
     cluster_spec.write_text(
-        f'name = "{name}"\nproblems = ["{GROCER}"]\nseeds = [0]\n'
+        f'name = "{name}"\nbackend = "{spec.backend}"\nproblems = ["{GROCER}"]\nseeds = [0]\n'
         "[inputs]\nsufficiency = 1\nfeasibility = 55\ndensity = 8000\n"
         "[limits]\nmax_rounds = 3\nmax_regenerations = 1\n"
         '[space]\nkind = "grid"\nstubbornness = [0.1, 0.6]\nsimilarity_threshold = [0.35]\n'
