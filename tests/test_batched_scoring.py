@@ -194,7 +194,7 @@ def test_the_plan_counts_batched_scoring_calls():
 
 
 def test_a_baseline_keeps_back_the_calls_scoring_its_winners_takes():
-    from hivemind_lab.deliberation.strategies.baseline import scoring_calls
+    from hivemind_lab.agents.usage import scoring_calls
 
     assert scoring_calls(5, 2, "per_solution") == 10
     assert scoring_calls(5, 2, "batched") == 5

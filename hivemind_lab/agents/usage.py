@@ -104,6 +104,18 @@ class CallRecord:
         )
 
 
+def scoring_calls(
+    constraints: int, solutions: int, mode: Literal["per_solution", "batched"]
+) -> int:
+    """The calls scoring ``solutions`` solutions takes: one per constraint agent and solution,
+    or one per constraint agent for every `MAX_SCORED` of them when scoring is batched (a
+    baseline keeps these back from its budget: counting per solution left a batched run's
+    baselines a wave short of the deliberation's compute)."""
+    if mode == "batched":
+        return constraints * -(-solutions // MAX_SCORED)
+    return constraints * solutions
+
+
 def calls_left(
     plan: CallPlan, phase: str, round: int, distinct: int | None = None
 ) -> dict[CallKind, int]:
@@ -121,11 +133,8 @@ def calls_left(
         critique = "critique_batch"
         per_round = n * (-(-peers // MAX_TARGETS) if peers else 0)  # <= MAX_TARGETS a reply
     clusters = n if distinct is None else min(distinct, n)
-    scores: dict[CallKind, int] = (
-        {"score": plan.n_constraints * n}
-        if plan.score_mode == "per_solution"
-        else {"score_batch": plan.n_constraints * -(-n // MAX_SCORED)}  # <= MAX_SCORED a call
-    )
+    kind: CallKind = "score" if plan.score_mode == "per_solution" else "score_batch"
+    scores: dict[CallKind, int] = {kind: scoring_calls(plan.n_constraints, n, plan.score_mode)}
     end: dict[CallKind, int] = {**scores, "synthesize": clusters}
     rounds = max(plan.max_rounds - round, 0)
     if phase == "done":

@@ -24,13 +24,14 @@ import functools
 from dataclasses import dataclass
 
 from hivemind_lab.agents.caller import AgentCaller
-from hivemind_lab.agents.schemas import MAX_SCORED, DecisionContext, Evidence, SolutionView
+from hivemind_lab.agents.schemas import DecisionContext, Evidence, SolutionView
+from hivemind_lab.agents.usage import scoring_calls
 from hivemind_lab.deliberation import monitor, theory
 from hivemind_lab.deliberation.embedders import Embedder
 from hivemind_lab.deliberation.engine import Engine
 from hivemind_lab.deliberation.state import Knowledge, Phase, RunState
 from hivemind_lab.deliberation.strategies.deliberation import DeliberationStrategy
-from hivemind_lab.inputs import DeliberationRequest, ScoreMode
+from hivemind_lab.inputs import DeliberationRequest
 from hivemind_lab.knowledge.slicing import Slice
 from hivemind_lab.runs import events
 from hivemind_lab.runs.manifest import Budget, RunManifest
@@ -89,16 +90,6 @@ class _Generation:
     refused: int
     calls: int
     tokens: int
-
-
-def scoring_calls(constraints: int, winners: int, mode: ScoreMode) -> int:
-    """The calls scoring ``winners`` solutions takes: one per constraint agent and solution, or
-    one per constraint agent for every `MAX_SCORED` of them when scoring is batched (keeping
-    the per-solution count then left a batched run's baselines a wave short of the
-    deliberation's compute)."""
-    if mode == "batched":
-        return constraints * -(-winners // MAX_SCORED)
-    return constraints * winners
 
 
 async def _propose_waves(
